@@ -1,0 +1,71 @@
+//! What every chapter of *The Cost of Waiting* shares: statistics, the machine
+//! description, profiles, the result cache, Markdown tables, SVG plots, reference
+//! numbers and the command line. Nothing chapter-specific lives here.
+//!
+//! The flow of a number: an experiment returns data → a [`record::Record`] with its
+//! provenance is cached → a view renders it as Markdown or SVG → cmdrun puts it in the
+//! page.
+
+pub mod cache;
+pub mod cli;
+pub mod experiment;
+pub mod machine;
+pub mod plot;
+pub mod profile;
+pub mod record;
+pub mod reference;
+pub mod render;
+pub mod stats;
+
+pub use experiment::{Chapter, Ctx, Experiment, View, ViewKind};
+pub use profile::Profile;
+pub use record::{NoteKind, Record};
+pub use stats::{MeanCi, Summary, Welford};
+
+/// Time spent on the calling thread's CPU (user + system), where the OS tells it.
+pub fn thread_cpu_time() -> Option<std::time::Duration> {
+    cpu_clock(
+        #[cfg(unix)]
+        libc::CLOCK_THREAD_CPUTIME_ID,
+    )
+}
+
+/// Time spent on the CPU by the whole process (all threads, user + system).
+pub fn process_cpu_time() -> Option<std::time::Duration> {
+    cpu_clock(
+        #[cfg(unix)]
+        libc::CLOCK_PROCESS_CPUTIME_ID,
+    )
+}
+
+#[cfg(unix)]
+fn cpu_clock(clock: libc::clockid_t) -> Option<std::time::Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only into `ts`.
+    (unsafe { libc::clock_gettime(clock, &mut ts) } == 0)
+        .then(|| std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+#[cfg(not(unix))]
+fn cpu_clock() -> Option<std::time::Duration> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cpu_clocks_advance_when_spinning() {
+        let (Some(t0), Some(p0)) = (super::thread_cpu_time(), super::process_cpu_time()) else {
+            return; // not available on this OS
+        };
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(20) {
+            std::hint::spin_loop();
+        }
+        assert!(super::thread_cpu_time().unwrap() > t0);
+        assert!(super::process_cpu_time().unwrap() > p0);
+    }
+}

@@ -1,0 +1,409 @@
+//! What machine a number was measured on, and the operating-system limits that the
+//! experiments can run into. Everything is read live; nothing is assumed.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The machine description stored with every result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Machine {
+    pub cpu: String,
+    pub logical_cpus: usize,
+    pub virtualised: Option<bool>,
+    pub os: String,
+    pub kernel: String,
+    pub arch: String,
+    pub rustc: String,
+    /// `release` or `debug`: a debug build's timings are not comparable.
+    pub build: String,
+}
+
+impl Machine {
+    pub fn current() -> Machine {
+        Machine {
+            cpu: cpu_model(),
+            logical_cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            virtualised: virtualised(),
+            os: os_name(),
+            kernel: kernel_release(),
+            arch: std::env::consts::ARCH.into(),
+            rustc: env!("HARNESS_RUSTC_VERSION")
+                .split(" (")
+                .next()
+                .unwrap_or("rustc")
+                .to_string(),
+            build: if cfg!(debug_assertions) {
+                "debug".into()
+            } else {
+                "release".into()
+            },
+        }
+    }
+
+    pub fn cpu_line(&self) -> String {
+        let virt = match self.virtualised {
+            Some(true) => ", virtual machine",
+            _ => "",
+        };
+        format!("{} ({} logical CPUs{virt})", self.cpu, self.logical_cpus)
+    }
+
+    pub fn os_line(&self) -> String {
+        if self.kernel.is_empty() {
+            self.os.clone()
+        } else {
+            format!("{}, kernel {}", self.os, self.kernel)
+        }
+    }
+}
+
+fn read_trim(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn command_output(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new(cmd).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn cpu_model() -> String {
+    if let Some(info) = read_trim("/proc/cpuinfo") {
+        for key in ["model name", "Hardware", "Processor", "cpu model"] {
+            if let Some(v) = info
+                .lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_once(':'))
+            {
+                return v.1.trim().to_string();
+            }
+        }
+    }
+    if cfg!(target_os = "macos") {
+        if let Some(s) = command_output("sysctl", &["-n", "machdep.cpu.brand_string"]) {
+            return s;
+        }
+    }
+    if let Ok(s) = std::env::var("PROCESSOR_IDENTIFIER") {
+        return s;
+    }
+    "unknown CPU".into()
+}
+
+fn virtualised() -> Option<bool> {
+    let info = read_trim("/proc/cpuinfo")?;
+    let flags = info.lines().find(|l| l.starts_with("flags"))?;
+    Some(flags.split_whitespace().any(|f| f == "hypervisor"))
+}
+
+fn os_name() -> String {
+    if let Some(release) = read_trim("/etc/os-release") {
+        if let Some(name) = release.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")) {
+            return name.trim_matches('"').to_string();
+        }
+    }
+    if cfg!(target_os = "macos") {
+        if let Some(v) = command_output("sw_vers", &["-productVersion"]) {
+            return format!("macOS {v}");
+        }
+    }
+    std::env::consts::OS.to_string()
+}
+
+fn kernel_release() -> String {
+    if let Some(r) = read_trim("/proc/sys/kernel/osrelease") {
+        return r;
+    }
+    #[cfg(unix)]
+    if let Some(r) = command_output("uname", &["-r"]) {
+        return r;
+    }
+    String::new()
+}
+
+/// One fact about the machine for the "Your machine" page.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Fact {
+    pub name: String,
+    pub value: Option<String>,
+    pub why: String,
+}
+
+fn fact(name: &str, value: Option<String>, why: &str) -> Fact {
+    Fact {
+        name: name.into(),
+        value,
+        why: why.into(),
+    }
+}
+
+/// The limits that stop experiments which create many threads, file descriptors or
+/// mappings. `None` means "not readable here" (another OS, or no such file).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Limits {
+    pub open_files_soft: Option<u64>,
+    pub open_files_hard: Option<u64>,
+    pub processes_soft: Option<u64>,
+    pub cgroup_pids_max: Option<u64>,
+    pub cgroup_memory_max: Option<u64>,
+    pub max_map_count: Option<u64>,
+    pub pid_max: Option<u64>,
+    pub threads_max: Option<u64>,
+    pub memory_total: Option<u64>,
+    pub stack_size_soft: Option<u64>,
+}
+
+fn read_u64(path: impl AsRef<Path>) -> Option<u64> {
+    read_trim(path)?.parse().ok()
+}
+
+/// `getrlimit` for one resource as (soft, hard); `None` for unlimited or unreadable.
+/// A macro because the resource constants have a different type on each libc.
+#[cfg(unix)]
+macro_rules! rlimit {
+    ($resource:expr) => {{
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only writes into the struct we pass.
+        if unsafe { libc::getrlimit($resource, &mut r) } == 0 {
+            let v = |x: libc::rlim_t| (x != libc::RLIM_INFINITY).then_some(x as u64);
+            (v(r.rlim_cur), v(r.rlim_max))
+        } else {
+            (None, None)
+        }
+    }};
+}
+
+/// The cgroup (v2 unified, or v1 controller) folder of this process for `controller`.
+fn cgroup_file(controller: &str, file: &str) -> Option<u64> {
+    let cgroups = read_trim("/proc/self/cgroup")?;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let candidates = if ctrls.is_empty() {
+            vec![format!("/sys/fs/cgroup{path}/{file}")]
+        } else if ctrls.split(',').any(|c| c == controller) {
+            vec![format!("/sys/fs/cgroup/{controller}{path}/{file}")]
+        } else {
+            continue;
+        };
+        for c in candidates {
+            if let Some(v) = read_trim(&c) {
+                // "max" means unlimited; huge values in v1 mean the same.
+                return v.parse::<u64>().ok().filter(|&x| x < (1u64 << 60));
+            }
+        }
+    }
+    None
+}
+
+impl Limits {
+    pub fn current() -> Limits {
+        #[allow(unused_mut)]
+        let mut l = Limits {
+            cgroup_pids_max: cgroup_file("pids", "pids.max"),
+            cgroup_memory_max: cgroup_file("memory", "memory.max")
+                .or_else(|| cgroup_file("memory", "memory.limit_in_bytes")),
+            max_map_count: read_u64("/proc/sys/vm/max_map_count"),
+            pid_max: read_u64("/proc/sys/kernel/pid_max"),
+            threads_max: read_u64("/proc/sys/kernel/threads-max"),
+            memory_total: read_trim("/proc/meminfo").and_then(|m| {
+                m.lines()
+                    .find_map(|l| l.strip_prefix("MemTotal:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                    .map(|kb| kb * 1024)
+            }),
+            ..Limits::default()
+        };
+        #[cfg(unix)]
+        {
+            (l.open_files_soft, l.open_files_hard) = rlimit!(libc::RLIMIT_NOFILE);
+            l.processes_soft = rlimit!(libc::RLIMIT_NPROC).0;
+            l.stack_size_soft = rlimit!(libc::RLIMIT_STACK).0;
+        }
+        l
+    }
+}
+
+/// Raises the soft open-file limit to the hard limit for this process and returns the
+/// new soft limit (experiments with many sockets need it). `None` where unsupported.
+pub fn raise_fd_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: plain libc calls on a struct we own.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+                return None;
+            }
+            // macOS refuses RLIM_INFINITY here; OPEN_MAX is its real ceiling.
+            #[cfg(target_os = "macos")]
+            let want = r.rlim_max.min(libc::OPEN_MAX as libc::rlim_t);
+            #[cfg(not(target_os = "macos"))]
+            let want = r.rlim_max;
+            if r.rlim_cur < want {
+                let n = libc::rlimit {
+                    rlim_cur: want,
+                    rlim_max: r.rlim_max,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &n) == 0 {
+                    r.rlim_cur = want;
+                }
+            }
+        }
+        Some(r.rlim_cur as u64)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// Resident set size of this process in bytes, where the OS tells it.
+pub fn resident_bytes() -> Option<u64> {
+    let status = read_trim("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}
+
+/// Everything the "Your machine" page shows, read now.
+pub fn facts() -> Vec<Fact> {
+    let m = Machine::current();
+    let l = Limits::current();
+    let num = |v: Option<u64>| v.map(crate::render::fmt_count);
+    let bytes = |v: Option<u64>| v.map(|b| crate::render::fmt_bytes(b as f64));
+    let governor = read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+    vec![
+        fact(
+            "CPU",
+            Some(m.cpu.clone()),
+            "the processor every number on these pages ran on",
+        ),
+        fact(
+            "logical CPUs",
+            Some(m.logical_cpus.to_string()),
+            "how many threads can run at once; spinning costs one each",
+        ),
+        fact(
+            "virtual machine",
+            m.virtualised
+                .map(|v| if v { "yes" } else { "no" }.to_string()),
+            "a hypervisor adds its own scheduling to every wake-up",
+        ),
+        fact("operating system", Some(m.os.clone()), ""),
+        fact(
+            "kernel",
+            Some(m.kernel.clone()).filter(|k| !k.is_empty()),
+            "",
+        ),
+        fact("architecture", Some(m.arch.clone()), ""),
+        fact(
+            "compiler",
+            Some(m.rustc.clone()),
+            "the rustc that built the measuring code",
+        ),
+        fact(
+            "clock source",
+            read_trim("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+            "what `Instant::now()` reads underneath; `tsc` is cheapest",
+        ),
+        fact(
+            "timer slack",
+            read_u64("/proc/self/timerslack_ns").map(|ns| crate::render::fmt_ns(ns as f64)),
+            "how late Linux may fire a sleeping thread's timer to batch wake-ups",
+        ),
+        fact(
+            "CPU frequency governor",
+            governor,
+            "`powersave` lets an idle core slow down, which a wake-up then pays for",
+        ),
+        fact("memory", bytes(l.memory_total), ""),
+        fact(
+            "open files (soft / hard)",
+            match (l.open_files_soft, l.open_files_hard) {
+                (None, None) => None,
+                (s, h) => Some(format!(
+                    "{} / {}",
+                    num(s).unwrap_or_else(|| "unlimited".into()),
+                    num(h).unwrap_or_else(|| "unlimited".into())
+                )),
+            },
+            "each socket pair costs two; the experiments raise soft to hard",
+        ),
+        fact(
+            "processes per user",
+            num(l.processes_soft),
+            "threads count as processes for this limit",
+        ),
+        fact(
+            "cgroup pids.max",
+            num(l.cgroup_pids_max),
+            "threads this container may have; empty when unlimited or unreadable",
+        ),
+        fact(
+            "cgroup memory limit",
+            bytes(l.cgroup_memory_max),
+            "empty when unlimited or unreadable",
+        ),
+        fact(
+            "vm.max_map_count",
+            num(l.max_map_count),
+            "memory mappings per process; every thread stack takes two",
+        ),
+        fact(
+            "kernel.pid_max",
+            num(l.pid_max),
+            "the largest thread or process id",
+        ),
+        fact(
+            "kernel.threads-max",
+            num(l.threads_max),
+            "threads the whole system may have",
+        ),
+        fact(
+            "default stack size (soft)",
+            bytes(l.stack_size_soft),
+            "the main thread's stack; Rust gives spawned threads 2 MiB unless told otherwise",
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_has_the_basics() {
+        let m = Machine::current();
+        assert!(m.logical_cpus >= 1);
+        assert!(!m.cpu.is_empty());
+        assert!(m.rustc.starts_with("rustc"));
+        assert!(m.build == "debug" || m.build == "release");
+    }
+
+    #[test]
+    fn limits_are_read_on_linux() {
+        let l = Limits::current();
+        if cfg!(target_os = "linux") {
+            assert!(l.open_files_soft.is_some() || l.open_files_hard.is_none());
+            assert!(l.pid_max.is_some());
+            assert!(resident_bytes().unwrap() > 0);
+        }
+        assert!(facts().len() > 10);
+    }
+}

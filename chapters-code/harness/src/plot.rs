@@ -1,0 +1,348 @@
+//! SVG plots with plotters: line/point series on linear or logarithmic axes, and
+//! latency distributions. Text is laid out with plotters' built-in estimate, so no
+//! system fonts are needed and the same data always gives the same SVG.
+
+use crate::render::{fmt_ns, sig3};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+
+/// How axis tick labels are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Values are nanoseconds: `1.2 µs`.
+    Nanos,
+    /// Plain numbers with three significant digits.
+    Number,
+    /// Fractions shown as percentages.
+    Percent,
+    /// Bytes: `9.5 KiB`.
+    Bytes,
+}
+
+impl Unit {
+    fn fmt(self, v: f64) -> String {
+        match self {
+            Unit::Nanos => fmt_ns(v),
+            Unit::Number => {
+                if v.abs() >= 1e4 && v.fract() == 0.0 {
+                    crate::render::fmt_count(v as u64)
+                } else {
+                    sig3(v)
+                }
+            }
+            Unit::Percent => format!("{}%", sig3(v * 100.0)),
+            Unit::Bytes => crate::render::fmt_bytes(v),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    Linear,
+    Log,
+}
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// Draw markers at the points as well as the line.
+    pub markers: bool,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            markers: true,
+        }
+    }
+
+    pub fn line_only(mut self) -> Series {
+        self.markers = false;
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Plot {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_axis: Axis,
+    pub y_axis: Axis,
+    pub x_unit: Unit,
+    pub y_unit: Unit,
+    pub series: Vec<Series>,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// A colour-blind-safe palette (Okabe and Ito), in a fixed order.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+];
+
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+fn bounds(values: impl Iterator<Item = f64>, axis: Axis) -> Option<(f64, f64)> {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && (axis == Axis::Linear || *v > 0.0)) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if lo > hi {
+        return None;
+    }
+    Some(match axis {
+        Axis::Log => {
+            let (lo, hi) = if lo == hi {
+                (lo / 2.0, hi * 2.0)
+            } else {
+                (lo, hi)
+            };
+            (lo / 1.25, hi * 1.25)
+        }
+        Axis::Linear => {
+            let pad = if hi > lo {
+                (hi - lo) * 0.05
+            } else {
+                hi.abs().max(1.0) * 0.1
+            };
+            let lo = if lo >= 0.0 && lo - pad < 0.0 {
+                0.0
+            } else {
+                lo - pad
+            };
+            (lo, hi + pad)
+        }
+    })
+}
+
+impl Plot {
+    pub fn new(
+        title: impl Into<String>,
+        x_label: impl Into<String>,
+        y_label: impl Into<String>,
+    ) -> Plot {
+        Plot {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_axis: Axis::Linear,
+            y_axis: Axis::Linear,
+            x_unit: Unit::Number,
+            y_unit: Unit::Number,
+            series: Vec::new(),
+            width: 760,
+            height: 440,
+        }
+    }
+
+    pub fn x(mut self, axis: Axis, unit: Unit) -> Plot {
+        self.x_axis = axis;
+        self.x_unit = unit;
+        self
+    }
+
+    pub fn y(mut self, axis: Axis, unit: Unit) -> Plot {
+        self.y_axis = axis;
+        self.y_unit = unit;
+        self
+    }
+
+    pub fn series(mut self, s: Series) -> Plot {
+        if !s.points.is_empty() {
+            self.series.push(s);
+        }
+        self
+    }
+
+    /// Renders to an SVG string fit to inline in Markdown (no blank lines).
+    pub fn to_svg(&self) -> anyhow::Result<String> {
+        let xs = || {
+            self.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+        };
+        let ys = || {
+            self.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+        };
+        let (Some(xb), Some(yb)) = (bounds(xs(), self.x_axis), bounds(ys(), self.y_axis)) else {
+            anyhow::bail!("the plot `{}` has no data points", self.title);
+        };
+        let mut svg = String::new();
+        {
+            let root =
+                SVGBackend::with_string(&mut svg, (self.width, self.height)).into_drawing_area();
+            root.fill(&WHITE)?;
+            match (self.x_axis, self.y_axis) {
+                (Axis::Linear, Axis::Linear) => self.draw(&root, xb.0..xb.1, yb.0..yb.1)?,
+                (Axis::Log, Axis::Linear) => {
+                    self.draw(&root, (xb.0..xb.1).log_scale(), yb.0..yb.1)?
+                }
+                (Axis::Linear, Axis::Log) => {
+                    self.draw(&root, xb.0..xb.1, (yb.0..yb.1).log_scale())?
+                }
+                (Axis::Log, Axis::Log) => {
+                    self.draw(&root, (xb.0..xb.1).log_scale(), (yb.0..yb.1).log_scale())?
+                }
+            }
+            root.present()?;
+        }
+        let title = self.title.replace('&', "&amp;").replace('<', "&lt;");
+        let svg = svg
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replacen(
+                "<svg ",
+                &format!("<svg role=\"img\" aria-label=\"{title}\" "),
+                1,
+            );
+        Ok(svg)
+    }
+
+    fn draw<DB, X, Y>(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+        x: X,
+        y: Y,
+    ) -> anyhow::Result<()>
+    where
+        DB: DrawingBackend,
+        DB::ErrorType: 'static,
+        X: AsRangedCoord<Value = f64>,
+        Y: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(78)
+            .build_cartesian_2d(x, y)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let (xu, yu) = (self.x_unit, self.y_unit);
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .x_label_formatter(&|v| xu.fmt(*v))
+            .y_label_formatter(&|v| yu.fmt(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .label_style(("sans-serif", 13))
+            .draw()
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (i, s) in self.series.iter().enumerate() {
+            let c = color(i);
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .copied()
+                .filter(|&(px, py)| {
+                    px.is_finite()
+                        && py.is_finite()
+                        && (self.x_axis == Axis::Linear || px > 0.0)
+                        && (self.y_axis == Axis::Linear || py > 0.0)
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+                .label(s.name.as_str())
+                .legend(move |(lx, ly)| {
+                    PathElement::new(vec![(lx, ly), (lx + 18, ly)], c.stroke_width(3))
+                });
+            if s.markers {
+                chart
+                    .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font(("sans-serif", 13))
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(())
+    }
+}
+
+/// A latency distribution plot: one curve per series, x = latency (log scale),
+/// y = fraction of messages at or below it (a CDF).
+pub fn latency_cdf(title: &str, series: &[(String, Vec<f64>)]) -> Plot {
+    let mut plot = Plot::new(
+        title,
+        "latency (log scale)",
+        "fraction of samples ≤ latency",
+    )
+    .x(Axis::Log, Unit::Nanos)
+    .y(Axis::Linear, Unit::Percent);
+    for (name, samples) in series {
+        let mut sorted = samples.clone();
+        sorted.sort_by(f64::total_cmp);
+        let pts = crate::stats::quantile_curve(&sorted, 200.min(sorted.len().max(2)))
+            .into_iter()
+            .map(|(q, v)| (v, q))
+            .collect();
+        plot = plot.series(Series::new(name.clone(), pts).line_only());
+    }
+    plot
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn svg_is_deterministic_and_has_points() {
+        let p = Plot::new("t", "x", "y")
+            .x(Axis::Log, Unit::Nanos)
+            .series(Series::new("a", vec![(1e3, 1.0), (1e6, 2.0), (1e9, 3.0)]));
+        let a = p.to_svg().unwrap();
+        let b = p.to_svg().unwrap();
+        assert_eq!(a, b);
+        assert!(a.starts_with("<svg"), "{}", &a[..50]);
+        assert!(a.contains("<circle"));
+        assert!(a.contains("<polyline"));
+        assert!(!a.contains("\n\n"));
+        assert!(a.contains("µs") || a.contains("ms"));
+    }
+
+    #[test]
+    fn empty_plot_is_an_error_not_a_panic() {
+        let p = Plot::new("empty", "x", "y").series(Series::new("none", vec![]));
+        assert!(p.to_svg().is_err());
+    }
+
+    #[test]
+    fn cdf_has_one_curve_per_series() {
+        let p = latency_cdf(
+            "cdf",
+            &[
+                ("a".into(), vec![100.0, 200.0, 300.0]),
+                ("b".into(), vec![1e4; 5]),
+            ],
+        );
+        assert_eq!(p.series.len(), 2);
+        assert!(p.to_svg().unwrap().matches("<polyline").count() >= 2);
+    }
+}
