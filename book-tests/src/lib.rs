@@ -1,1 +1,80 @@
-//! Tests of the built book live in .
+//! Builds the book in-process, exactly as `mdbook build` with the pinned
+//! mdbook-cmdrun would, and offers the helpers the tests use to read the result.
+
+use anyhow::{Context, Result};
+use mdbook::MDBook;
+use mdbook::config::Config;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+
+/// The book's root (where `book.toml` is).
+pub fn book_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("book-tests sits in the book's root")
+        .to_path_buf()
+}
+
+/// The cargo target folder the tests run from.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| {
+            if p.is_absolute() {
+                p
+            } else {
+                book_root().join(p)
+            }
+        })
+        .unwrap_or_else(|| book_root().join("target"))
+}
+
+/// Builds every chapter binary in release mode once, so the book's markers find them
+/// ready (one cargo invocation compiles the crates in parallel).
+pub fn build_chapter_binaries() -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(book_root())
+        .args(["build", "--release", "--workspace", "--bins", "--quiet"])
+        .status()
+        .context("cannot run cargo")?;
+    anyhow::ensure!(
+        status.success(),
+        "cargo build --release of the chapters failed"
+    );
+    Ok(())
+}
+
+/// Builds the book into `out` with the cmdrun preprocessor run in-process. cmdrun runs
+/// its commands relative to the current folder, so this changes the process's current
+/// folder to the book's root.
+pub fn build_book(out: &Path) -> Result<()> {
+    let root = book_root();
+    std::env::set_current_dir(&root)?;
+    let text = std::fs::read_to_string(root.join("book.toml"))?;
+    let mut doc: toml::Table = toml::from_str(&text)?;
+    // The external `mdbook-cmdrun` command is replaced by the same code in-process.
+    if let Some(toml::Value::Table(pre)) = doc.get_mut("preprocessor") {
+        pre.remove("cmdrun");
+    }
+    let mut config =
+        Config::from_str(&toml::to_string(&doc)?).map_err(|e| anyhow::anyhow!("book.toml: {e}"))?;
+    config.build.build_dir = out.to_path_buf();
+    let mut book = MDBook::load_with_config(&root, config)
+        .map_err(|e| anyhow::anyhow!("loading the book: {e:#}"))?;
+    book.with_preprocessor(mdbook_cmdrun::CmdRun);
+    book.build()
+        .map_err(|e| anyhow::anyhow!("building the book: {e:#}"))?;
+    Ok(())
+}
+
+/// The chapters listed in SUMMARY.md, as (title, source path relative to src/).
+pub fn summary_entries() -> Result<Vec<(String, String)>> {
+    let summary = std::fs::read_to_string(book_root().join("src/SUMMARY.md"))?;
+    let link = regex::Regex::new(r"\[([^\]]+)\]\(([^)]+\.md)\)").expect("valid regex");
+    Ok(link
+        .captures_iter(&summary)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect())
+}

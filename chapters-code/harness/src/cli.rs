@@ -28,6 +28,12 @@ fn command(ch: &Chapter) -> Command {
                         .default_value("quick"),
                 )
                 .arg(
+                    Arg::new("missing")
+                        .long("missing")
+                        .action(ArgAction::SetTrue)
+                        .help("Only experiments with no cached result matching the code"),
+                )
+                .arg(
                     Arg::new("only")
                         .long("only")
                         .action(ArgAction::Append)

@@ -75,6 +75,8 @@ pub struct Plot {
     pub x_unit: Unit,
     pub y_unit: Unit,
     pub series: Vec<Series>,
+    /// When set, x values 0, 1, 2, … are categories with these names.
+    pub x_categories: Vec<String>,
     pub width: u32,
     pub height: u32,
 }
@@ -144,6 +146,7 @@ impl Plot {
             x_unit: Unit::Number,
             y_unit: Unit::Number,
             series: Vec::new(),
+            x_categories: Vec::new(),
             width: 760,
             height: 440,
         }
@@ -158,6 +161,13 @@ impl Plot {
     pub fn y(mut self, axis: Axis, unit: Unit) -> Plot {
         self.y_axis = axis;
         self.y_unit = unit;
+        self
+    }
+
+    /// Names the x positions 0, 1, 2, … (a linear axis with one tick per category).
+    pub fn x_categories<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Plot {
+        self.x_axis = Axis::Linear;
+        self.x_categories = names.into_iter().map(Into::into).collect();
         self
     }
 
@@ -180,9 +190,13 @@ impl Plot {
                 .iter()
                 .flat_map(|s| s.points.iter().map(|p| p.1))
         };
-        let (Some(xb), Some(yb)) = (bounds(xs(), self.x_axis), bounds(ys(), self.y_axis)) else {
+        let (Some(mut xb), Some(yb)) = (bounds(xs(), self.x_axis), bounds(ys(), self.y_axis))
+        else {
             anyhow::bail!("the plot `{}` has no data points", self.title);
         };
+        if !self.x_categories.is_empty() {
+            xb = (-0.3, self.x_categories.len() as f64 - 0.7);
+        }
         let mut svg = String::new();
         {
             let root =
@@ -238,11 +252,23 @@ impl Plot {
             .build_cartesian_2d(x, y)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let (xu, yu) = (self.x_unit, self.y_unit);
-        chart
-            .configure_mesh()
-            .x_desc(self.x_label.as_str())
+        let cats = &self.x_categories;
+        let x_fmt = |v: &f64| {
+            if cats.is_empty() {
+                xu.fmt(*v)
+            } else if (v - v.round()).abs() < 1e-6 && v.round() >= 0.0 {
+                cats.get(v.round() as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        let mut mesh = chart.configure_mesh();
+        if !cats.is_empty() {
+            mesh.x_labels(cats.len() * 2 + 1);
+        }
+        mesh.x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
-            .x_label_formatter(&|v| xu.fmt(*v))
+            .x_label_formatter(&x_fmt)
             .y_label_formatter(&|v| yu.fmt(*v))
             .light_line_style(RGBColor(235, 235, 235))
             .label_style(("sans-serif", 13))

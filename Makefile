@@ -1,0 +1,91 @@
+# The Cost of Waiting — every target echoes the commands it runs.
+#
+#   make serve       install the pinned tools if missing, measure what is not measured
+#                    yet (quick profile), serve the book at http://localhost:3000
+#   make build       the same, but only build the book into book/
+#   make regenerate  re-measure everything with the full profile, then build
+#   make test        cargo test --workspace (builds the whole book in-process)
+#   make bench       cargo bench --workspace
+#   make publish     build the static site in book/ for publishing
+#   make clean       remove build outputs, results and the built book
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+MDBOOK_VERSION := 0.4.52
+CMDRUN_VERSION := 0.7.3
+TOOLS := $(CURDIR)/.tools
+MDBOOK := $(TOOLS)/bin/mdbook
+CMDRUN := $(TOOLS)/bin/mdbook-cmdrun
+# The pinned tools come first, so the preprocessor mdbook finds is ours.
+export PATH := $(TOOLS)/bin:$(PATH)
+
+# Every crate in chapters-code/ except the shared harness is a chapter.
+CHAPTERS := $(filter-out harness,$(notdir $(patsubst %/Cargo.toml,%,$(wildcard chapters-code/*/Cargo.toml))))
+
+.PHONY: setup measure serve build regenerate test bench publish clean check-mdbook
+
+setup: $(MDBOOK) $(CMDRUN) check-mdbook
+
+# Installed only when missing or not the pinned version (about 10 minutes, once).
+$(MDBOOK): FORCE
+	@if [ "$$($(MDBOOK) --version 2>/dev/null)" != "mdbook v$(MDBOOK_VERSION)" ]; then \
+	  echo "cargo install --locked --root $(TOOLS) mdbook --version $(MDBOOK_VERSION)"; \
+	  cargo install --locked --force --root $(TOOLS) mdbook --version $(MDBOOK_VERSION); \
+	fi
+
+$(CMDRUN): FORCE
+	@if [ ! -x $(CMDRUN) ] || ! grep -qs "mdbook-cmdrun $(CMDRUN_VERSION)" $(TOOLS)/.crates.toml; then \
+	  echo "cargo install --locked --root $(TOOLS) mdbook-cmdrun --version $(CMDRUN_VERSION)"; \
+	  cargo install --locked --force --root $(TOOLS) mdbook-cmdrun --version $(CMDRUN_VERSION); \
+	fi
+
+# mdbook-cmdrun 0.7.3 cannot read what mdbook 0.5 sends it; say so plainly.
+check-mdbook:
+	@found="$$(command -v mdbook)"; version="$$(mdbook --version)"; \
+	if [ "$$version" != "mdbook v$(MDBOOK_VERSION)" ]; then \
+	  echo "error: $$found is $$version, but this book needs mdbook v$(MDBOOK_VERSION) (mdbook-cmdrun $(CMDRUN_VERSION) fails under mdbook 0.5)." >&2; \
+	  echo "       run 'make setup', or put $(TOOLS)/bin first on PATH." >&2; exit 1; \
+	fi; \
+	other="$$(which -a mdbook | grep -v '^$(TOOLS)/' | head -n1 || true)"; \
+	if [ -n "$$other" ] && [ "$$($$other --version 2>/dev/null)" != "mdbook v$(MDBOOK_VERSION)" ]; then \
+	  echo "note: $$other is $$($$other --version 2>/dev/null); 'make' uses the pinned $(MDBOOK) instead."; \
+	fi
+
+# Measures, with progress bars, only the experiments that have no result matching the
+# current code; the book build then finds everything cached.
+measure:
+	cargo build --release --workspace --bins
+	@for c in $(CHAPTERS); do \
+	  echo "target/release/$$c run --profile quick --missing"; \
+	  target/release/$$c run --profile quick --missing; \
+	done
+
+serve: setup measure
+	mdbook serve --port 3000
+
+build: setup measure
+	mdbook build
+
+regenerate: setup
+	cargo build --release --workspace --bins
+	@for c in $(CHAPTERS); do \
+	  echo "target/release/$$c run --profile full"; \
+	  target/release/$$c run --profile full; \
+	done
+	mdbook build
+
+test:
+	cargo test --workspace
+
+bench:
+	cargo bench --workspace
+
+publish: build
+	@echo "The site is in book/; its numbers were measured on this machine."
+
+clean:
+	cargo clean
+	rm -rf book
+
+FORCE:

@@ -1,0 +1,245 @@
+//! Builds the whole book in-process with the quick profile and checks what a reader
+//! would see: every page, every live table and plot with its provenance, every code
+//! listing, every internal link.
+
+use book_tests::{book_root, build_book, build_chapter_binaries, summary_entries, target_dir};
+use regex::Regex;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Builds the book once for all tests of this file; every test reads the result.
+fn built() -> &'static Result<PathBuf, String> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = target_dir().join("book-tests").join("html");
+        let _ = std::fs::remove_dir_all(&out);
+        // SAFETY (of intent): set before any marker runs; the tests only read it.
+        unsafe { std::env::set_var("COW_PROFILE", "quick") };
+        build_chapter_binaries().map_err(|e| format!("{e:#}"))?;
+        let start = std::time::Instant::now();
+        build_book(&out).map_err(|e| format!("{e:#}"))?;
+        eprintln!(
+            "book built in {:.1} s into {}",
+            start.elapsed().as_secs_f64(),
+            out.display()
+        );
+        Ok(out)
+    })
+}
+
+fn out() -> &'static Path {
+    match built() {
+        Ok(p) => p,
+        Err(e) => panic!("the book did not build: {e}"),
+    }
+}
+
+fn html_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, acc: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, acc);
+            } else if p.extension().is_some_and(|x| x == "html") {
+                acc.push(p);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(out(), &mut v);
+    v
+}
+
+fn page(src: &str) -> String {
+    let html = out().join(Path::new(src).with_extension("html"));
+    std::fs::read_to_string(&html).unwrap_or_else(|e| panic!("{}: {e}", html.display()))
+}
+
+/// The `<main>` part of a page: what the chapter itself says.
+fn main_of(html: &str) -> &str {
+    let start = html.find("<main>").expect("a page has <main>");
+    let end = html[start..].find("</main>").expect("a page closes <main>") + start;
+    &html[start..end]
+}
+
+#[test]
+fn every_summary_entry_is_rendered() {
+    let entries = summary_entries().unwrap();
+    assert!(entries.len() >= 8, "{entries:?}");
+    for (title, src) in entries {
+        let html = page(&src);
+        let main = main_of(&html);
+        assert!(main.contains("<h1"), "{src} has no title");
+        assert!(
+            main.contains(&title.replace('&', "&amp;")),
+            "{src} does not show its title {title}"
+        );
+    }
+}
+
+#[test]
+fn no_command_failed_or_was_left_unrun() {
+    for f in html_files() {
+        let html = std::fs::read_to_string(&f).unwrap();
+        for bad in ["cmdrun error", "<!-- cmdrun", "{{#include", "ANCHOR"] {
+            assert!(!html.contains(bad), "{} contains {bad:?}", f.display());
+        }
+    }
+}
+
+/// Markers in a page's source, by kind.
+fn markers(src: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(book_root().join("src").join(src)).unwrap();
+    let re = Regex::new(r"<!-- cmdrun -0 (.*?) -->").unwrap();
+    re.captures_iter(&text).map(|c| c[1].to_string()).collect()
+}
+
+#[test]
+fn every_live_table_and_plot_has_numbers_and_provenance() {
+    let table_re = Regex::new(r"(?s)<table>(.*?)</table>").unwrap();
+    let cell_re = Regex::new(r"(?s)<td[^>]*>(.*?)</td>").unwrap();
+    for (_, src) in summary_entries().unwrap() {
+        let ms = markers(&src);
+        if ms.is_empty() {
+            continue;
+        }
+        let html = page(&src);
+        let main = main_of(&html);
+        let provenance = main.matches("class=\"cow-provenance\"").count();
+        assert!(
+            provenance >= ms.len(),
+            "{src}: {} markers but {provenance} provenance lines",
+            ms.len()
+        );
+        assert!(
+            !main.contains("No result for"),
+            "{src}: an experiment did not produce a result on this machine"
+        );
+        // Every table on a live page holds numbers.
+        for t in table_re.captures_iter(main) {
+            let numeric = cell_re
+                .captures_iter(&t[1])
+                .filter(|c| c[1].chars().any(|ch| ch.is_ascii_digit()))
+                .count();
+            assert!(numeric > 0, "{src}: a table without numbers:\n{}", &t[0]);
+        }
+        let tables = ms.iter().filter(|m| m.contains(" table ")).count();
+        assert!(
+            table_re.captures_iter(main).count() >= tables,
+            "{src}: fewer tables than table markers"
+        );
+    }
+}
+
+#[test]
+fn every_plot_is_a_valid_svg_with_data() {
+    let plot_re = Regex::new(r#"(?s)<div class="cow-plot">\s*(<svg.*?</svg>)\s*</div>"#).unwrap();
+    let mut plots = 0;
+    for (_, src) in summary_entries().unwrap() {
+        let expected = markers(&src)
+            .iter()
+            .filter(|m| m.contains(" plot "))
+            .count();
+        let html = page(&src);
+        let found: Vec<_> = plot_re.captures_iter(&html).collect();
+        assert_eq!(
+            found.len(),
+            expected,
+            "{src}: plots rendered vs plot markers"
+        );
+        for c in found {
+            let svg = &c[1];
+            let doc = roxmltree::Document::parse(svg)
+                .unwrap_or_else(|e| panic!("{src}: a plot is not valid SVG: {e}"));
+            assert_eq!(doc.root_element().tag_name().name(), "svg");
+            let lines = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("polyline"))
+                .filter(|n| {
+                    n.attribute("points")
+                        .is_some_and(|p| p.split(' ').count() >= 2)
+                })
+                .count();
+            let dots = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("circle"))
+                .count();
+            assert!(lines + dots > 0, "{src}: a plot without data points");
+            plots += 1;
+        }
+    }
+    assert!(plots > 0, "the book has no plots");
+}
+
+#[test]
+fn every_code_listing_is_filled() {
+    let code_re = Regex::new(r#"(?s)<code class="language-rust[^"]*">(.*?)</code>"#).unwrap();
+    for (_, src) in summary_entries().unwrap() {
+        let text = std::fs::read_to_string(book_root().join("src").join(&src)).unwrap();
+        let includes = text.matches("{{#include").count();
+        let html = page(&src);
+        let listings: Vec<_> = code_re.captures_iter(&html).collect();
+        assert!(listings.len() >= includes, "{src}: listings missing");
+        for l in listings {
+            assert!(l[1].trim().len() > 20, "{src}: an empty listing");
+        }
+    }
+}
+
+#[test]
+fn internal_links_resolve() {
+    let href_re = Regex::new(r#"href="([^"]+)""#).unwrap();
+    let id_re = Regex::new(r#"id="([^"]+)""#).unwrap();
+    let mut ids_cache: std::collections::HashMap<PathBuf, HashSet<String>> = Default::default();
+    for f in html_files() {
+        let html = std::fs::read_to_string(&f).unwrap();
+        for c in href_re.captures_iter(&html) {
+            let href = &c[1];
+            if href.contains("://")
+                || href.starts_with("mailto:")
+                || href.starts_with("javascript:")
+            {
+                continue;
+            }
+            let (path, frag) = href.split_once('#').unwrap_or((href, ""));
+            let target = if path.is_empty() {
+                f.clone()
+            } else if let Some(site_path) = path.strip_prefix('/') {
+                out().join(site_path) // site-absolute, as on the 404 page
+            } else {
+                f.parent().unwrap().join(path)
+            };
+            let target = if target.is_dir() {
+                target.join("index.html")
+            } else {
+                target
+            };
+            assert!(
+                target.exists(),
+                "{}: link {href} points to a missing {}",
+                f.display(),
+                target.display()
+            );
+            if !frag.is_empty() && target.extension().is_some_and(|e| e == "html") {
+                let ids = ids_cache.entry(target.clone()).or_insert_with(|| {
+                    let t = std::fs::read_to_string(&target).unwrap();
+                    id_re.captures_iter(&t).map(|c| c[1].to_string()).collect()
+                });
+                assert!(
+                    ids.contains(frag),
+                    "{}: link {href}: no id {frag} in {}",
+                    f.display(),
+                    target.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_search_index_and_print_page_exist() {
+    assert!(out().join("searchindex.js").exists() || out().join("searchindex.json").exists());
+    let print = std::fs::read_to_string(out().join("print.html")).unwrap();
+    assert!(print.contains("cow-provenance"));
+}

@@ -1,0 +1,125 @@
+//! Correctness of the chapter's measuring code: every message arrives, once, with a
+//! sane latency, whatever the transport, runtime, wait or placement. Nothing here
+//! asserts how fast anything is.
+
+use spinning_vs_sleeping::*;
+use std::time::{Duration, Instant};
+
+fn plan(messages: usize, gap_ms: u64, placement: Placement) -> Plan {
+    Plan {
+        messages,
+        gap: Duration::from_millis(gap_ms),
+        hybrid_spin: Duration::from_micros(50),
+        placement,
+        deadline: Instant::now() + Duration::from_secs(30),
+    }
+}
+
+fn check(o: &Outcome, messages: usize, what: &str) {
+    assert!(o.stopped.is_none(), "{what}: stopped: {:?}", o.stopped);
+    assert_eq!(
+        o.latencies_ns.len(),
+        messages,
+        "{what}: every message arrives"
+    );
+    for &l in &o.latencies_ns {
+        assert!(l > 0.0 && l < 30e9, "{what}: latency {l} ns is not sane");
+    }
+    assert!(o.wall_ns > 0.0);
+}
+
+#[test]
+fn every_std_variant_delivers_every_message() {
+    for transport in [Transport::Mpsc, Transport::Tcp, Transport::Udp] {
+        for wait in [Wait::Block, Wait::Spin, Wait::Hybrid] {
+            let o = run_std(transport, wait, &plan(12, 1, Placement::Unpinned)).unwrap();
+            check(&o, 12, &format!("std {transport:?} {wait:?}"));
+        }
+    }
+}
+
+#[test]
+fn every_tokio_variant_delivers_every_message() {
+    for transport in [Transport::Mpsc, Transport::Tcp, Transport::Udp] {
+        for wait in [Wait::Block, Wait::Spin] {
+            let o = run_tokio(transport, wait, &plan(12, 1, Placement::Unpinned)).unwrap();
+            check(&o, 12, &format!("tokio {transport:?} {wait:?}"));
+        }
+    }
+    assert!(
+        run_tokio(
+            Transport::Mpsc,
+            Wait::Hybrid,
+            &plan(1, 0, Placement::Unpinned)
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn back_to_back_messages_never_queue() {
+    // With no gap the pacer still keeps one message in flight, so nothing is lost or
+    // reordered and each latency is a single hand-over.
+    let o = run_std(
+        Transport::Udp,
+        Wait::Block,
+        &plan(200, 0, Placement::Unpinned),
+    )
+    .unwrap();
+    check(&o, 200, "udp back to back");
+}
+
+#[test]
+fn pinned_placements_deliver_where_supported() {
+    for placement in [Placement::SameCpu, Placement::OtherCpu] {
+        if !placement_supported(placement) {
+            continue;
+        }
+        let o = run_std(Transport::Mpsc, Wait::Block, &plan(5, 1, placement)).unwrap();
+        check(&o, 5, &format!("{placement:?}"));
+    }
+}
+
+#[test]
+fn a_deadline_stops_a_run_instead_of_hanging() {
+    let mut p = plan(1_000, 50, Placement::Unpinned);
+    p.deadline = Instant::now() + Duration::from_millis(200);
+    let start = Instant::now();
+    let o = run_std(Transport::Mpsc, Wait::Spin, &p).unwrap();
+    assert!(o.stopped.is_some());
+    assert!(o.latencies_ns.len() < 1_000);
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn ping_pong_counts_every_round_trip() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return;
+    }
+    let v = atomic_ping_pong(
+        5_000,
+        Placement::Unpinned,
+        Instant::now() + Duration::from_secs(20),
+    );
+    assert_eq!(v.len(), 5_000);
+    assert!(v.iter().all(|&x| x > 0.0));
+}
+
+#[test]
+fn spin_reports_closed_and_timeout() {
+    let closed = spin(Instant::now() + Duration::from_secs(1), || {
+        Attempt::<u64>::Closed
+    });
+    assert!(matches!(closed, Spun::Closed));
+    let t = spin(Instant::now() + Duration::from_millis(5), || {
+        Attempt::<u64>::Empty
+    });
+    assert!(matches!(t, Spun::TimedOut));
+}
+
+#[test]
+fn clock_stamps_are_monotonic() {
+    let a = now_ns();
+    let b = now_ns();
+    assert!(b >= a);
+}
