@@ -236,6 +236,7 @@ impl Limits {
 
 /// Raises the soft open-file limit to the hard limit for this process and returns the
 /// new soft limit (experiments with many sockets need it). `None` where unsupported.
+#[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
 pub fn raise_fd_limit() -> Option<u64> {
     #[cfg(unix)]
     {
@@ -248,18 +249,19 @@ pub fn raise_fd_limit() -> Option<u64> {
             if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
                 return None;
             }
-            // macOS refuses RLIM_INFINITY here; OPEN_MAX is its real ceiling.
-            #[cfg(target_os = "macos")]
-            let want = r.rlim_max.min(libc::OPEN_MAX as libc::rlim_t);
-            #[cfg(not(target_os = "macos"))]
-            let want = r.rlim_max;
-            if r.rlim_cur < want {
+            // macOS refuses anything above OPEN_MAX (10,240) even when the hard limit
+            // says "unlimited", so fall back to that.
+            for want in [r.rlim_max, r.rlim_max.min(10_240)] {
+                if r.rlim_cur >= want {
+                    break;
+                }
                 let n = libc::rlimit {
                     rlim_cur: want,
                     rlim_max: r.rlim_max,
                 };
                 if libc::setrlimit(libc::RLIMIT_NOFILE, &n) == 0 {
                     r.rlim_cur = want;
+                    break;
                 }
             }
         }

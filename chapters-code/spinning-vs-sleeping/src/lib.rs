@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::{self, TryRecvError};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -209,10 +209,8 @@ impl Link for mpsc::Receiver<u64> {
     }
 
     fn block(&mut self, deadline: Instant) -> Option<u64> {
-        match self.recv_timeout(time_left(deadline)?) {
-            Ok(stamp) => Some(stamp),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        // A timeout and a closed channel both end the wait without a message.
+        self.recv_timeout(time_left(deadline)?).ok()
     }
 }
 // ANCHOR_END: mpsc_link

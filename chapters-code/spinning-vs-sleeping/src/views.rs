@@ -107,7 +107,7 @@ fn variants_table(r: &Record) -> anyhow::Result<String> {
     for run in &runs.runs {
         let cores = run
             .cores_busy()
-            .map(|c| sig3(c))
+            .map(sig3)
             .unwrap_or_else(|| "–".into());
         t.row(latency_row(
             run.label(),
