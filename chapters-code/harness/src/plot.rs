@@ -22,7 +22,7 @@ pub enum Unit {
 impl Unit {
     fn fmt(self, v: f64) -> String {
         match self {
-            Unit::Nanos => fmt_ns(v),
+            Unit::Nanos => trim_zeros(&fmt_ns(v)),
             Unit::Number => {
                 if v.abs() >= 1e4 && v.fract() == 0.0 {
                     crate::render::fmt_count(v as u64)
@@ -131,6 +131,44 @@ fn bounds(values: impl Iterator<Item = f64>, axis: Axis) -> Option<(f64, f64)> {
     })
 }
 
+/// `2.00 µs` → `2 µs`, `2.50 µs` → `2.5 µs`: tick labels read better without padding.
+fn trim_zeros(s: &str) -> String {
+    let (num, unit) = s.split_once(' ').unwrap_or((s, ""));
+    let num = if num.contains('.') {
+        num.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        num
+    };
+    if unit.is_empty() {
+        num.to_string()
+    } else {
+        format!("{num} {unit}")
+    }
+}
+
+/// Tick positions for a logarithmic axis: each power of ten in range, and 2× and 5×
+/// steps too when the range spans fewer than three decades.
+fn log_ticks((lo, hi): (f64, f64)) -> Vec<f64> {
+    let decades = (hi / lo).log10();
+    let steps: &[f64] = if decades < 3.0 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let mut ticks = Vec::new();
+    let mut p = 10f64.powf(lo.log10().floor());
+    while p <= hi {
+        for s in steps {
+            let t = p * s;
+            if t >= lo && t <= hi {
+                ticks.push(t);
+            }
+        }
+        p *= 10.0;
+    }
+    ticks
+}
+
 impl Plot {
     pub fn new(
         title: impl Into<String>,
@@ -202,17 +240,12 @@ impl Plot {
             let root =
                 SVGBackend::with_string(&mut svg, (self.width, self.height)).into_drawing_area();
             root.fill(&WHITE)?;
+            let log = |b: (f64, f64)| (b.0..b.1).log_scale().with_key_points(log_ticks(b));
             match (self.x_axis, self.y_axis) {
                 (Axis::Linear, Axis::Linear) => self.draw(&root, xb.0..xb.1, yb.0..yb.1)?,
-                (Axis::Log, Axis::Linear) => {
-                    self.draw(&root, (xb.0..xb.1).log_scale(), yb.0..yb.1)?
-                }
-                (Axis::Linear, Axis::Log) => {
-                    self.draw(&root, xb.0..xb.1, (yb.0..yb.1).log_scale())?
-                }
-                (Axis::Log, Axis::Log) => {
-                    self.draw(&root, (xb.0..xb.1).log_scale(), (yb.0..yb.1).log_scale())?
-                }
+                (Axis::Log, Axis::Linear) => self.draw(&root, log(xb), yb.0..yb.1)?,
+                (Axis::Linear, Axis::Log) => self.draw(&root, xb.0..xb.1, log(yb))?,
+                (Axis::Log, Axis::Log) => self.draw(&root, log(xb), log(yb))?,
             }
             root.present()?;
         }
@@ -351,6 +384,15 @@ mod tests {
         assert!(a.contains("<polyline"));
         assert!(!a.contains("\n\n"));
         assert!(a.contains("µs") || a.contains("ms"));
+    }
+
+    #[test]
+    fn log_ticks_are_round_numbers() {
+        assert_eq!(log_ticks((800.0, 1.2e6)), vec![1e3, 1e4, 1e5, 1e6]);
+        assert_eq!(log_ticks((1.5, 60.0)), vec![2.0, 5.0, 10.0, 20.0, 50.0]);
+        assert_eq!(Unit::Nanos.fmt(2000.0), "2 µs");
+        assert_eq!(Unit::Nanos.fmt(2500.0), "2.5 µs");
+        assert_eq!(Unit::Nanos.fmt(100.0), "100 ns");
     }
 
     #[test]
