@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    harness::cli::main(&async_locks::CHAPTER)
+}
