@@ -31,7 +31,7 @@ impl Unit {
                 }
             }
             Unit::Percent => format!("{}%", sig3(v * 100.0)),
-            Unit::Bytes => crate::render::fmt_bytes(v),
+            Unit::Bytes => trim_zeros(&crate::render::fmt_bytes(v)),
         }
     }
 }
@@ -146,9 +146,20 @@ fn trim_zeros(s: &str) -> String {
     }
 }
 
+const LEGEND_ROW: u32 = 20;
+
 /// Tick positions for a logarithmic axis: each power of ten in range, and 2× and 5×
-/// steps too when the range spans fewer than three decades.
-fn log_ticks((lo, hi): (f64, f64)) -> Vec<f64> {
+/// steps too when the range spans fewer than three decades; for bytes, powers of two
+/// (every second or fourth one on wide ranges).
+fn log_ticks((lo, hi): (f64, f64), unit: Unit) -> Vec<f64> {
+    if unit == Unit::Bytes {
+        let (a, b) = (lo.log2().ceil() as i32, hi.log2().floor() as i32);
+        let step = ((b - a) / 8 + 1).max(1);
+        return (a..=b)
+            .filter(|e| e % step == 0)
+            .map(|e| 2f64.powi(e))
+            .collect();
+    }
     let decades = (hi / lo).log10();
     let steps: &[f64] = if decades < 3.0 {
         &[1.0, 2.0, 5.0]
@@ -235,17 +246,49 @@ impl Plot {
         if !self.x_categories.is_empty() {
             xb = (-0.3, self.x_categories.len() as f64 - 0.7);
         }
+        // The legend goes under the chart, never over the data: one or two columns.
+        let longest = self
+            .series
+            .iter()
+            .map(|s| s.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let columns = if longest > 44 { 1 } else { 2 };
+        let rows = self.series.len().div_ceil(columns) as u32;
+        let legend_h = if rows == 0 { 0 } else { rows * LEGEND_ROW + 12 };
         let mut svg = String::new();
         {
-            let root =
-                SVGBackend::with_string(&mut svg, (self.width, self.height)).into_drawing_area();
+            let root = SVGBackend::with_string(&mut svg, (self.width, self.height + legend_h))
+                .into_drawing_area();
             root.fill(&WHITE)?;
-            let log = |b: (f64, f64)| (b.0..b.1).log_scale().with_key_points(log_ticks(b));
+            let (chart, legend) = root.split_vertically(self.height);
+            let (xu, yu) = (self.x_unit, self.y_unit);
+            let log =
+                |b: (f64, f64), u: Unit| (b.0..b.1).log_scale().with_key_points(log_ticks(b, u));
             match (self.x_axis, self.y_axis) {
-                (Axis::Linear, Axis::Linear) => self.draw(&root, xb.0..xb.1, yb.0..yb.1)?,
-                (Axis::Log, Axis::Linear) => self.draw(&root, log(xb), yb.0..yb.1)?,
-                (Axis::Linear, Axis::Log) => self.draw(&root, xb.0..xb.1, log(yb))?,
-                (Axis::Log, Axis::Log) => self.draw(&root, log(xb), log(yb))?,
+                (Axis::Linear, Axis::Linear) => self.draw(&chart, xb.0..xb.1, yb.0..yb.1)?,
+                (Axis::Log, Axis::Linear) => self.draw(&chart, log(xb, xu), yb.0..yb.1)?,
+                (Axis::Linear, Axis::Log) => self.draw(&chart, xb.0..xb.1, log(yb, yu))?,
+                (Axis::Log, Axis::Log) => self.draw(&chart, log(xb, xu), log(yb, yu))?,
+            }
+            let col_w = (self.width as i32 - 100) / columns as i32;
+            for (i, series) in self.series.iter().enumerate() {
+                let (col, row) = ((i % columns) as i32, (i / columns) as i32);
+                let x = 84 + col * col_w;
+                let y = 6 + row * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+                let c = color(i);
+                legend.draw(&PathElement::new(
+                    vec![(x, y), (x + 22, y)],
+                    c.stroke_width(3),
+                ))?;
+                if series.markers {
+                    legend.draw(&Circle::new((x + 11, y), 3, c.filled()))?;
+                }
+                legend.draw(&Text::new(
+                    series.name.clone(),
+                    (x + 30, y - 7),
+                    ("sans-serif", 13).into_font(),
+                ))?;
             }
             root.present()?;
         }
@@ -303,7 +346,7 @@ impl Plot {
             .y_desc(self.y_label.as_str())
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&|v| yu.fmt(*v))
-            .light_line_style(RGBColor(235, 235, 235))
+            .light_line_style(WHITE)
             .label_style(("sans-serif", 13))
             .draw()
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -322,25 +365,13 @@ impl Plot {
                 .collect();
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                .map_err(|e| anyhow::anyhow!("{e}"))?
-                .label(s.name.as_str())
-                .legend(move |(lx, ly)| {
-                    PathElement::new(vec![(lx, ly), (lx + 18, ly)], c.stroke_width(3))
-                });
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             if s.markers {
                 chart
                     .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
                     .map_err(|e| anyhow::anyhow!("{e}"))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font(("sans-serif", 13))
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
         Ok(())
     }
 }
@@ -388,8 +419,18 @@ mod tests {
 
     #[test]
     fn log_ticks_are_round_numbers() {
-        assert_eq!(log_ticks((800.0, 1.2e6)), vec![1e3, 1e4, 1e5, 1e6]);
-        assert_eq!(log_ticks((1.5, 60.0)), vec![2.0, 5.0, 10.0, 20.0, 50.0]);
+        assert_eq!(
+            log_ticks((800.0, 1.2e6), Unit::Nanos),
+            vec![1e3, 1e4, 1e5, 1e6]
+        );
+        assert_eq!(
+            log_ticks((1.5, 60.0), Unit::Number),
+            vec![2.0, 5.0, 10.0, 20.0, 50.0]
+        );
+        assert_eq!(
+            log_ticks((300.0, 5000.0), Unit::Bytes),
+            vec![512.0, 1024.0, 2048.0, 4096.0]
+        );
         assert_eq!(Unit::Nanos.fmt(2000.0), "2 µs");
         assert_eq!(Unit::Nanos.fmt(2500.0), "2.5 µs");
         assert_eq!(Unit::Nanos.fmt(100.0), "100 ns");
