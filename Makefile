@@ -32,13 +32,13 @@ $(MDBOOK): FORCE
 	@if [ "$$($(MDBOOK) --version 2>/dev/null)" != "mdbook v$(MDBOOK_VERSION)" ]; then \
 	  echo "cargo install --locked --root $(TOOLS) mdbook --version $(MDBOOK_VERSION)"; \
 	  cargo install --locked --force --root $(TOOLS) mdbook --version $(MDBOOK_VERSION); \
-	fi
+	else echo "mdbook $(MDBOOK_VERSION): $(MDBOOK)"; fi
 
 $(CMDRUN): FORCE
 	@if [ ! -x $(CMDRUN) ] || ! grep -qs "mdbook-cmdrun $(CMDRUN_VERSION)" $(TOOLS)/.crates.toml; then \
 	  echo "cargo install --locked --root $(TOOLS) mdbook-cmdrun --version $(CMDRUN_VERSION)"; \
 	  cargo install --locked --force --root $(TOOLS) mdbook-cmdrun --version $(CMDRUN_VERSION); \
-	fi
+	else echo "mdbook-cmdrun $(CMDRUN_VERSION): $(CMDRUN)"; fi
 
 # mdbook-cmdrun 0.7.3 cannot read what mdbook 0.5 sends it; say so plainly.
 check-mdbook:
