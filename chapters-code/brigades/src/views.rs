@@ -1,7 +1,7 @@
 //! Tables and plots of the chapter, each from one experiment's stored data.
 
 use crate::experiments::{Kind, LimitsData, SpawnData, SweepData, Variant, VariantsData, slope};
-use harness::plot::{Axis, Plot, Series, Unit};
+use harness::plot::{Axis, Plot, Series, Unit, quantile_cdf};
 use harness::reference::{self, Compare, RefMachine, Source};
 use harness::render::{Table, fmt_bytes, fmt_count, fmt_ns, fmt_ratio, sig3};
 use harness::{Record, View, ViewKind};
@@ -352,18 +352,15 @@ fn pinning_table(r: &Record) -> anyhow::Result<String> {
 
 fn hop_cdf(r: &Record) -> anyhow::Result<String> {
     let d: VariantsData = r.data()?;
-    let mut plot = Plot::new(
+    quantile_cdf(
         "Distribution of the time per hop (lap time ÷ tasks)",
         "time per hop (log scale)",
         "fraction of laps ≤ time",
+        d.variants
+            .iter()
+            .map(|v| (v.kind.label().to_string(), v.hop_quantiles.as_slice())),
     )
-    .x(Axis::Log, Unit::Nanos)
-    .y(Axis::Linear, Unit::Percent);
-    for v in &d.variants {
-        let pts = v.hop_quantiles.iter().map(|&(q, ns)| (ns, q)).collect();
-        plot = plot.series(Series::new(v.kind.label(), pts).line_only());
-    }
-    plot.to_svg()
+    .to_svg()
 }
 
 fn sweep_hop_plot(r: &Record) -> anyhow::Result<String> {

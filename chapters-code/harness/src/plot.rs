@@ -376,26 +376,42 @@ impl Plot {
     }
 }
 
-/// A latency distribution plot: one curve per series, x = latency (log scale),
-/// y = fraction of messages at or below it (a CDF).
+/// A distribution plot from precomputed quantile curves, (quantile, value) pairs as
+/// [`crate::stats::quantile_curve`] makes them: x = the value (log scale, nanoseconds),
+/// y = the fraction of samples at or below it (a CDF), one curve per series.
+pub fn quantile_cdf<'a>(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    curves: impl IntoIterator<Item = (String, &'a [(f64, f64)])>,
+) -> Plot {
+    let mut plot = Plot::new(title, x_label, y_label)
+        .x(Axis::Log, Unit::Nanos)
+        .y(Axis::Linear, Unit::Percent);
+    for (name, curve) in curves {
+        let pts = curve.iter().map(|&(q, v)| (v, q)).collect();
+        plot = plot.series(Series::new(name, pts).line_only());
+    }
+    plot
+}
+
+/// A latency distribution plot from raw samples (nanoseconds): one CDF per series.
 pub fn latency_cdf(title: &str, series: &[(String, Vec<f64>)]) -> Plot {
-    let mut plot = Plot::new(
+    let curves: Vec<(String, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(name, samples)| {
+            let mut sorted = samples.clone();
+            sorted.sort_by(f64::total_cmp);
+            let points = 200.min(sorted.len().max(2));
+            (name.clone(), crate::stats::quantile_curve(&sorted, points))
+        })
+        .collect();
+    quantile_cdf(
         title,
         "latency (log scale)",
         "fraction of samples ≤ latency",
+        curves.iter().map(|(n, c)| (n.clone(), c.as_slice())),
     )
-    .x(Axis::Log, Unit::Nanos)
-    .y(Axis::Linear, Unit::Percent);
-    for (name, samples) in series {
-        let mut sorted = samples.clone();
-        sorted.sort_by(f64::total_cmp);
-        let pts = crate::stats::quantile_curve(&sorted, 200.min(sorted.len().max(2)))
-            .into_iter()
-            .map(|(q, v)| (v, q))
-            .collect();
-        plot = plot.series(Series::new(name.clone(), pts).line_only());
-    }
-    plot
 }
 
 #[cfg(test)]

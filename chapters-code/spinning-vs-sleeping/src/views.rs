@@ -2,7 +2,7 @@
 
 use crate::experiments::{Floor, GAPS_MS, PLACEMENTS, RUNTIMES, Run, Runs, SWEPT, TRANSPORTS};
 use crate::{Runtime, Transport, Wait};
-use harness::plot::{Axis, Plot, Series, Unit, latency_cdf};
+use harness::plot::{Axis, Plot, Series, Unit, latency_cdf, quantile_cdf};
 use harness::reference::{RefMachine, Source, attribution};
 use harness::render::{Table, fmt_ns, fmt_ratio, latency_cells, latency_headers, sig3};
 use harness::stats::speedup;
@@ -105,10 +105,7 @@ fn variants_table(r: &Record) -> anyhow::Result<String> {
     headers.extend(["CPU per message", "cores busy"]);
     let mut t = Table::new(headers);
     for run in &runs.runs {
-        let cores = run
-            .cores_busy()
-            .map(sig3)
-            .unwrap_or_else(|| "–".into());
+        let cores = run.cores_busy().map(sig3).unwrap_or_else(|| "–".into());
         t.row(latency_row(
             run.label(),
             run,
@@ -373,16 +370,14 @@ fn floor_table(r: &Record) -> anyhow::Result<String> {
 
 fn floor_plot(r: &Record) -> anyhow::Result<String> {
     let floor: Floor = r.data()?;
-    let mut plot = Plot::new(
+    quantile_cdf(
         "atomic ping-pong: one-way hand-over between two spinning threads",
         "one-way latency (log scale)",
         "fraction of hand-overs ≤ latency",
+        floor
+            .runs
+            .iter()
+            .map(|run| (run.placement.label().to_string(), run.curve.as_slice())),
     )
-    .x(Axis::Log, Unit::Nanos)
-    .y(Axis::Linear, Unit::Percent);
-    for run in &floor.runs {
-        let pts = run.curve.iter().map(|&(q, v)| (v, q)).collect();
-        plot = plot.series(Series::new(run.placement.label(), pts).line_only());
-    }
-    plot.to_svg()
+    .to_svg()
 }
