@@ -6,7 +6,9 @@
 #   make regenerate  re-measure everything with the full profile, then build
 #   make test        cargo test --workspace (builds the whole book in-process)
 #   make bench       cargo bench --workspace
-#   make publish     build the static site in book/ for publishing
+#   make publish     build the static site in book/ for publishing, stamped with this machine
+#   make test-browser  publish, then check the site in headless Chromium (screenshots in
+#                    test-artifacts/browser/)
 #   make clean       remove build outputs, results and the built book
 
 SHELL := /bin/bash
@@ -20,10 +22,12 @@ CMDRUN := $(TOOLS)/bin/mdbook-cmdrun
 # The pinned tools come first, so the preprocessor mdbook finds is ours.
 export PATH := $(TOOLS)/bin:$(PATH)
 
-# Every crate in chapters-code/ except the shared harness is a chapter.
-CHAPTERS := $(filter-out harness,$(notdir $(patsubst %/Cargo.toml,%,$(wildcard chapters-code/*/Cargo.toml))))
+# Every crate in chapters-code/ except the shared harness and the two pages that read
+# every chapter's results (the appendix and the decision guide) is a chapter.
+NOT_CHAPTERS := harness all-results what-to-use-when
+CHAPTERS := $(filter-out $(NOT_CHAPTERS),$(notdir $(patsubst %/Cargo.toml,%,$(wildcard chapters-code/*/Cargo.toml))))
 
-.PHONY: setup measure serve build regenerate test bench publish clean check-mdbook
+.PHONY: setup measure serve build regenerate test test-browser bench publish clean check-mdbook
 
 setup: $(MDBOOK) $(CMDRUN) check-mdbook
 
@@ -67,13 +71,17 @@ serve: setup measure
 build: setup measure
 	mdbook build
 
+# Remembers what the book shows now, re-measures, rebuilds, then says which medians
+# moved by more than their noise.
 regenerate: setup
 	cargo build --release --workspace --bins
+	target/release/all-results snapshot
 	@for c in $(CHAPTERS); do \
 	  echo "target/release/$$c run --profile full"; \
 	  target/release/$$c run --profile full; \
 	done
 	mdbook build
+	target/release/all-results changes
 
 test:
 	cargo test --workspace
@@ -81,8 +89,16 @@ test:
 bench:
 	cargo bench --workspace
 
+# The static site for GitHub Pages: the book, its front page stamped with the machine
+# that measured it, and the raw results beside it.
 publish: build
+	target/release/all-results stamp book
+	target/release/all-results json > book/cost-of-waiting-results.json
 	@echo "The site is in book/; its numbers were measured on this machine."
+
+# The published site in headless Chromium (Debian: apt-get install chromium chromium-driver).
+test-browser: publish
+	cargo test -p book-tests --test browser -- --ignored --test-threads=1
 
 clean:
 	cargo clean
