@@ -13,7 +13,7 @@ fn main() {
     }
     print!("{}", t.to_markdown());
     println!(
-        "\n<p class=\"cow-provenance\">Read live when this page was built, by `harness` {}.</p>",
+        "\n<p class=\"cow-provenance\">Read live when this page was built, by the harness crate ({}).</p>",
         if cfg!(debug_assertions) {
             "(debug build)"
         } else {
