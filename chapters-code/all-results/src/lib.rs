@@ -8,7 +8,6 @@
 
 pub mod appendix;
 pub mod changes;
-pub mod fresh;
 pub mod stats;
 
 use harness::{Chapter, Profile, Record};

@@ -6,7 +6,7 @@
 //! - `snapshot`, `changes`: what `make regenerate` uses to say what moved;
 //! - `stamp <site folder>`: writes the measuring machine onto a built site's front page.
 
-use all_results::{CHAPTERS, all_records, appendix, changes, fresh};
+use all_results::{CHAPTERS, all_records, appendix, changes};
 use harness::cache::results_dir;
 use std::process::ExitCode;
 
@@ -20,11 +20,6 @@ fn table_names() -> Vec<&'static str> {
 }
 
 fn main() -> ExitCode {
-    let mut dirs = fresh::source_dirs();
-    dirs.dedup();
-    if let Some(code) = fresh::rerun_if_stale("all-results", &dirs) {
-        return code;
-    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let dir = results_dir();

@@ -5,11 +5,6 @@ use std::process::ExitCode;
 use what_to_use_when::{SECTIONS, section};
 
 fn main() -> ExitCode {
-    let mut dirs = all_results::fresh::source_dirs();
-    dirs.push(env!("CARGO_MANIFEST_DIR"));
-    if let Some(code) = all_results::fresh::rerun_if_stale("what-to-use-when", &dirs) {
-        return code;
-    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let profile = match harness::Profile::from_env() {
         Ok(p) => p,
