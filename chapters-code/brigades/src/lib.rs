@@ -446,6 +446,24 @@ async fn async_member<L: Link>(mut from: L::Rx, mut to: L::Tx) -> io::Result<u64
 pub struct SocketLink;
 
 // ANCHOR: socket_link
+/// One byte through any tokio byte stream (a socket here, an in-memory pipe below).
+async fn write_byte<W: tokio::io::AsyncWrite + Unpin>(tx: &mut W, byte: u8) -> io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    tx.write_all(&[byte]).await
+}
+
+/// `None` when the other end has closed.
+async fn read_byte<R: tokio::io::AsyncRead + Unpin>(rx: &mut R) -> io::Result<Option<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut b = [0u8; 1];
+    Ok((rx.read(&mut b).await? == 1).then_some(b[0]))
+}
+
+async fn shut<W: tokio::io::AsyncWrite + Unpin>(mut tx: W) {
+    use tokio::io::AsyncWriteExt;
+    let _ = tx.shutdown().await;
+}
+
 #[cfg(unix)]
 impl Link for SocketLink {
     type Tx = tokio::net::UnixStream;
@@ -456,17 +474,13 @@ impl Link for SocketLink {
         tokio::net::UnixStream::pair()
     }
     async fn send(tx: &mut Self::Tx, byte: u8) -> io::Result<()> {
-        use tokio::io::AsyncWriteExt;
-        tx.write_all(&[byte]).await
+        write_byte(tx, byte).await
     }
     async fn recv(rx: &mut Self::Rx) -> io::Result<Option<u8>> {
-        use tokio::io::AsyncReadExt;
-        let mut b = [0u8; 1];
-        Ok((rx.read(&mut b).await? == 1).then_some(b[0]))
+        read_byte(rx).await
     }
-    async fn close(mut tx: Self::Tx) {
-        use tokio::io::AsyncWriteExt;
-        let _ = tx.shutdown().await;
+    async fn close(tx: Self::Tx) {
+        shut(tx).await
     }
 }
 // ANCHOR_END: socket_link
@@ -485,17 +499,13 @@ impl Link for PipeLink {
         Ok((tx, rx))
     }
     async fn send(tx: &mut Self::Tx, byte: u8) -> io::Result<()> {
-        use tokio::io::AsyncWriteExt;
-        tx.write_all(&[byte]).await
+        write_byte(tx, byte).await
     }
     async fn recv(rx: &mut Self::Rx) -> io::Result<Option<u8>> {
-        use tokio::io::AsyncReadExt;
-        let mut b = [0u8; 1];
-        Ok((rx.read(&mut b).await? == 1).then_some(b[0]))
+        read_byte(rx).await
     }
-    async fn close(mut tx: Self::Tx) {
-        use tokio::io::AsyncWriteExt;
-        let _ = tx.shutdown().await;
+    async fn close(tx: Self::Tx) {
+        shut(tx).await
     }
 }
 

@@ -224,17 +224,24 @@ struct Socket<S> {
 
 trait SocketMode {
     fn set_nonblocking(&self, on: bool) -> io::Result<()>;
+    fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()>;
 }
 
 impl SocketMode for TcpStream {
     fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         TcpStream::set_nonblocking(self, on)
     }
+    fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_read_timeout(self, d)
+    }
 }
 
 impl SocketMode for UdpSocket {
     fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         UdpSocket::set_nonblocking(self, on)
+    }
+    fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        UdpSocket::set_read_timeout(self, d)
     }
 }
 
@@ -255,6 +262,44 @@ impl<S: SocketMode> Socket<S> {
     }
 }
 
+// ANCHOR: socket_link
+/// A socket link: one read, interpreted as a whole stamp, nothing yet, or closed.
+trait ReadStamp {
+    type Sock: SocketMode;
+    fn socket(&mut self) -> &mut Socket<Self::Sock>;
+    fn read_stamp(&mut self) -> Attempt<u64>;
+}
+
+/// Both ways of waiting on a socket: an attempt is one read in non-blocking mode; a
+/// block is reads in blocking mode, each with a timeout that ends at the deadline.
+impl<T: ReadStamp> Link for T {
+    fn attempt(&mut self) -> Attempt<u64> {
+        if self.socket().mode(true).is_err() {
+            return Attempt::Closed;
+        }
+        self.read_stamp()
+    }
+
+    fn block(&mut self, deadline: Instant) -> Option<u64> {
+        self.socket().mode(false).ok()?;
+        loop {
+            let timeout = Some(time_left(deadline)?);
+            self.socket().sock.set_read_timeout(timeout).ok()?;
+            match self.read_stamp() {
+                Attempt::Got(stamp) => return Some(stamp),
+                Attempt::Empty => continue, // part of a stamp, or a timeout slice
+                Attempt::Closed => return None,
+            }
+        }
+    }
+}
+
+/// Would-block and interrupted reads mean "nothing yet"; other errors end the link.
+fn nothing_yet(e: &io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted)
+}
+// ANCHOR_END: socket_link
+
 // ANCHOR: tcp_link
 /// A TCP stream delivers bytes, not messages: a stamp may arrive in pieces, so the
 /// link keeps what it has read until all eight bytes are there.
@@ -264,10 +309,15 @@ pub struct TcpLink {
     filled: usize,
 }
 
-impl TcpLink {
-    /// Takes what is readable now; `Got` once eight bytes have arrived.
-    fn take(&mut self, read: io::Result<usize>) -> Attempt<u64> {
-        match read {
+impl ReadStamp for TcpLink {
+    type Sock = TcpStream;
+
+    fn socket(&mut self) -> &mut Socket<TcpStream> {
+        &mut self.socket
+    }
+
+    fn read_stamp(&mut self) -> Attempt<u64> {
+        match self.socket.sock.read(&mut self.buf[self.filled..]) {
             Ok(0) => Attempt::Closed,
             Ok(n) => {
                 self.filled += n;
@@ -277,36 +327,8 @@ impl TcpLink {
                 self.filled = 0;
                 Attempt::Got(u64::from_le_bytes(self.buf))
             }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
-                Attempt::Empty
-            }
+            Err(e) if nothing_yet(&e) => Attempt::Empty,
             Err(_) => Attempt::Closed,
-        }
-    }
-}
-
-impl Link for TcpLink {
-    fn attempt(&mut self) -> Attempt<u64> {
-        if self.socket.mode(true).is_err() {
-            return Attempt::Closed;
-        }
-        let read = self.socket.sock.read(&mut self.buf[self.filled..]);
-        self.take(read)
-    }
-
-    fn block(&mut self, deadline: Instant) -> Option<u64> {
-        self.socket.mode(false).ok()?;
-        loop {
-            self.socket
-                .sock
-                .set_read_timeout(Some(time_left(deadline)?))
-                .ok()?;
-            let read = self.socket.sock.read(&mut self.buf[self.filled..]);
-            match self.take(read) {
-                Attempt::Got(stamp) => return Some(stamp),
-                Attempt::Empty => continue, // part of a stamp, or a timeout slice
-                Attempt::Closed => return None,
-            }
         }
     }
 }
@@ -318,43 +340,20 @@ pub struct UdpLink {
     socket: Socket<UdpSocket>,
 }
 
-impl UdpLink {
-    fn take(read: io::Result<usize>, buf: [u8; 8]) -> Attempt<u64> {
-        match read {
+impl ReadStamp for UdpLink {
+    type Sock = UdpSocket;
+
+    fn socket(&mut self) -> &mut Socket<UdpSocket> {
+        &mut self.socket
+    }
+
+    fn read_stamp(&mut self) -> Attempt<u64> {
+        let mut buf = [0u8; 8];
+        match self.socket.sock.recv(&mut buf) {
             Ok(8) => Attempt::Got(u64::from_le_bytes(buf)),
             Ok(_) => Attempt::Closed, // not one of ours
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
-                Attempt::Empty
-            }
+            Err(e) if nothing_yet(&e) => Attempt::Empty,
             Err(_) => Attempt::Closed,
-        }
-    }
-}
-
-impl Link for UdpLink {
-    fn attempt(&mut self) -> Attempt<u64> {
-        if self.socket.mode(true).is_err() {
-            return Attempt::Closed;
-        }
-        let mut buf = [0u8; 8];
-        let read = self.socket.sock.recv(&mut buf);
-        Self::take(read, buf)
-    }
-
-    fn block(&mut self, deadline: Instant) -> Option<u64> {
-        self.socket.mode(false).ok()?;
-        loop {
-            self.socket
-                .sock
-                .set_read_timeout(Some(time_left(deadline)?))
-                .ok()?;
-            let mut buf = [0u8; 8];
-            let read = self.socket.sock.recv(&mut buf);
-            match Self::take(read, buf) {
-                Attempt::Got(stamp) => return Some(stamp),
-                Attempt::Empty => continue,
-                Attempt::Closed => return None,
-            }
         }
     }
 }

@@ -13,33 +13,33 @@ pub use throttle::{RateError, Throttle};
 use harness::{Chapter, Experiment, Profile, View, ViewKind};
 use std::time::Duration;
 
-fn secs(quick: u64, full: u64) -> impl Fn(Profile) -> Duration {
-    move |p| Duration::from_secs(p.pick(quick, full))
+fn secs(p: Profile, quick: u64, full: u64) -> Duration {
+    Duration::from_secs(p.pick(quick, full))
 }
 
 const EXPERIMENTS: &[Experiment] = &[
     Experiment {
         name: "sleep-sweep",
         about: "sleep(1 … 50 ms): requested against measured",
-        bound: |p| secs(4, 25)(p),
+        bound: |p| secs(p, 4, 25),
         run: experiments::run_sweep,
     },
     Experiment {
         name: "naive",
         about: "send a datagram; sleep(1 ms), aiming at 1,000 ops/s",
-        bound: |p| secs(3, 12)(p),
+        bound: |p| secs(p, 3, 12),
         run: experiments::run_naive,
     },
     Experiment {
         name: "rates",
         about: "every throttle at 100 … 100,000 ops/s: rate, drift, jitter, CPU",
-        bound: |p| secs(12, 120)(p),
+        bound: |p| secs(p, 12, 120),
         run: experiments::run_rates,
     },
     Experiment {
         name: "omission",
         about: "coordinated omission: latency from the actual vs the intended send",
-        bound: |p| secs(4, 20)(p),
+        bound: |p| secs(p, 4, 20),
         run: experiments::run_omission,
     },
 ];
