@@ -1,15 +1,28 @@
 //! The command line every chapter binary shares:
-//! `list`, `run [--profile quick|full] [--only NAME]…`, `table NAME`, `plot NAME`.
+//! `list`, `run [--profile quick|full] [--only NAME]… [--missing] [--set NAME=VALUE]…`,
+//! `table NAME`, `plot NAME`; and the hidden `__worker` that runs rounds.
+//!
+//! Bad input (an unknown name, a bad profile, a parameter out of range) exits with
+//! status 2 and lists what is valid.
 
-use crate::cache;
-use crate::experiment::{Chapter, ViewKind, measure, obtain, render_view};
+use crate::cache::{self, MeasureLock, Slot};
+use crate::experiment::{Chapter, ViewKind};
+use crate::params::{self, Override};
 use crate::profile::Profile;
+use crate::render::{fmt_number, render_view};
+use crate::runner::{self, Mode, Request};
+use crate::worker;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, Command, value_parser};
+use std::path::Path;
 use std::process::ExitCode;
 
+/// Exit status of a binary whose embedded code key no longer matches the sources on
+/// disk (asked with `COW_CHECK_FRESH=1`): `run.sh` rebuilds and runs it again.
+pub const STALE: u8 = 75;
+
 fn command(ch: &Chapter) -> Command {
-    let experiments: Vec<&'static str> = ch.experiments.iter().map(|e| e.name).collect();
+    let experiments: Vec<&'static str> = ch.experiments.iter().map(|e| e.name()).collect();
     Command::new(ch.name)
         .about(format!(
             "Measurements of the chapter `{}` of The Cost of Waiting",
@@ -17,7 +30,10 @@ fn command(ch: &Chapter) -> Command {
         ))
         .subcommand_required(true)
         .arg_required_else_help(true)
-        .subcommand(Command::new("list").about("List the experiments, tables and plots"))
+        .subcommand(
+            Command::new("list")
+                .about("List the experiments with their parameters, the tables, plots and headline figures"),
+        )
         .subcommand(
             Command::new("run")
                 .about("Measure experiments afresh and store the results")
@@ -31,13 +47,20 @@ fn command(ch: &Chapter) -> Command {
                     Arg::new("missing")
                         .long("missing")
                         .action(ArgAction::SetTrue)
-                        .help("Only experiments with no cached result matching the code"),
+                        .help("Only experiments with no good result of this profile for the current code"),
                 )
                 .arg(
                     Arg::new("only")
                         .long("only")
                         .action(ArgAction::Append)
                         .value_parser(PossibleValuesParser::new(experiments)),
+                )
+                .arg(
+                    Arg::new("set")
+                        .long("set")
+                        .value_name("NAME=VALUE")
+                        .action(ArgAction::Append)
+                        .help("Set a parameter (see `list`); EXPERIMENT.NAME=VALUE sets it for one experiment. The result is stored beside the default one, which the book keeps showing."),
                 ),
         )
         .subcommand(
@@ -59,18 +82,66 @@ fn command(ch: &Chapter) -> Command {
                 ),
         )
         .after_help(
-            "Results are cached in target/book-results/ (or $COW_RESULTS_DIR). `table` and `plot` \
-             use a full-profile result matching the code, else a quick one, else measure in \
-             $COW_PROFILE (default quick).",
+            "Results are stored in target/book-results/ (or $COW_RESULTS_DIR). `table` and `plot` \
+             show the good full-profile result for the current code, else the quick one, else \
+             measure in $COW_PROFILE (default quick). $COW_SET (e.g. \"brigades.tasks=2000\") \
+             makes them show the result measured with those parameters.",
         )
 }
 
 /// Runs the chapter binary's command line; returns its exit code.
-pub fn main(ch: &Chapter) -> ExitCode {
-    main_from(ch, std::env::args_os())
+pub fn main(ch: &'static Chapter) -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(worker::WORKER_ARG) {
+        return worker::worker_main(&[ch], &args[2..]);
+    }
+    if let Some(code) = stale_check(&[ch]) {
+        return code;
+    }
+    main_from(ch, args)
 }
 
-pub fn main_from<I, T>(ch: &Chapter, args: I) -> ExitCode
+/// With `COW_CHECK_FRESH=1`: exits [`STALE`] when a chapter's sources on disk differ
+/// from those this binary was compiled from.
+pub fn stale_check(chapters: &[&Chapter]) -> Option<ExitCode> {
+    std::env::var_os("COW_CHECK_FRESH")?;
+    for ch in chapters {
+        let dir = Path::new(ch.dir);
+        if dir.is_dir() && crate::key::source_hash(dir) != ch.source_hash {
+            eprintln!(
+                "{}: the sources changed since this binary was built",
+                ch.name
+            );
+            return Some(ExitCode::from(STALE));
+        }
+    }
+    None
+}
+
+/// The profile named by `$COW_PROFILE` (quick when unset); exit 2 when it is not one.
+pub fn profile_from_env() -> Result<Profile, ExitCode> {
+    Profile::from_env().map_err(|e| {
+        eprintln!("error: COW_PROFILE: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// The overrides `$COW_SET` gives this chapter: space-separated
+/// `CHAPTER.NAME=VALUE` or `CHAPTER.EXPERIMENT.NAME=VALUE`; other chapters' entries
+/// are skipped.
+pub fn overrides_from_env(chapter: &str) -> Result<Vec<Override>, String> {
+    let Ok(text) = std::env::var("COW_SET") else {
+        return Ok(Vec::new());
+    };
+    text.split_whitespace()
+        .filter_map(|item| {
+            let (ch, rest) = item.split_once('.')?;
+            (ch == chapter).then(|| Override::parse(rest).map_err(|e| format!("COW_SET: {e}")))
+        })
+        .collect()
+}
+
+pub fn main_from<I, T>(ch: &'static Chapter, args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -85,16 +156,7 @@ where
     let dir = cache::results_dir();
     match matches.subcommand() {
         Some(("list", _)) => {
-            println!("experiments:");
-            for e in ch.experiments {
-                println!("  {:<16} {}", e.name, e.about);
-            }
-            for (kind, label) in [(ViewKind::Table, "tables"), (ViewKind::Plot, "plots")] {
-                println!("{label}:");
-                for v in ch.views.iter().filter(|v| v.kind == kind) {
-                    println!("  {:<16} (from {})", v.name, v.experiment);
-                }
-            }
+            print!("{}", list(ch));
             ExitCode::SUCCESS
         }
         Some(("run", m)) => {
@@ -103,39 +165,41 @@ where
                 .get_many::<String>("only")
                 .map(|v| v.collect())
                 .unwrap_or_default();
-            let mut failed = 0;
-            for e in ch
+            let selected: Vec<_> = ch
                 .experiments
                 .iter()
-                .filter(|e| only.is_empty() || only.iter().any(|o| *o == e.name))
-            {
-                let r = measure(ch, e, profile);
-                let status = match &r.status {
-                    crate::record::Status::Ok => "ok".to_string(),
-                    s => {
-                        failed += 1;
-                        format!("{s:?}")
-                    }
-                };
-                match cache::store(&dir, &r) {
-                    Ok(p) => println!(
-                        "{}/{}: {status} in {:.1} s -> {}",
-                        ch.name,
-                        e.name,
-                        r.wall_s,
-                        p.display()
-                    ),
-                    Err(err) => {
-                        eprintln!("{}/{}: cannot store the result: {err:#}", ch.name, e.name);
-                        return ExitCode::FAILURE;
-                    }
+                .filter(|e| only.is_empty() || only.iter().any(|o| *o == e.name()))
+                .collect();
+            let overrides: Result<Vec<Override>, String> = m
+                .get_many::<String>("set")
+                .map(|v| v.map(|s| Override::parse(s)).collect())
+                .unwrap_or_else(|| Ok(Vec::new()));
+            let overrides = match overrides.and_then(|o| {
+                let decl: Vec<(&str, &[params::Param])> =
+                    selected.iter().map(|e| (e.name(), e.params())).collect();
+                params::check_overrides(&o, &decl).map(|()| o)
+            }) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            // Bad values are refused before anything is measured.
+            for e in &selected {
+                if let Err(err) = params::resolve(e.name(), e.params(), profile, &overrides) {
+                    eprintln!("error: {err}");
+                    return ExitCode::from(2);
                 }
             }
-            // A failed experiment is reported in the book; the run itself succeeded.
-            if failed > 0 {
-                eprintln!("{failed} experiment(s) did not succeed; the book will say so");
-            }
-            ExitCode::SUCCESS
+            run(
+                ch,
+                &selected,
+                profile,
+                &overrides,
+                m.get_flag("missing"),
+                &dir,
+            )
         }
         Some((sub @ ("table" | "plot"), m)) => {
             let kind = if sub == "table" {
@@ -145,24 +209,162 @@ where
             };
             let name = m.get_one::<String>("name").expect("required");
             let view = ch.view(kind, name).expect("validated by clap");
-            let Some(exp) = ch.experiment(view.experiment) else {
-                eprintln!(
-                    "internal error: view `{name}` names no experiment `{}`",
-                    view.experiment
-                );
-                return ExitCode::FAILURE;
-            };
-            let profile = match Profile::from_env() {
+            let exp = ch
+                .experiment(view.experiment())
+                .expect("checked by Chapter::check");
+            let profile = match profile_from_env() {
                 Ok(p) => p,
+                Err(code) => return code,
+            };
+            let overrides = match overrides_from_env(ch.name) {
+                Ok(o) => o,
                 Err(e) => {
-                    eprintln!("error: COW_PROFILE: {e}");
+                    eprintln!("error: {e}");
                     return ExitCode::from(2);
                 }
             };
-            let record = obtain(ch, exp, profile, &dir);
-            print!("{}", render_view(view, &record));
-            ExitCode::SUCCESS
+            match runner::obtain(ch, exp, profile, &overrides, &dir, Mode::this_executable()) {
+                Ok(shown) => {
+                    print!("{}", render_view(view, &shown));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
         }
         _ => unreachable!("clap requires a subcommand"),
     }
+}
+
+fn run(
+    ch: &'static Chapter,
+    selected: &[&&'static dyn crate::experiment::AnyExperiment],
+    profile: Profile,
+    overrides: &[Override],
+    missing: bool,
+    dir: &Path,
+) -> ExitCode {
+    let todo: Vec<_> = selected
+        .iter()
+        .filter(|e| {
+            if !missing {
+                return true;
+            }
+            let values =
+                params::resolve(e.name(), e.params(), profile, overrides).unwrap_or_default();
+            let slot = Slot {
+                chapter: ch.name,
+                experiment: e.name(),
+                profile,
+                build: ch.build,
+                params: params::tag(&values),
+            };
+            let current = cache::has_good(dir, &slot, ch.key);
+            if current {
+                println!("{}/{}: up to date ({profile})", ch.name, e.name());
+            }
+            !current
+        })
+        .collect();
+    if todo.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    let _lock = match MeasureLock::acquire(dir) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut failed = 0;
+    for e in todo {
+        let record = match runner::measure(&Request {
+            chapter: ch,
+            experiment: **e,
+            profile,
+            overrides,
+            mode: Mode::this_executable(),
+        }) {
+            Ok(r) => r,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return ExitCode::from(2);
+            }
+        };
+        if !record.is_ok() {
+            failed += 1;
+        }
+        match cache::store(dir, &record) {
+            Ok(p) => println!(
+                "{}/{}: {} in {:.1} s, {} rounds -> {}",
+                ch.name,
+                e.name(),
+                record.status.describe(),
+                record.wall_s,
+                record.rounds.len(),
+                p.display()
+            ),
+            Err(err) => {
+                eprintln!("{}/{}: cannot store the result: {err:#}", ch.name, e.name());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    // A failed experiment is reported in the book; the run itself succeeded.
+    if failed > 0 {
+        eprintln!("{failed} experiment(s) did not succeed; the book will say so");
+    }
+    ExitCode::SUCCESS
+}
+
+/// `list`: experiments with their budgets and parameters, views, headline figures.
+pub fn list(ch: &Chapter) -> String {
+    let mut out = String::from("experiments:\n");
+    for e in ch.experiments {
+        let (q, f) = (e.budget(Profile::Quick), e.budget(Profile::Full));
+        out.push_str(&format!(
+            "  {:<14} {}\n  {:<14} budget: quick {} s ({}–{} rounds), full {} s ({} rounds); {}\n",
+            e.name(),
+            e.about(),
+            "",
+            q.time.as_secs(),
+            q.min_rounds,
+            q.max_rounds,
+            f.time.as_secs(),
+            f.min_rounds,
+            e.isolation().describe()
+        ));
+        for p in e.params() {
+            out.push_str(&format!(
+                "  {:<14}   --set {}=…  {}{}; {}; quick {}, full {}\n",
+                "",
+                p.name,
+                p.about,
+                if p.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", p.unit)
+                },
+                p.range_text(),
+                fmt_number(p.quick, p.integer),
+                fmt_number(p.full, p.integer)
+            ));
+        }
+    }
+    for (kind, label) in [(ViewKind::Table, "tables"), (ViewKind::Plot, "plots")] {
+        out.push_str(&format!("{label}:\n"));
+        for v in ch.views.iter().filter(|v| v.kind() == kind) {
+            out.push_str(&format!("  {:<16} (from {})\n", v.name(), v.experiment()));
+        }
+    }
+    out.push_str("headline figures:\n");
+    for h in ch.headlines {
+        out.push_str(&format!(
+            "  {:<36} {}/{}\n",
+            h.name, h.experiment, h.reading
+        ));
+    }
+    out
 }

@@ -1,50 +1,171 @@
-//! Experiments, their views, and running one under a time bound.
+//! Experiments, views and headline figures: the one typed contract from a chapter's
+//! measuring code to its page.
+//!
+//! A chapter declares each experiment as an [`Experiment<R>`]: a function that runs
+//! **one round** (every variant once) and returns the round's data `R`, and a function
+//! that reads one value per variant out of `R` (its [`Reading`]s). The harness runs
+//! rounds — each in a fresh worker process unless the experiment says why not — until
+//! the budget says stop, stores them, and hands views the typed rounds back
+//! ([`Results<R>`]). Erasure to JSON, caching and Markdown happen here, once.
 
-use crate::cache;
-use crate::machine::Machine;
+use crate::params::{Param, ParamValue};
 use crate::profile::Profile;
-use crate::record::{Note, NoteKind, Provenance, Record, Status};
-use crate::render;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::path::Path;
-use std::time::{Duration, Instant, SystemTime};
+use crate::record::{Note, NoteKind, Reading, Record, RoundRecord, Unit};
+use crate::stats::Estimate;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
 
-/// What an experiment gets while it runs: its profile, its deadline, a place for its
-/// parameters and notes, and progress bars.
+/// How long an experiment may measure, and how many rounds it runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// Rounds start only while they are expected to end within this time.
+    pub time: Duration,
+    /// Rounds to run before the interval may stop the run (the interval reaches
+    /// 95 % only from 6 rounds).
+    pub min_rounds: u32,
+    pub max_rounds: u32,
+    /// Stop early once every reading's interval is within this fraction of its median.
+    pub target: f64,
+}
+
+/// Whatever the budget says, a run has at least this many rounds when its bound
+/// allows (fewer cannot give an interval at all).
+pub const MIN_ROUNDS: u32 = 3;
+
+impl Budget {
+    /// The quick profile: rounds until every interval is within ±10 % of its median,
+    /// from 6 rounds on, or until `seconds` are spent.
+    pub const fn quick(seconds: u64) -> Budget {
+        Budget {
+            time: Duration::from_secs(seconds),
+            min_rounds: 6,
+            max_rounds: 40,
+            target: 0.10,
+        }
+    }
+
+    /// The full profile: exactly `rounds` rounds (at least 10), within `seconds`.
+    pub const fn full(seconds: u64, rounds: u32) -> Budget {
+        let rounds = if rounds < 10 { 10 } else { rounds };
+        Budget {
+            time: Duration::from_secs(seconds),
+            min_rounds: rounds,
+            max_rounds: rounds,
+            target: 0.0,
+        }
+    }
+
+    pub const fn rounds(self, min: u32, max: u32) -> Budget {
+        Budget {
+            min_rounds: min,
+            max_rounds: max,
+            ..self
+        }
+    }
+
+    /// The hard bound: past it the worker is killed. Rounds should stop themselves at
+    /// their deadline well before.
+    pub fn bound(&self) -> Duration {
+        self.time + (self.time / 2).max(Duration::from_secs(3))
+    }
+}
+
+/// Where an experiment's rounds run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Each round in a fresh worker process, so CPU placement, address-space layout
+    /// and the state of the allocator vary between rounds as between rebuilds.
+    FreshProcess,
+    /// All rounds in one worker process, for the reason given (shown on the page).
+    OneProcess(&'static str),
+}
+
+impl Isolation {
+    pub fn describe(self) -> String {
+        match self {
+            Isolation::FreshProcess => "a fresh process per round".into(),
+            Isolation::OneProcess(why) => format!("all rounds in one process ({why})"),
+        }
+    }
+}
+
+/// What a round gets while it runs: the profile, the round's index, the parameters,
+/// the deadline, and a place for notes and details.
 pub struct Ctx {
     pub profile: Profile,
-    label: String,
+    /// 0 for the first round.
+    pub round: u32,
+    params: Vec<ParamValue>,
+    details: Vec<(String, String)>,
     deadline: Instant,
-    params: Vec<(String, String)>,
     notes: Vec<Note>,
 }
 
 impl Ctx {
-    pub fn new(profile: Profile, label: impl Into<String>, bound: Duration) -> Ctx {
+    pub fn new(profile: Profile, round: u32, params: Vec<ParamValue>, deadline: Instant) -> Ctx {
         Ctx {
             profile,
-            label: label.into(),
-            deadline: Instant::now() + bound,
-            params: Vec::new(),
+            round,
+            params,
+            details: Vec::new(),
+            deadline,
             notes: Vec::new(),
         }
     }
 
-    /// Records a parameter for the provenance line, and returns it.
-    pub fn param<T: std::fmt::Display>(&mut self, name: &str, value: T) -> T {
-        self.params.push((name.to_string(), value.to_string()));
-        value
+    /// A context for calling a round function directly (tests, benchmarks): the
+    /// declared defaults of `profile`, round 0, and `bound` to run.
+    pub fn for_test(profile: Profile, params: &[Param], bound: Duration) -> Ctx {
+        let values =
+            crate::params::resolve("test", params, profile, &[]).expect("defaults are valid");
+        Ctx::new(profile, 0, values, Instant::now() + bound)
     }
 
-    /// A note the reader sees under every view of this result.
-    pub fn note(&mut self, kind: NoteKind, text: impl Into<String>) {
-        self.notes.push(Note {
-            kind,
-            text: text.into(),
-        });
+    fn value(&self, p: &Param) -> f64 {
+        self.params
+            .iter()
+            .find(|v| v.name == p.name)
+            .map(|v| v.value)
+            .unwrap_or_else(|| panic!("parameter `{}` is not declared by this experiment", p.name))
     }
 
-    /// When the experiment should stop, keeping what it has, and say so with a note.
+    /// An integer parameter's value (declared with [`Param::int`]).
+    pub fn int(&self, p: &Param) -> u64 {
+        self.value(p).max(0.0) as u64
+    }
+
+    /// An integer parameter as a `usize`.
+    pub fn count(&self, p: &Param) -> usize {
+        self.int(p) as usize
+    }
+
+    /// A real-valued parameter's value.
+    pub fn float(&self, p: &Param) -> f64 {
+        self.value(p)
+    }
+
+    /// A fact of this run for the provenance line (a size derived from the
+    /// parameters, a limit that was read); the first round's is kept.
+    pub fn detail(&mut self, name: &str, value: impl std::fmt::Display) {
+        if let Some(d) = self.details.iter_mut().find(|(n, _)| n == name) {
+            d.1 = value.to_string();
+        } else {
+            self.details.push((name.to_string(), value.to_string()));
+        }
+    }
+
+    /// A note the reader sees under every view of this result. Paths that would name
+    /// this machine's user or cgroup are replaced by neutral words.
+    pub fn note(&mut self, kind: NoteKind, text: impl AsRef<str>) {
+        let text = crate::render::scrub(text.as_ref());
+        if !self.notes.iter().any(|n| n.kind == kind && n.text == text) {
+            self.notes.push(Note { kind, text });
+        }
+    }
+
+    /// When the round must stop, keeping what it has, and say so with a note.
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
@@ -58,30 +179,186 @@ impl Ctx {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
-    /// A progress bar on stderr (hidden when stderr is not a terminal) that says what is
-    /// running and how long is left.
-    pub fn progress(&self, len: u64, what: &str) -> ProgressBar {
-        let bar = ProgressBar::new(len);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:.bold} {wide_msg} [{bar:30}] {pos}/{len} {elapsed_precise} ETA {eta}",
-            )
-            .expect("a valid progress template")
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(self.label.clone());
-        bar.set_message(what.to_string());
-        bar
+    /// `items` in the order this round runs them: rotated by the round's index, so
+    /// every variant takes every position (first, after each neighbour) across rounds.
+    pub fn rotated<T: Clone>(&self, items: &[T]) -> Vec<T> {
+        if items.is_empty() {
+            return Vec::new();
+        }
+        let k = self.round as usize % items.len();
+        items[k..].iter().chain(&items[..k]).cloned().collect()
+    }
+
+    pub(crate) fn into_parts(self) -> (Vec<Note>, Vec<(String, String)>) {
+        (self.notes, self.details)
     }
 }
 
-/// One measurement of a chapter. `run` returns the experiment's data; `bound` is the
-/// wall-clock time it may take in each profile.
-pub struct Experiment {
+/// One experiment whose rounds return `R`. Build it with [`Experiment::new`] and the
+/// `const` setters.
+pub struct Experiment<R> {
     pub name: &'static str,
     pub about: &'static str,
-    pub bound: fn(Profile) -> Duration,
-    pub run: fn(&mut Ctx) -> anyhow::Result<serde_json::Value>,
+    pub params: &'static [Param],
+    pub budget: fn(Profile) -> Budget,
+    pub isolation: Isolation,
+    /// Runs one round: every variant once, in the order [`Ctx::rotated`] gives.
+    pub round: fn(&mut Ctx) -> anyhow::Result<R>,
+    /// One value per variant of a round, the figures the rounds are summarised by.
+    pub readings: fn(&R) -> Vec<Reading>,
+    data: PhantomData<fn() -> R>,
+}
+
+impl<R> Experiment<R> {
+    pub const fn new(
+        name: &'static str,
+        about: &'static str,
+        round: fn(&mut Ctx) -> anyhow::Result<R>,
+        readings: fn(&R) -> Vec<Reading>,
+    ) -> Experiment<R> {
+        Experiment {
+            name,
+            about,
+            params: &[],
+            budget: default_budget,
+            isolation: Isolation::FreshProcess,
+            round,
+            readings,
+            data: PhantomData,
+        }
+    }
+
+    pub const fn params(self, params: &'static [Param]) -> Experiment<R> {
+        Experiment { params, ..self }
+    }
+
+    pub const fn budget(self, budget: fn(Profile) -> Budget) -> Experiment<R> {
+        Experiment { budget, ..self }
+    }
+
+    /// Runs every round in one worker process, for the reason given.
+    pub const fn one_process(self, why: &'static str) -> Experiment<R> {
+        Experiment {
+            isolation: Isolation::OneProcess(why),
+            ..self
+        }
+    }
+}
+
+fn default_budget(p: Profile) -> Budget {
+    p.pick(Budget::quick(5), Budget::full(60, 10))
+}
+
+/// What one round produced, erased for the worker protocol and the record.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct RoundOutput {
+    pub readings: Vec<Reading>,
+    pub data: serde_json::Value,
+    pub notes: Vec<Note>,
+    pub details: Vec<(String, String)>,
+}
+
+/// An experiment with its data type erased: what the harness's runner, cache and
+/// command line see.
+pub trait AnyExperiment: Sync {
+    fn name(&self) -> &'static str;
+    fn about(&self) -> &'static str;
+    fn params(&self) -> &'static [Param];
+    fn budget(&self, profile: Profile) -> Budget;
+    fn isolation(&self) -> Isolation;
+    /// Runs one round and erases its data to JSON.
+    fn run_round(&self, ctx: Ctx) -> anyhow::Result<RoundOutput>;
+}
+
+impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn about(&self) -> &'static str {
+        self.about
+    }
+    fn params(&self) -> &'static [Param] {
+        self.params
+    }
+    fn budget(&self, profile: Profile) -> Budget {
+        (self.budget)(profile)
+    }
+    fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+    fn run_round(&self, mut ctx: Ctx) -> anyhow::Result<RoundOutput> {
+        let data = (self.round)(&mut ctx)?;
+        let readings = (self.readings)(&data);
+        let (notes, details) = ctx.into_parts();
+        Ok(RoundOutput {
+            readings,
+            data: serde_json::to_value(&data)?,
+            notes,
+            details,
+        })
+    }
+}
+
+/// One round, typed, as views see it.
+pub struct Round<'a, R> {
+    pub index: u32,
+    pub record: &'a RoundRecord,
+    pub data: R,
+}
+
+/// A stored result with its rounds decoded into the experiment's own type.
+pub struct Results<'a, R> {
+    pub record: &'a Record,
+    pub rounds: Vec<Round<'a, R>>,
+}
+
+impl<'a, R: DeserializeOwned> Results<'a, R> {
+    pub fn decode(record: &'a Record) -> anyhow::Result<Results<'a, R>> {
+        let rounds = record
+            .rounds
+            .iter()
+            .map(|r| {
+                Ok(Round {
+                    index: r.index,
+                    record: r,
+                    data: serde_json::from_value(r.data.clone()).map_err(|e| {
+                        anyhow::anyhow!(
+                            "the stored result of `{}` does not have the expected shape ({e}); run `make regenerate`",
+                            record.experiment
+                        )
+                    })?,
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Results { record, rounds })
+    }
+}
+
+impl<R> Results<'_, R> {
+    /// The median over rounds of a reading, with its interval.
+    pub fn estimate(&self, key: &str) -> Option<Estimate> {
+        self.record.estimate(key)
+    }
+
+    /// The median over rounds of any per-round value the views derive from the data.
+    pub fn estimate_of(&self, f: impl Fn(&R) -> Option<f64>) -> Option<Estimate> {
+        let v: Vec<f64> = self.rounds.iter().filter_map(|r| f(&r.data)).collect();
+        Estimate::of(&v)
+    }
+
+    /// The per-round ratio of two readings.
+    pub fn ratio(&self, num: &str, den: &str) -> Option<Estimate> {
+        self.record.ratio(num, den)
+    }
+
+    /// Every round's data, for pooling distributions.
+    pub fn data(&self) -> impl Iterator<Item = &R> {
+        self.rounds.iter().map(|r| &r.data)
+    }
+
+    pub fn param(&self, name: &str) -> Option<f64> {
+        self.record.param(name)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,290 +367,287 @@ pub enum ViewKind {
     Plot,
 }
 
-/// A rendering of one experiment's result: a Markdown table or an SVG plot.
-pub struct View {
+/// A table or plot rendered from one experiment's typed results.
+pub struct View<R: 'static> {
     pub name: &'static str,
     pub kind: ViewKind,
+    pub experiment: &'static Experiment<R>,
+    pub render: fn(&Results<R>) -> anyhow::Result<String>,
+}
+
+impl<R> View<R> {
+    pub const fn table(
+        name: &'static str,
+        experiment: &'static Experiment<R>,
+        render: fn(&Results<R>) -> anyhow::Result<String>,
+    ) -> View<R> {
+        View {
+            name,
+            kind: ViewKind::Table,
+            experiment,
+            render,
+        }
+    }
+
+    pub const fn plot(
+        name: &'static str,
+        experiment: &'static Experiment<R>,
+        render: fn(&Results<R>) -> anyhow::Result<String>,
+    ) -> View<R> {
+        View {
+            name,
+            kind: ViewKind::Plot,
+            experiment,
+            render,
+        }
+    }
+}
+
+/// A view with its data type erased.
+pub trait AnyView: Sync {
+    fn name(&self) -> &'static str;
+    fn kind(&self) -> ViewKind;
+    fn experiment(&self) -> &'static str;
+    fn render(&self, record: &Record) -> anyhow::Result<String>;
+}
+
+impl<R: DeserializeOwned + 'static> AnyView for View<R> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn kind(&self) -> ViewKind {
+        self.kind
+    }
+    fn experiment(&self) -> &'static str {
+        self.experiment.name
+    }
+    fn render(&self, record: &Record) -> anyhow::Result<String> {
+        (self.render)(&Results::decode(record)?)
+    }
+}
+
+/// A figure a chapter names as its headline: one reading of one experiment, the
+/// median over rounds with its interval. The guide, the appendix, `changes` and
+/// `compare` read figures only through these.
+#[derive(Debug, Clone, Copy)]
+pub struct Headline {
+    pub name: &'static str,
     pub experiment: &'static str,
-    pub render: fn(&Record) -> anyhow::Result<String>,
+    /// The reading's key.
+    pub reading: &'static str,
+    /// The parameters that say what the figure is (e.g. `tasks`), copied into it.
+    pub params: &'static [&'static str],
+    pub about: &'static str,
+}
+
+impl Headline {
+    pub const fn new<R>(
+        name: &'static str,
+        experiment: &Experiment<R>,
+        reading: &'static str,
+    ) -> Headline {
+        Headline {
+            name,
+            experiment: experiment.name,
+            reading,
+            params: &[],
+            about: "",
+        }
+    }
+
+    pub const fn params(self, params: &'static [&'static str]) -> Headline {
+        Headline { params, ..self }
+    }
+
+    pub const fn about(self, about: &'static str) -> Headline {
+        Headline { about, ..self }
+    }
+}
+
+/// A headline figure with its value, as `all-results headlines --json` prints it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Figure {
+    pub chapter: String,
+    pub name: String,
+    pub unit: Unit,
+    pub median: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub confidence: f64,
+    pub rounds: u32,
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub profile: Profile,
+    pub measured_at: String,
+    /// The machine it was measured on, in one line.
+    pub machine: String,
+}
+
+impl Figure {
+    pub fn estimate(&self) -> Estimate {
+        Estimate {
+            median: self.median,
+            lo: self.lo,
+            hi: self.hi,
+            confidence: self.confidence,
+            n: self.rounds,
+        }
+    }
+
+    /// Reads a headline out of the record of its experiment.
+    pub fn of(h: &Headline, record: &Record) -> Option<Figure> {
+        let e = record.estimate(h.reading)?;
+        let mut params = serde_json::Map::new();
+        for name in h.params {
+            if let Some(p) = record.params.iter().find(|p| p.name == *name) {
+                let v = if p.integer {
+                    serde_json::Value::from(p.value as i64)
+                } else {
+                    serde_json::Value::from(p.value)
+                };
+                params.insert(p.name.clone(), v);
+            }
+        }
+        Some(Figure {
+            chapter: record.chapter.clone(),
+            name: h.name.to_string(),
+            unit: record.unit(h.reading)?,
+            median: e.median,
+            lo: e.lo,
+            hi: e.hi,
+            confidence: e.confidence,
+            rounds: e.n,
+            params,
+            profile: record.profile,
+            measured_at: record.provenance.measured_at.clone(),
+            machine: crate::render::machine_line(&record.provenance.machine),
+        })
+    }
 }
 
 /// Everything a chapter binary serves.
 pub struct Chapter {
     /// The crate's package name, which is also the chapter's slug.
     pub name: &'static str,
-    /// `env!("CARGO_MANIFEST_DIR")` of the chapter crate, for the code key.
+    /// `env!("CARGO_MANIFEST_DIR")` of the chapter crate.
     pub dir: &'static str,
-    pub experiments: &'static [Experiment],
-    pub views: &'static [View],
+    /// `env!("COW_SOURCE_HASH")`, embedded by the build script.
+    pub source_hash: &'static str,
+    /// `env!("COW_CODE_KEY")`, embedded by the build script.
+    pub key: &'static str,
+    /// `env!("COW_BUILD")`: `release` or `debug`.
+    pub build: &'static str,
+    pub experiments: &'static [&'static dyn AnyExperiment],
+    pub views: &'static [&'static dyn AnyView],
+    pub headlines: &'static [Headline],
+}
+
+/// Declares a chapter's [`Chapter`] with the build script's key embedded:
+/// `harness::chapter!(experiments: [...], views: [...], headlines: [...])`.
+#[macro_export]
+macro_rules! chapter {
+    (experiments: [$($e:expr),* $(,)?], views: [$($v:expr),* $(,)?], headlines: [$($h:expr),* $(,)?] $(,)?) => {
+        $crate::Chapter {
+            name: env!("CARGO_PKG_NAME"),
+            dir: env!("CARGO_MANIFEST_DIR"),
+            source_hash: env!("COW_SOURCE_HASH"),
+            key: env!("COW_CODE_KEY"),
+            build: env!("COW_BUILD"),
+            experiments: &[$(&$e),*],
+            views: &[$(&$v),*],
+            headlines: &[$($h),*],
+        }
+    };
 }
 
 impl Chapter {
-    pub fn experiment(&self, name: &str) -> Option<&Experiment> {
-        self.experiments.iter().find(|e| e.name == name)
+    pub fn experiment(&self, name: &str) -> Option<&'static dyn AnyExperiment> {
+        self.experiments.iter().copied().find(|e| e.name() == name)
     }
 
-    pub fn view(&self, kind: ViewKind, name: &str) -> Option<&View> {
-        self.views.iter().find(|v| v.kind == kind && v.name == name)
+    pub fn view(&self, kind: ViewKind, name: &str) -> Option<&'static dyn AnyView> {
+        self.views
+            .iter()
+            .copied()
+            .find(|v| v.kind() == kind && v.name() == name)
     }
 
     pub fn view_names(&self, kind: ViewKind) -> Vec<&'static str> {
         self.views
             .iter()
-            .filter(|v| v.kind == kind)
-            .map(|v| v.name)
+            .filter(|v| v.kind() == kind)
+            .map(|v| v.name())
             .collect()
     }
 
-    pub fn key(&self) -> String {
-        cache::code_key(self.dir)
+    pub fn headline(&self, name: &str) -> Option<&Headline> {
+        self.headlines.iter().find(|h| h.name == name)
     }
-}
 
-fn utc_now() -> String {
-    let s = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    s.replace('T', " ").replace('Z', " UTC")
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
-/// Runs one experiment on its own thread under its time bound. An error, a panic or
-/// an overrun becomes a record with that status: the book shows it, the build goes on.
-pub fn measure(chapter: &Chapter, exp: &Experiment, profile: Profile) -> Record {
-    let bound = (exp.bound)(profile);
-    let label = format!("{}/{}", chapter.name, exp.name);
-    eprintln!(
-        "measuring {label} (profile {profile}, time bound {})",
-        render::fmt_ns(bound.as_nanos() as f64)
-    );
-    let ctx = Ctx::new(profile, label, bound);
-    let start = Instant::now();
-    let run = exp.run;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name(exp.name.into())
-        .spawn(move || {
-            let mut ctx = ctx;
-            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&mut ctx)));
-            let _ = tx.send((out, ctx.params, ctx.notes));
-        });
-    // The experiment should stop itself at its deadline; this is the last resort.
-    let grace = bound / 2 + Duration::from_secs(2);
-    let (status, params, notes, data) = match spawned {
-        Err(e) => (
-            Status::Failed {
-                error: format!("could not start the experiment's thread: {e}"),
-            },
-            vec![],
-            vec![],
-            serde_json::Value::Null,
-        ),
-        Ok(_) => match rx.recv_timeout(bound + grace) {
-            Ok((Ok(Ok(data)), params, notes)) => (Status::Ok, params, notes, data),
-            Ok((Ok(Err(e)), params, notes)) => (
-                Status::Failed {
-                    error: format!("{e:#}"),
-                },
-                params,
-                notes,
-                serde_json::Value::Null,
-            ),
-            Ok((Err(panic), params, notes)) => (
-                Status::Failed {
-                    error: format!("it panicked: {}", panic_message(&*panic)),
-                },
-                params,
-                notes,
-                serde_json::Value::Null,
-            ),
-            Err(_) => (
-                Status::TimedOut {
-                    bound_s: (bound + grace).as_secs_f64(),
-                },
-                vec![],
-                vec![],
-                serde_json::Value::Null,
-            ),
-        },
-    };
-    Record {
-        chapter: chapter.name.into(),
-        experiment: exp.name.into(),
-        key: chapter.key(),
-        profile,
-        provenance: Provenance {
-            machine: Machine::current(),
-            measured_at: utc_now(),
-        },
-        params,
-        status,
-        notes,
-        wall_s: start.elapsed().as_secs_f64(),
-        data,
-    }
-}
-
-/// The record to show for `exp`: a cached one matching the code, or a fresh
-/// measurement in `profile` (stored for next time).
-pub fn obtain(chapter: &Chapter, exp: &Experiment, profile: Profile, dir: &Path) -> Record {
-    if let Some(r) = cache::best_match(dir, chapter.name, exp.name, &chapter.key()) {
-        return r;
-    }
-    let r = measure(chapter, exp, profile);
-    if let Err(e) = cache::store(dir, &r) {
-        eprintln!("warning: could not cache the result: {e:#}");
-    }
-    r
-}
-
-/// A view's Markdown: the table or plot, then any notes, then the provenance line.
-/// A failed or abandoned run renders as a note saying so.
-pub fn render_view(view: &View, record: &Record) -> String {
-    let mut out = String::new();
-    let body = match &record.status {
-        Status::Ok => (view.render)(record).map_err(|e| format!("{e:#}")),
-        Status::Failed { error } => Err(format!("the experiment failed: {error}")),
-        Status::TimedOut { bound_s } => Err(format!(
-            "the experiment did not finish within {bound_s:.0} s and was abandoned"
-        )),
-    };
-    match body {
-        Ok(b) if view.kind == ViewKind::Plot => {
-            out.push_str("<div class=\"cow-plot\">\n");
-            out.push_str(&b);
-            out.push_str("\n</div>\n\n");
+    /// The registry's own consistency: unique names, every view and headline naming
+    /// an experiment of this chapter.
+    pub fn check(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        for e in self.experiments {
+            if !seen.insert(("experiment", e.name())) {
+                return Err(format!("{}: experiment `{}` twice", self.name, e.name()));
+            }
+            let mut params = std::collections::HashSet::new();
+            for p in e.params() {
+                if !params.insert(p.name) {
+                    return Err(format!(
+                        "{}/{}: parameter `{}` twice",
+                        self.name,
+                        e.name(),
+                        p.name
+                    ));
+                }
+                if !(p.min <= p.quick && p.quick <= p.max && p.min <= p.full && p.full <= p.max) {
+                    return Err(format!(
+                        "{}/{}: parameter `{}` has a default outside its range",
+                        self.name,
+                        e.name(),
+                        p.name
+                    ));
+                }
+            }
         }
-        Ok(b) => {
-            out.push_str(&b);
-            out.push('\n');
+        for v in self.views {
+            let kind = if v.kind() == ViewKind::Table {
+                "table"
+            } else {
+                "plot"
+            };
+            if !seen.insert((kind, v.name())) {
+                return Err(format!("{}: {kind} `{}` twice", self.name, v.name()));
+            }
+            if self.experiment(v.experiment()).is_none() {
+                return Err(format!(
+                    "{}: {kind} `{}` reads experiment `{}`, which is not in the chapter",
+                    self.name,
+                    v.name(),
+                    v.experiment()
+                ));
+            }
         }
-        Err(e) => {
-            out.push_str(&format!(
-                "> **No result for `{}` on this machine:** {e}\n\n",
-                view.name
-            ));
+        for h in self.headlines {
+            if !seen.insert(("headline", h.name)) {
+                return Err(format!("{}: headline `{}` twice", self.name, h.name));
+            }
+            let Some(e) = self.experiment(h.experiment) else {
+                return Err(format!(
+                    "{}: headline `{}` reads experiment `{}`, which is not in the chapter",
+                    self.name, h.name, h.experiment
+                ));
+            };
+            for p in h.params {
+                if !e.params().iter().any(|d| d.name == *p) {
+                    return Err(format!(
+                        "{}: headline `{}` names parameter `{p}`, which `{}` does not declare",
+                        self.name, h.name, h.experiment
+                    ));
+                }
+            }
         }
-    }
-    if !record.notes.is_empty() {
-        out.push_str(&render::notes(&record.notes));
-        out.push('\n');
-    }
-    out.push_str(&render::provenance_line(record));
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ok_run(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-        let n = ctx.param("n", 3);
-        ctx.note(NoteKind::Info, "a note");
-        Ok(serde_json::json!({ "n": n }))
-    }
-    fn failing_run(_: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-        anyhow::bail!("no such device")
-    }
-    fn panicking_run(_: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-        panic!("boom")
-    }
-    fn slow_run(_: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-        std::thread::sleep(Duration::from_secs(60));
-        Ok(serde_json::Value::Null)
-    }
-    fn zero(_: Profile) -> Duration {
-        Duration::ZERO
-    }
-    fn short(_: Profile) -> Duration {
-        Duration::from_secs(1)
-    }
-    fn render_n(r: &Record) -> anyhow::Result<String> {
-        #[derive(serde::Deserialize)]
-        struct D {
-            n: u32,
-        }
-        Ok(format!("n is {}\n", r.data::<D>()?.n))
-    }
-
-    const EXPERIMENTS: &[Experiment] = &[
-        Experiment {
-            name: "ok",
-            about: "",
-            bound: short,
-            run: ok_run,
-        },
-        Experiment {
-            name: "fails",
-            about: "",
-            bound: short,
-            run: failing_run,
-        },
-        Experiment {
-            name: "panics",
-            about: "",
-            bound: short,
-            run: panicking_run,
-        },
-        Experiment {
-            name: "slow",
-            about: "",
-            bound: zero,
-            run: slow_run,
-        },
-    ];
-    const VIEWS: &[View] = &[View {
-        name: "n",
-        kind: ViewKind::Table,
-        experiment: "ok",
-        render: render_n,
-    }];
-    const CHAPTER: Chapter = Chapter {
-        name: "test-chapter",
-        dir: env!("CARGO_MANIFEST_DIR"),
-        experiments: EXPERIMENTS,
-        views: VIEWS,
-    };
-
-    #[test]
-    fn a_good_run_renders_with_notes_and_provenance() {
-        let r = measure(&CHAPTER, &EXPERIMENTS[0], Profile::Quick);
-        assert!(r.is_ok());
-        assert_eq!(r.params, vec![("n".to_string(), "3".to_string())]);
-        let md = render_view(&VIEWS[0], &r);
-        assert!(md.starts_with("n is 3"), "{md}");
-        assert!(md.contains("**Note:** a note"), "{md}");
-        assert!(
-            md.contains("cow-provenance") && md.contains("profile quick (n = 3)"),
-            "{md}"
-        );
-    }
-
-    #[test]
-    fn failures_panics_and_overruns_become_visible_notes() {
-        for (exp, expect) in [
-            (&EXPERIMENTS[1], "no such device"),
-            (&EXPERIMENTS[2], "panicked: boom"),
-            (&EXPERIMENTS[3], "did not finish within"),
-        ] {
-            let r = measure(&CHAPTER, exp, Profile::Quick);
-            assert!(!r.is_ok());
-            let md = render_view(&VIEWS[0], &r);
-            assert!(md.contains("No result for"), "{md}");
-            assert!(md.contains(expect), "{md}");
-            assert!(md.contains("cow-provenance"), "{md}");
-        }
-    }
-
-    #[test]
-    fn obtain_uses_the_cache() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = obtain(&CHAPTER, &EXPERIMENTS[0], Profile::Quick, dir.path());
-        let b = obtain(&CHAPTER, &EXPERIMENTS[0], Profile::Full, dir.path());
-        assert_eq!(a, b, "the second call must reuse the first result");
+        Ok(())
     }
 }

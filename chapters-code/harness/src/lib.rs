@@ -1,26 +1,39 @@
-//! What every chapter of *The Cost of Waiting* shares: statistics, the machine
-//! description, profiles, the result cache, Markdown tables, SVG plots, reference
-//! numbers and the command line. Nothing chapter-specific lives here.
+//! What every chapter of *The Cost of Waiting* shares: statistics over rounds, noise
+//! sensors, worker processes, parameters, the machine description, profiles, the
+//! result cache, Markdown tables, SVG plots, reference numbers and the command line.
+//! Nothing chapter-specific lives here.
 //!
-//! The flow of a number: an experiment returns data → a [`record::Record`] with its
-//! provenance is cached → a view renders it as Markdown or SVG → cmdrun puts it in the
-//! page.
+//! The flow of a number: a chapter's [`Experiment`] runs one round in a worker process
+//! and returns its typed data → the [`runner`] repeats rounds within the budget and
+//! records each round's noise → a [`record::Record`] with its provenance is cached →
+//! a [`View`] renders the typed rounds as Markdown or SVG → cmdrun puts it in the page.
 
 pub mod cache;
 pub mod cli;
 pub mod experiment;
+#[doc(hidden)]
+pub mod fixture;
+pub mod key;
 pub mod machine;
+pub mod noise;
+pub mod params;
 pub mod plot;
 pub mod profile;
 pub mod record;
 pub mod reference;
 pub mod render;
+pub mod runner;
 pub mod stats;
+pub mod worker;
 
-pub use experiment::{Chapter, Ctx, Experiment, View, ViewKind};
+pub use experiment::{
+    AnyExperiment, AnyView, Budget, Chapter, Ctx, Experiment, Figure, Headline, Results, View,
+    ViewKind,
+};
+pub use params::Param;
 pub use profile::Profile;
-pub use record::{NoteKind, Record};
-pub use stats::{MeanCi, Summary, Welford};
+pub use record::{NoteKind, Reading, Record, Unit};
+pub use stats::{Dist, Estimate, MeanCi, Summary, Welford};
 
 /// Time spent on the calling thread's CPU (user + system), where the OS tells it.
 pub fn thread_cpu_time() -> Option<std::time::Duration> {

@@ -29,7 +29,7 @@ impl Machine {
             os: os_name(),
             kernel: kernel_release(),
             arch: std::env::consts::ARCH.into(),
-            rustc: env!("HARNESS_RUSTC_VERSION")
+            rustc: env!("COW_RUSTC")
                 .split(" (")
                 .next()
                 .unwrap_or("rustc")
@@ -86,10 +86,10 @@ fn cpu_model() -> String {
             }
         }
     }
-    if cfg!(target_os = "macos") {
-        if let Some(s) = command_output("sysctl", &["-n", "machdep.cpu.brand_string"]) {
-            return s;
-        }
+    if cfg!(target_os = "macos")
+        && let Some(s) = command_output("sysctl", &["-n", "machdep.cpu.brand_string"])
+    {
+        return s;
     }
     if let Ok(s) = std::env::var("PROCESSOR_IDENTIFIER") {
         return s;
@@ -104,15 +104,15 @@ fn virtualised() -> Option<bool> {
 }
 
 fn os_name() -> String {
-    if let Some(release) = read_trim("/etc/os-release") {
-        if let Some(name) = release.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=")) {
-            return name.trim_matches('"').to_string();
-        }
+    if let Some(release) = read_trim("/etc/os-release")
+        && let Some(name) = release.lines().find_map(|l| l.strip_prefix("PRETTY_NAME="))
+    {
+        return name.trim_matches('"').to_string();
     }
-    if cfg!(target_os = "macos") {
-        if let Some(v) = command_output("sw_vers", &["-productVersion"]) {
-            return format!("macOS {v}");
-        }
+    if cfg!(target_os = "macos")
+        && let Some(v) = command_output("sw_vers", &["-productVersion"])
+    {
+        return format!("macOS {v}");
     }
     std::env::consts::OS.to_string()
 }

@@ -48,6 +48,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Draw markers at the points as well as the line.
     pub markers: bool,
+    /// Vertical interval bars: (x, low, high).
+    pub bars: Vec<(f64, f64, f64)>,
 }
 
 impl Series {
@@ -56,7 +58,18 @@ impl Series {
             name: name.into(),
             points,
             markers: true,
+            bars: Vec::new(),
         }
+    }
+
+    /// Medians over rounds at each x, with their intervals drawn as bars.
+    pub fn estimates(
+        name: impl Into<String>,
+        points: Vec<(f64, crate::stats::Estimate)>,
+    ) -> Series {
+        let mut s = Series::new(name, points.iter().map(|(x, e)| (*x, e.median)).collect());
+        s.bars = points.iter().map(|(x, e)| (*x, e.lo, e.hi)).collect();
+        s
     }
 
     pub fn line_only(mut self) -> Series {
@@ -235,9 +248,12 @@ impl Plot {
                 .flat_map(|s| s.points.iter().map(|p| p.0))
         };
         let ys = || {
-            self.series
-                .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.1))
+            self.series.iter().flat_map(|s| {
+                s.points
+                    .iter()
+                    .map(|p| p.1)
+                    .chain(s.bars.iter().flat_map(|b| [b.1, b.2]))
+            })
         };
         let (Some(mut xb), Some(yb)) = (bounds(xs(), self.x_axis), bounds(ys(), self.y_axis))
         else {
@@ -366,6 +382,18 @@ impl Plot {
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let bars = s.bars.iter().filter(|&&(bx, lo, hi)| {
+                bx.is_finite()
+                    && lo.is_finite()
+                    && hi.is_finite()
+                    && (self.x_axis == Axis::Linear || bx > 0.0)
+                    && (self.y_axis == Axis::Linear || lo > 0.0)
+            });
+            chart
+                .draw_series(bars.map(|&(bx, lo, hi)| {
+                    PathElement::new(vec![(bx, lo), (bx, hi)], c.stroke_width(1))
+                }))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             if s.markers {
                 chart
                     .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
@@ -393,6 +421,26 @@ pub fn quantile_cdf<'a>(
         plot = plot.series(Series::new(name, pts).line_only());
     }
     plot
+}
+
+/// A latency distribution plot from pooled distributions (nanoseconds): one CDF per
+/// series.
+pub fn dist_cdf<'a>(
+    title: &str,
+    x_label: &str,
+    series: impl IntoIterator<Item = (String, &'a crate::stats::Dist)>,
+) -> Plot {
+    let curves: Vec<(String, Vec<(f64, f64)>)> = series
+        .into_iter()
+        .filter(|(_, d)| !d.is_empty())
+        .map(|(n, d)| (n, d.curve(200)))
+        .collect();
+    quantile_cdf(
+        title,
+        x_label,
+        "fraction of samples ≤ value",
+        curves.iter().map(|(n, c)| (n.clone(), c.as_slice())),
+    )
 }
 
 /// A latency distribution plot from raw samples (nanoseconds): one CDF per series.

@@ -1,18 +1,28 @@
-//! A measured result as stored in the cache and rendered into the book.
+//! A measured result as stored in the cache and rendered into the book: the rounds,
+//! each with its readings (one value per variant), its noise and its raw data, and
+//! everything needed to say where and how it was measured.
 
 use crate::machine::Machine;
+use crate::noise::Noise;
+use crate::params::ParamValue;
 use crate::profile::Profile;
-use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use crate::stats::{Estimate, paired_ratio, spread};
+use serde::{Deserialize, Serialize};
+
+/// The version of the stored format; records of another version are not read.
+pub const FORMAT: u32 = 2;
 
 /// Why a note is shown under a table or plot.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub enum NoteKind {
     /// A resource limit stopped the experiment early.
     Limit,
-    /// The experiment's time bound was reached.
+    /// The experiment's time bound or budget was reached.
     Timeout,
     /// This operating system lacks what the experiment needs.
     Unsupported,
+    /// The rounds were disturbed, or disagree widely.
+    Noise,
     /// Anything else the reader should know about this run.
     Info,
 }
@@ -23,6 +33,7 @@ impl NoteKind {
             NoteKind::Limit => "Limit reached",
             NoteKind::Timeout => "Time bound reached",
             NoteKind::Unsupported => "Not available on this system",
+            NoteKind::Noise => "Noise",
             NoteKind::Info => "Note",
         }
     }
@@ -34,18 +45,95 @@ pub struct Note {
     pub text: String,
 }
 
+/// The unit of a reading, as the headline figures name it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+pub enum Unit {
+    #[serde(rename = "ns")]
+    Nanos,
+    #[serde(rename = "bytes")]
+    Bytes,
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+    /// A plain number (a ratio, a count, a fraction).
+    #[serde(rename = "1")]
+    Number,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Nanos => "ns",
+            Unit::Bytes => "bytes",
+            Unit::OpsPerSec => "ops/s",
+            Unit::Number => "1",
+        }
+    }
+
+    /// A value in this unit, for people.
+    pub fn format(self, v: f64) -> String {
+        match self {
+            Unit::Nanos => crate::render::fmt_ns(v),
+            Unit::Bytes => crate::render::fmt_bytes(v),
+            Unit::OpsPerSec => format!("{} ops/s", crate::render::fmt_rate(v)),
+            Unit::Number => crate::render::sig3(v),
+        }
+    }
+}
+
+/// One value a round gives for one variant: that round's median latency, per-call
+/// mean, lap time, achieved rate …
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Reading {
+    /// Names the variant and the measure, e.g. `std · mpsc · blocking`.
+    pub key: String,
+    pub unit: Unit,
+    pub value: f64,
+}
+
+impl Reading {
+    pub fn new(key: impl Into<String>, unit: Unit, value: f64) -> Reading {
+        Reading {
+            key: key.into(),
+            unit,
+            value,
+        }
+    }
+}
+
+/// One round as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RoundRecord {
+    pub index: u32,
+    pub noise: Noise,
+    pub readings: Vec<Reading>,
+    /// The experiment's own data for this round; its views know its type.
+    pub data: serde_json::Value,
+}
+
 /// How the run ended.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Status {
+    /// At least one round finished.
     Ok,
-    /// The experiment did not return within its bound (plus grace) and was abandoned.
-    TimedOut {
-        bound_s: f64,
-    },
+    /// No round finished before the bound; the worker was killed.
+    TimedOut { after_s: f64 },
     /// The experiment returned an error or panicked.
-    Failed {
-        error: String,
-    },
+    Failed { error: String },
+    /// The worker process died (a signal: a crash, or the out-of-memory killer).
+    Crashed { what: String },
+}
+
+impl Status {
+    pub fn describe(&self) -> String {
+        match self {
+            Status::Ok => "ok".into(),
+            Status::TimedOut { after_s } => {
+                format!("timed out after {after_s:.0} s and was stopped")
+            }
+            Status::Failed { error } => format!("failed: {error}"),
+            Status::Crashed { what } => format!("its worker process {what}"),
+        }
+    }
 }
 
 /// Where and when a result was measured.
@@ -54,38 +142,103 @@ pub struct Provenance {
     pub machine: Machine,
     /// UTC, to the second.
     pub measured_at: String,
+    /// Seconds since the Unix epoch, to order runs.
+    pub measured_unix: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Record {
+    pub format: u32,
     pub chapter: String,
     pub experiment: String,
-    /// Identifies the measuring code; a record whose key differs is stale.
+    /// The key of the compiled measuring code; a record whose key differs is stale.
     pub key: String,
     pub profile: Profile,
+    /// `release` or `debug`.
+    pub build: String,
     pub provenance: Provenance,
-    /// The parameters the experiment ran with, in the order it declared them.
-    pub params: Vec<(String, String)>,
+    /// The declared parameters, in declaration order.
+    pub params: Vec<ParamValue>,
+    /// Other facts of the run the experiment reported (derived sizes, limits read).
+    pub details: Vec<(String, String)>,
+    /// How rounds were isolated: "a fresh process per round", or why not.
+    pub isolation: String,
     pub status: Status,
     pub notes: Vec<Note>,
-    /// Wall-clock seconds the experiment took.
+    /// Wall-clock seconds the whole experiment took.
     pub wall_s: f64,
-    /// The experiment's own data; its views know its shape.
-    pub data: serde_json::Value,
+    pub rounds: Vec<RoundRecord>,
 }
 
 impl Record {
-    /// The experiment's data as its own type.
-    pub fn data<T: DeserializeOwned>(&self) -> anyhow::Result<T> {
-        serde_json::from_value(self.data.clone()).map_err(|e| {
-            anyhow::anyhow!(
-                "the stored result of `{}` does not have the expected shape ({e}); run `make regenerate`",
-                self.experiment
-            )
-        })
-    }
-
     pub fn is_ok(&self) -> bool {
         self.status == Status::Ok
+    }
+
+    /// The reading keys in the order the first round gave them.
+    pub fn keys(&self) -> Vec<&str> {
+        let mut keys: Vec<&str> = Vec::new();
+        for r in &self.rounds {
+            for x in &r.readings {
+                if !keys.contains(&x.key.as_str()) {
+                    keys.push(&x.key);
+                }
+            }
+        }
+        keys
+    }
+
+    pub fn unit(&self, key: &str) -> Option<Unit> {
+        self.rounds
+            .iter()
+            .flat_map(|r| &r.readings)
+            .find(|x| x.key == key)
+            .map(|x| x.unit)
+    }
+
+    /// Every round's value for `key`, as (round index, value).
+    pub fn values(&self, key: &str) -> Vec<(u32, f64)> {
+        self.rounds
+            .iter()
+            .filter_map(|r| {
+                r.readings
+                    .iter()
+                    .find(|x| x.key == key)
+                    .map(|x| (r.index, x.value))
+            })
+            .collect()
+    }
+
+    /// The median over rounds of `key`, with its interval.
+    pub fn estimate(&self, key: &str) -> Option<Estimate> {
+        let v: Vec<f64> = self.values(key).into_iter().map(|(_, v)| v).collect();
+        Estimate::of(&v)
+    }
+
+    /// The per-round ratio `num / den` over the rounds that have both.
+    pub fn ratio(&self, num: &str, den: &str) -> Option<Estimate> {
+        let d = self.values(den);
+        let (a, b): (Vec<f64>, Vec<f64>) = self
+            .values(num)
+            .into_iter()
+            .filter_map(|(i, a)| d.iter().find(|(j, _)| *j == i).map(|(_, b)| (a, *b)))
+            .unzip();
+        paired_ratio(&a, &b)
+    }
+
+    /// Largest over smallest round value of `key`.
+    pub fn spread(&self, key: &str) -> Option<f64> {
+        let v: Vec<f64> = self.values(key).into_iter().map(|(_, v)| v).collect();
+        spread(&v)
+    }
+
+    /// A parameter's value, if the experiment declares it.
+    pub fn param(&self, name: &str) -> Option<f64> {
+        self.params.iter().find(|p| p.name == name).map(|p| p.value)
+    }
+
+    /// Whether every parameter has its profile's default.
+    pub fn default_params(&self) -> bool {
+        self.params.iter().all(|p| p.default)
     }
 }

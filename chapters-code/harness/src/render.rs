@@ -1,6 +1,14 @@
-//! Markdown output: number formatting, tables, notes and the provenance line.
+//! Markdown output: number formatting, tables, estimates with their intervals,
+//! honest tail columns, notes (escaped, scrubbed of private paths), noise notes and
+//! the provenance line.
 
-use crate::record::{Note, Record};
+use crate::cache::Shown;
+use crate::experiment::{AnyView, ViewKind};
+use crate::machine::Machine;
+use crate::record::{Note, NoteKind, Record, Status, Unit};
+use crate::stats::{
+    CONFIDENCE, Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, Verdict, verdict,
+};
 
 /// Formats nanoseconds with three significant digits and a unit a reader expects:
 /// `412 ns`, `12.3 µs`, `45.1 ms`, `1.23 s`.
@@ -35,17 +43,43 @@ pub fn fmt_ratio(r: Option<f64>) -> String {
     }
 }
 
-/// An integer with thin thousands separators: `1,000,000`.
+/// An integer with thousands separators: `1,000,000`.
 pub fn fmt_count(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
     }
     out
+}
+
+/// A parameter value: integers with separators, other numbers as written.
+pub fn fmt_number(v: f64, integer: bool) -> String {
+    if integer || (v.fract() == 0.0 && v.abs() < 1e15) {
+        let s = fmt_count(v.abs() as u64);
+        if v < 0.0 { format!("-{s}") } else { s }
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A rate: three significant digits with separators (`9,870`), millions as `1.23 M`.
+pub fn fmt_rate(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    if v.abs() >= 1e6 {
+        return format!("{} M", sig3(v / 1e6));
+    }
+    if v.abs() >= 1000.0 {
+        let digits = v.abs().log10().floor() as i32;
+        let step = 10f64.powi(digits - 2);
+        return fmt_count(((v / step).round() * step) as u64);
+    }
+    sig3(v)
 }
 
 /// Bytes in binary units: `9.50 KiB`.
@@ -57,6 +91,108 @@ pub fn fmt_bytes(b: f64) -> String {
         _ => (b / 1024.0 / 1024.0 / 1024.0, "GiB"),
     };
     format!("{} {u}", sig3(v))
+}
+
+/// `lo–hi` with the unit written once when both share it: `11.9–12.8 µs`.
+pub fn fmt_range(lo: f64, hi: f64, unit: Unit) -> String {
+    let (a, b) = (unit.format(lo), unit.format(hi));
+    match (a.rsplit_once(' '), b.rsplit_once(' ')) {
+        (Some((na, ua)), Some((nb, ub))) if ua == ub => format!("{na}–{nb} {ub}"),
+        _ => format!("{a}–{b}"),
+    }
+}
+
+/// The median and, in brackets, its interval: `12.3 µs (11.9–12.8)`. The interval is
+/// at [`CONFIDENCE`]; with fewer rounds than that needs, it is marked with its real
+/// coverage.
+pub fn fmt_estimate(e: &Estimate, unit: Unit) -> String {
+    let (lo, hi, med) = (unit.format(e.lo), unit.format(e.hi), unit.format(e.median));
+    let unit_of = |s: &str| s.rsplit_once(' ').map(|(_, u)| u.to_string());
+    let range = match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
+        // One shared unit, the median's: written once, after the median.
+        (Some((a, ua)), Some((b, ub))) if ua == ub && unit_of(&med).as_deref() == Some(ua) => {
+            format!("{a}–{b}")
+        }
+        _ => fmt_range(e.lo, e.hi, unit),
+    };
+    format!("{med} ({range}{})", coverage_suffix(e))
+}
+
+fn coverage_suffix(e: &Estimate) -> String {
+    if e.at_stated_confidence() {
+        String::new()
+    } else {
+        format!(", {:.0} %", e.confidence * 100.0)
+    }
+}
+
+/// An estimate or a dash.
+pub fn fmt_opt_estimate(e: Option<Estimate>, unit: Unit) -> String {
+    e.map(|e| fmt_estimate(&e, unit))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// A ratio estimate: `9.61× (8.10–11.2)`.
+pub fn fmt_ratio_estimate(e: &Estimate) -> String {
+    format!(
+        "{}× ({}–{}{})",
+        sig3(e.median),
+        sig3(e.lo),
+        sig3(e.hi),
+        coverage_suffix(e)
+    )
+}
+
+/// Which way is better for a comparison's wording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Latencies, costs: lower is faster.
+    Lower,
+    /// Rates: higher is better.
+    Higher,
+}
+
+/// A sentence comparing `a` with `b`, decided by their intervals only: disjoint
+/// intervals give the comparison with its ratio, overlapping ones say there is no
+/// clear difference. `ratio_ab` is the per-round ratio a ÷ b when the two were measured
+/// in the same rounds; without it the ratio of the medians is shown.
+pub fn compare_sentence(
+    a: (&str, &Estimate),
+    b: (&str, &Estimate),
+    ratio_ab: Option<&Estimate>,
+    better: Better,
+) -> String {
+    let (an, ae) = a;
+    let (bn, be) = b;
+    let ab = |r: Option<&Estimate>| match r {
+        Some(r) => fmt_ratio_estimate(r),
+        None => fmt_ratio(Some(ae.median / be.median)),
+    };
+    let ba = || match ratio_ab {
+        Some(r) => fmt_ratio_estimate(&r.inverse()),
+        None => fmt_ratio(Some(be.median / ae.median)),
+    };
+    match (verdict(ae, be), better) {
+        (Verdict::Unclear, _) => format!(
+            "no clear difference between {an} and {bn} on this machine in this run (their {} % intervals overlap)",
+            sig3(CONFIDENCE * 100.0)
+        ),
+        (Verdict::Below, Better::Lower) => {
+            format!("{an} is faster than {bn}: {bn} takes {} as long", ba())
+        }
+        (Verdict::Above, Better::Lower) => {
+            format!(
+                "{an} is slower than {bn}: it takes {} as long",
+                ab(ratio_ab)
+            )
+        }
+        (Verdict::Above, Better::Higher) => {
+            format!("{an} is higher than {bn}: {} of it", ab(ratio_ab))
+        }
+        (Verdict::Below, Better::Higher) => {
+            format!("{an} is lower than {bn}: {bn} is {} of it", ba())
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,18 +241,17 @@ impl Table {
 
     pub fn to_markdown(&self) -> String {
         let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-        let mut out = String::new();
         let line = |cells: &[String]| {
             let inner: Vec<String> = cells.iter().map(|c| esc(c)).collect();
             format!("| {} |\n", inner.join(" | "))
         };
-        out.push_str(&line(&self.headers));
-        let seps: Vec<String> = self
+        let mut out = line(&self.headers);
+        let seps: Vec<&str> = self
             .align
             .iter()
             .map(|a| match a {
-                Align::Left => ":---".to_string(),
-                Align::Right => "---:".to_string(),
+                Align::Left => ":---",
+                Align::Right => "---:",
             })
             .collect();
         out.push_str(&format!("| {} |\n", seps.join(" | ")));
@@ -127,71 +262,292 @@ impl Table {
     }
 }
 
-/// The standard latency columns of the book.
-pub const LATENCY_HEADERS: [&str; 6] = ["n", "min", "p50", "mean", "p99", "max"];
-
-/// Latency cells for a summary: n, min, p50, mean, p99 (and p99.9 when asked), max.
-pub fn latency_cells(s: &crate::stats::Summary, with_p999: bool) -> Vec<String> {
-    let mut cells = vec![
-        fmt_count(s.n),
-        fmt_ns(s.min),
-        fmt_ns(s.p50),
-        fmt_ns(s.mean),
-        fmt_ns(s.p99),
-    ];
-    if with_p999 {
-        cells.push(s.p999.map(fmt_ns).unwrap_or_else(|| "–".into()));
-    }
-    cells.push(fmt_ns(s.max));
-    cells
+/// Which tail columns a set of distributions supports: p99 only when every one has at
+/// least 1,000 samples, p99.9 only from 10,000.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tails {
+    pub p99: bool,
+    pub p999: bool,
 }
 
-/// Headers matching [`latency_cells`].
-pub fn latency_headers(with_p999: bool) -> Vec<&'static str> {
-    let mut h = vec!["n", "min", "p50", "mean", "p99"];
-    if with_p999 {
-        h.push("p99.9");
+impl Tails {
+    pub fn for_counts(counts: impl IntoIterator<Item = u64>) -> Tails {
+        let min = counts.into_iter().min().unwrap_or(0);
+        Tails {
+            p99: min >= P99_MIN_SAMPLES,
+            p999: min >= P999_MIN_SAMPLES,
+        }
     }
-    h.push("max");
-    h
+
+    /// Headers for [`Tails::cells`]: `n, min, p50, mean, [p99], [p99.9], max`.
+    pub fn headers(self) -> Vec<&'static str> {
+        let mut h = vec!["n", "min", "p50", "mean"];
+        if self.p99 {
+            h.push("p99");
+        }
+        if self.p999 {
+            h.push("p99.9");
+        }
+        h.push("max");
+        h
+    }
+
+    /// The cells of a pooled distribution in nanoseconds.
+    pub fn cells(self, s: &Summary) -> Vec<String> {
+        let mut c = vec![fmt_count(s.n), fmt_ns(s.min), fmt_ns(s.p50), fmt_ns(s.mean)];
+        if self.p99 {
+            c.push(s.p99.map(fmt_ns).unwrap_or_else(|| "–".into()));
+        }
+        if self.p999 {
+            c.push(s.p999.map(fmt_ns).unwrap_or_else(|| "–".into()));
+        }
+        c.push(fmt_ns(s.max));
+        c
+    }
+
+    /// Dashes for a row without a distribution.
+    pub fn empty_cells(self) -> Vec<String> {
+        vec!["–".to_string(); self.headers().len()]
+    }
 }
 
-fn escape_html(s: &str) -> String {
+pub fn escape_html(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
 
-/// Notes as Markdown blockquotes, one per note.
+/// Removes what would name this machine's user, home folder or cgroup from a text
+/// that goes into a page or the published results: cgroup folders become "this
+/// cgroup", the home folder "~".
+pub fn scrub(text: &str) -> String {
+    let mut out = text.to_string();
+    // Absolute cgroup file-system paths, up to the next space or quote.
+    while let Some(i) = out.find("/sys/fs/cgroup") {
+        let end = out[i..]
+            .find(|c: char| c.is_whitespace() || c == '\'' || c == '"' || c == '`' || c == ')')
+            .map_or(out.len(), |e| i + e);
+        out.replace_range(i..end, "this cgroup");
+    }
+    // This process's cgroup paths as /proc/self/cgroup names them.
+    if let Ok(cgroups) = std::fs::read_to_string("/proc/self/cgroup") {
+        for path in cgroups.lines().filter_map(|l| l.splitn(3, ':').nth(2)) {
+            if path.len() > 1 {
+                out = out.replace(path, "this cgroup");
+            }
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME").map(|h| h.to_string_lossy().into_owned())
+        && home.len() > 1
+    {
+        out = out.replace(&home, "~");
+    }
+    out
+}
+
+/// Notes as Markdown blockquotes, one per note, their text escaped.
 pub fn notes(notes: &[Note]) -> String {
     notes
         .iter()
-        .map(|n| format!("> **{}:** {}\n", n.kind.label(), n.text.replace('\n', " ")))
+        .map(|n| {
+            format!(
+                "> **{}:** {}\n",
+                n.kind.label(),
+                escape_html(&n.text.replace('\n', " "))
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What the noise sensors and the spread between rounds say about a record, as notes:
+/// which rounds were disturbed, and which figures vary widely between rounds.
+pub fn noise_notes(r: &Record) -> Vec<Note> {
+    let mut out = Vec::new();
+    let disturbed: Vec<String> = r
+        .rounds
+        .iter()
+        .filter_map(|x| {
+            x.noise
+                .disturbance()
+                .map(|why| format!("round {}: {why}", x.index + 1))
+        })
+        .collect();
+    if !disturbed.is_empty() {
+        let shown: Vec<&str> = disturbed.iter().take(3).map(String::as_str).collect();
+        out.push(Note {
+            kind: NoteKind::Noise,
+            text: format!(
+                "{} of {} rounds were disturbed ({}{}); they are included in the medians and intervals.",
+                disturbed.len(),
+                r.rounds.len(),
+                shown.join("; "),
+                if disturbed.len() > 3 { "; …" } else { "" }
+            ),
+        });
+    }
+    let mut wide: Vec<(f64, &str)> = r
+        .keys()
+        .into_iter()
+        .filter_map(|k| r.spread(k).filter(|s| *s >= 2.0).map(|s| (s, k)))
+        .collect();
+    wide.sort_by(|a, b| b.0.total_cmp(&a.0));
+    if !wide.is_empty() {
+        let listed: Vec<String> = wide
+            .iter()
+            .take(3)
+            .map(|(s, k)| format!("{k} varies {}× between rounds", sig3(*s)))
+            .collect();
+        out.push(Note {
+            kind: NoteKind::Noise,
+            text: format!(
+                "On this machine {}{}. That spread is part of what the intervals describe.",
+                listed.join("; "),
+                if wide.len() > 3 {
+                    format!(" (and {} more figures by 2× or more)", wide.len() - 3)
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
+    out
+}
+
+/// The CPU, OS and compiler of a machine, in one line.
+pub fn machine_line(m: &Machine) -> String {
+    format!("{} · {} · {}", m.cpu_line(), m.os_line(), m.rustc)
+}
+
+fn mean_of<T>(rounds: &[T], f: impl Fn(&T) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = rounds.iter().filter_map(f).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The noise part of the provenance line: averages per round.
+pub fn noise_summary(r: &Record) -> String {
+    let rs = &r.rounds;
+    let mut parts = Vec::new();
+    match mean_of(rs, |x| x.noise.steal) {
+        Some(s) => parts.push(format!("steal {} %", sig3(s * 100.0))),
+        None => parts.push("steal not readable".into()),
+    }
+    if let Some(b) = mean_of(rs, |x| x.noise.others_busy) {
+        parts.push(format!("others busy {} cores", sig3(b)));
+    }
+    if let Some(q) = mean_of(rs, |x| x.noise.others_runnable) {
+        parts.push(format!("{} other runnable", sig3(q)));
+    }
+    match mean_of(rs, |x| x.noise.involuntary_switches.map(|v| v as f64)) {
+        Some(v) => parts.push(format!("{} involuntary switches", sig3(v))),
+        None => parts.push("switches not readable".into()),
+    }
+    match mean_of(rs, |x| x.noise.migrations.map(|v| v as f64)) {
+        Some(v) => parts.push(format!("{} migrations", sig3(v))),
+        None => parts.push("migrations not readable".into()),
+    }
+    let disturbed = rs
+        .iter()
+        .filter(|x| x.noise.disturbance().is_some())
+        .count();
+    format!(
+        "noise per round: {}; {disturbed} of {} rounds disturbed",
+        parts.join(", "),
+        rs.len()
+    )
 }
 
 /// The one line under every live table and plot that says where its numbers come from.
 pub fn provenance_line(r: &Record) -> String {
     let m = &r.provenance.machine;
-    let params = if r.params.is_empty() {
+    let mut params: Vec<String> = r
+        .params
+        .iter()
+        .map(|p| {
+            format!(
+                "{} = {}{}{}",
+                p.name,
+                p.display(),
+                if p.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", p.unit)
+                },
+                if p.default { "" } else { " (set)" }
+            )
+        })
+        .collect();
+    params.extend(r.details.iter().map(|(k, v)| format!("{k}: {v}")));
+    let params = if params.is_empty() {
         String::new()
     } else {
-        let p: Vec<String> = r.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-        format!(" ({})", p.join(", "))
+        format!(" ({})", params.join(", "))
     };
     let text = format!(
-        "Measured on {} · {} · {} · {} build · profile {}{} · {} · took {}",
-        m.cpu_line(),
-        m.os_line(),
-        m.rustc,
-        m.build,
+        "Measured on {} · {} build · profile {}{} · {} rounds, {}, intervals at {} % over rounds · {} · {} · took {}",
+        machine_line(m),
+        r.build,
         r.profile.name(),
         params,
+        r.rounds.len(),
+        r.isolation,
+        sig3(CONFIDENCE * 100.0),
+        noise_summary(r),
         r.provenance.measured_at,
         fmt_ns(r.wall_s * 1e9),
     );
-    format!("<p class=\"cow-provenance\">{}</p>\n", escape_html(&text))
+    format!(
+        "<p class=\"cow-provenance\">{}</p>\n",
+        escape_html(&scrub(&text))
+    )
+}
+
+/// A view's Markdown: the table or plot, then the run's notes, the noise notes, any
+/// newer failed run, then the provenance line. A failed run renders as a note.
+pub fn render_view(view: &dyn AnyView, shown: &Shown) -> String {
+    let record = &shown.record;
+    let mut out = String::new();
+    let body = match &record.status {
+        Status::Ok => view.render(record).map_err(|e| format!("{e:#}")),
+        s => Err(format!("the experiment {}", s.describe())),
+    };
+    match body {
+        Ok(b) if view.kind() == ViewKind::Plot => {
+            out.push_str("<div class=\"cow-plot\">\n");
+            out.push_str(&b);
+            out.push_str("\n</div>\n\n");
+        }
+        Ok(b) => {
+            out.push_str(&b);
+            out.push('\n');
+        }
+        Err(e) => out.push_str(&format!(
+            "> **No result for `{}` on this machine:** {}\n\n",
+            view.name(),
+            escape_html(&scrub(&e))
+        )),
+    }
+    let mut all = record.notes.clone();
+    all.extend(noise_notes(record));
+    for f in &shown.newer_failures {
+        all.push(Note {
+            kind: NoteKind::Info,
+            text: format!(
+                "the {} run of {} {}; showing the {} result of {}",
+                f.profile,
+                f.provenance.measured_at,
+                f.status.describe(),
+                record.profile,
+                record.provenance.measured_at
+            ),
+        });
+    }
+    if !all.is_empty() {
+        out.push_str(&notes(&all));
+        out.push('\n');
+    }
+    out.push_str(&provenance_line(record));
+    out
 }
 
 #[cfg(test)]
@@ -199,25 +555,102 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_read_naturally() {
+    fn numbers_read_naturally() {
         assert_eq!(fmt_ns(412.0), "412 ns");
         assert_eq!(fmt_ns(1.5), "1.50 ns");
         assert_eq!(fmt_ns(12_345.0), "12.3 µs");
-        assert_eq!(fmt_ns(81_087.0), "81.1 µs");
         assert_eq!(fmt_ns(45_100_000.0), "45.1 ms");
         assert_eq!(fmt_ns(1_234_000_000.0), "1.23 s");
         assert_eq!(fmt_ns(f64::NAN), "–");
+        assert_eq!(fmt_count(1_000_000), "1,000,000");
+        assert_eq!(fmt_count(999), "999");
+        assert_eq!(fmt_bytes(9728.0), "9.50 KiB");
+        assert_eq!(fmt_ratio(Some(48.27)), "48.3×");
+        assert_eq!(fmt_number(1_000_000.0, true), "1,000,000");
+        assert_eq!(fmt_number(0.5, false), "0.5");
+        assert_eq!(fmt_rate(9_876.0), "9,880");
+        assert_eq!(fmt_rate(99_849.0), "99,800");
+        assert_eq!(fmt_rate(1_234_567.0), "1.23 M");
+        assert_eq!(fmt_rate(512.3), "512");
     }
 
     #[test]
-    fn counts_bytes_and_ratios() {
-        assert_eq!(fmt_count(0), "0");
-        assert_eq!(fmt_count(999), "999");
-        assert_eq!(fmt_count(1000), "1,000");
-        assert_eq!(fmt_count(1_000_000), "1,000,000");
-        assert_eq!(fmt_bytes(9728.0), "9.50 KiB");
-        assert_eq!(fmt_ratio(Some(48.27)), "48.3×");
-        assert_eq!(fmt_ratio(None), "–");
+    fn estimates_show_their_interval_and_coverage() {
+        let e = Estimate {
+            median: 12_300.0,
+            lo: 11_900.0,
+            hi: 12_800.0,
+            confidence: 0.969,
+            n: 6,
+        };
+        assert_eq!(fmt_estimate(&e, Unit::Nanos), "12.3 µs (11.9–12.8)");
+        let e = Estimate {
+            median: 1_000.0,
+            lo: 990.0,
+            hi: 1_020.0,
+            confidence: 0.75,
+            n: 3,
+        };
+        assert_eq!(
+            fmt_estimate(&e, Unit::Nanos),
+            "1.00 µs (990 ns–1.02 µs, 75 %)"
+        );
+        let r = Estimate {
+            median: 9.61,
+            lo: 8.1,
+            hi: 11.2,
+            confidence: 0.97,
+            n: 6,
+        };
+        assert_eq!(fmt_ratio_estimate(&r), "9.61× (8.10–11.2)");
+    }
+
+    #[test]
+    fn comparisons_follow_the_intervals() {
+        let fast = Estimate {
+            median: 2.0,
+            lo: 1.8,
+            hi: 2.2,
+            confidence: 0.97,
+            n: 6,
+        };
+        let slow = Estimate {
+            median: 20.0,
+            lo: 18.0,
+            hi: 22.0,
+            confidence: 0.97,
+            n: 6,
+        };
+        let s = compare_sentence(
+            ("spinning", &fast),
+            ("blocking", &slow),
+            None,
+            Better::Lower,
+        );
+        assert!(s.starts_with("spinning is faster than blocking"), "{s}");
+        assert!(s.contains("10.0×"), "{s}");
+        let near = Estimate {
+            median: 2.1,
+            lo: 1.9,
+            hi: 2.4,
+            confidence: 0.97,
+            n: 6,
+        };
+        let s = compare_sentence(("a", &fast), ("b", &near), None, Better::Lower);
+        assert!(s.starts_with("no clear difference"), "{s}");
+        let s = compare_sentence(("deadline", &slow), ("naive", &fast), None, Better::Higher);
+        assert!(s.starts_with("deadline is higher than naive"), "{s}");
+    }
+
+    #[test]
+    fn tails_need_their_samples() {
+        assert_eq!(
+            Tails::for_counts([999, 5000]).headers(),
+            vec!["n", "min", "p50", "mean", "max"]
+        );
+        let t = Tails::for_counts([1000, 20_000]);
+        assert_eq!(t.headers(), vec!["n", "min", "p50", "mean", "p99", "max"]);
+        assert!(Tails::for_counts([10_000]).p999);
     }
 
     #[test]
@@ -225,10 +658,29 @@ mod tests {
         let mut t = Table::new(["what", "value"]);
         t.row(["a|b", "1"]);
         t.row(["short"]);
-        let md = t.to_markdown();
         assert_eq!(
-            md,
+            t.to_markdown(),
             "| what | value |\n| :--- | ---: |\n| a\\|b | 1 |\n| short |  |\n"
         );
+    }
+
+    #[test]
+    fn notes_are_escaped_and_paths_scrubbed() {
+        let n = notes(&[Note {
+            kind: NoteKind::Limit,
+            text: "<script>x</script> & more".into(),
+        }]);
+        assert!(
+            n.contains("&lt;script&gt;x&lt;/script&gt; &amp; more"),
+            "{n}"
+        );
+        let s = scrub("pids.max in /sys/fs/cgroup/user.slice/user-1000.slice/pids.max is 20000");
+        assert_eq!(s, "pids.max in this cgroup is 20000");
+        if let Some(home) = std::env::var_os("HOME") {
+            let home = home.to_string_lossy();
+            if home.len() > 1 {
+                assert_eq!(scrub(&format!("{home}/x")), "~/x");
+            }
+        }
     }
 }

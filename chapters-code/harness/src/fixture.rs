@@ -1,0 +1,125 @@
+//! A tiny chapter for the harness's own tests of worker processes and faults: rounds
+//! that succeed, fail, panic, hang, abort or are killed. The `fixture-chapter` binary
+//! serves it; nothing in the book uses it.
+
+use crate::experiment::{Budget, Chapter, Ctx, Experiment};
+use crate::params::Param;
+use crate::record::{Reading, Unit};
+use crate::{Headline, Results, View};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Round {
+    pub pid: u32,
+    pub round: u32,
+    pub n: u64,
+}
+
+const N: Param = Param::int("n", 1, 1_000).defaults(3, 5).unit("things");
+
+fn budget(_: crate::Profile) -> Budget {
+    Budget::quick(3)
+}
+
+fn readings(r: &Round) -> Vec<Reading> {
+    vec![Reading::new("steady", Unit::Nanos, 1000.0 + r.n as f64)]
+}
+
+fn ok(ctx: &mut Ctx) -> anyhow::Result<Round> {
+    ctx.detail("derived", ctx.int(&N) * 2);
+    ctx.note(crate::NoteKind::Info, "a note from the round");
+    Ok(Round {
+        pid: std::process::id(),
+        round: ctx.round,
+        n: ctx.int(&N),
+    })
+}
+
+fn sleepy(ctx: &mut Ctx) -> anyhow::Result<Round> {
+    std::thread::sleep(Duration::from_millis(60));
+    ok(ctx)
+}
+
+fn fails(_: &mut Ctx) -> anyhow::Result<Round> {
+    anyhow::bail!("no such device")
+}
+
+fn panics(_: &mut Ctx) -> anyhow::Result<Round> {
+    panic!("boom")
+}
+
+fn hangs(_: &mut Ctx) -> anyhow::Result<Round> {
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+fn aborts(_: &mut Ctx) -> anyhow::Result<Round> {
+    std::process::abort()
+}
+
+fn killed(ctx: &mut Ctx) -> anyhow::Result<Round> {
+    #[cfg(unix)]
+    if ctx.round == 1 {
+        // What the out-of-memory killer does.
+        // SAFETY: sends a signal to this very process.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    }
+    ok(ctx)
+}
+
+pub static OK: Experiment<Round> = Experiment::new("ok", "rounds that succeed", ok, readings)
+    .params(&[N])
+    .budget(budget);
+pub static SLEEPY: Experiment<Round> =
+    Experiment::new("sleepy", "rounds of 60 ms", sleepy, readings)
+        .params(&[N])
+        .budget(budget);
+pub static FAILS: Experiment<Round> =
+    Experiment::new("fails", "an error", fails, readings).budget(budget);
+pub static PANICS: Experiment<Round> =
+    Experiment::new("panics", "a panic", panics, readings).budget(budget);
+pub static HANGS: Experiment<Round> =
+    Experiment::new("hangs", "ignores its deadline", hangs, readings).budget(|_| Budget {
+        time: Duration::from_millis(500),
+        ..Budget::quick(1)
+    });
+pub static ABORTS: Experiment<Round> =
+    Experiment::new("aborts", "abort()", aborts, readings).budget(budget);
+pub static KILLED: Experiment<Round> =
+    Experiment::new("killed", "SIGKILL in its second round", killed, readings)
+        .params(&[N])
+        .budget(budget);
+pub static ONE: Experiment<Round> =
+    Experiment::new("one-process", "rounds in one process", ok, readings)
+        .params(&[N])
+        .budget(budget)
+        .one_process("the test says so");
+
+fn table(r: &Results<Round>) -> anyhow::Result<String> {
+    let e = r
+        .estimate("steady")
+        .ok_or_else(|| anyhow::anyhow!("no readings"))?;
+    Ok(format!(
+        "| rounds | median |\n| ---: | ---: |\n| {} | {} |\n",
+        r.rounds.len(),
+        crate::render::fmt_estimate(&e, Unit::Nanos)
+    ))
+}
+
+pub static TABLE: View<Round> = View::table("steady", &OK, table);
+pub static FAILS_TABLE: View<Round> = View::table("fails", &FAILS, table);
+
+pub static CHAPTER: Chapter = Chapter {
+    name: "fixture",
+    dir: env!("CARGO_MANIFEST_DIR"),
+    source_hash: env!("COW_SOURCE_HASH"),
+    key: env!("COW_CODE_KEY"),
+    build: env!("COW_BUILD"),
+    experiments: &[
+        &OK, &SLEEPY, &FAILS, &PANICS, &HANGS, &ABORTS, &KILLED, &ONE,
+    ],
+    views: &[&TABLE, &FAILS_TABLE],
+    headlines: &[Headline::new("steady-median", &OK, "steady").params(&["n"])],
+};

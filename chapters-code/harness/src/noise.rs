@@ -1,0 +1,386 @@
+//! Noise sensors: how disturbed each round was. On a shared or virtual machine most of
+//! the variance between rebuilds comes from outside the measured code — the hypervisor
+//! taking the CPU away (steal time), other processes wanting the CPU, the scheduler
+//! moving our threads. Each round records what the OS lets us read of that; what it
+//! does not expose is `None` and shown as "not readable".
+//!
+//! Linux: `/proc/stat` (steal, all CPUs' busy time, `procs_running`), the worker's
+//! resource usage (involuntary context switches) and a software perf counter for CPU
+//! migrations. Elsewhere: the resource usage where `getrusage` exists.
+
+use serde::{Deserialize, Serialize};
+
+/// A round is called disturbed above this share of stolen CPU time …
+pub const STEAL_DISTURBED: f64 = 0.02;
+/// … or when other processes kept, on average, this many cores busy …
+pub const OTHERS_BUSY_DISTURBED: f64 = 0.5;
+/// … or had, on average, this many runnable threads besides ours.
+pub const OTHERS_RUNNABLE_DISTURBED: f64 = 1.0;
+
+/// What the sensors saw during one round.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Noise {
+    /// Share of all CPU time the hypervisor gave to other guests (0.01 = 1 %).
+    pub steal: Option<f64>,
+    /// CPU time used by everything except this measurement, in cores (0.5 = half a
+    /// core busy on average).
+    pub others_busy: Option<f64>,
+    /// Runnable threads that were not ours (`procs_running` minus ours), averaged over
+    /// the samples taken during the round.
+    pub others_runnable: Option<f64>,
+    /// Times the measured process was preempted.
+    pub involuntary_switches: Option<u64>,
+    /// Times the measured process's threads moved to another CPU.
+    pub migrations: Option<u64>,
+    /// CPU time of the measured process (user + system), seconds.
+    pub cpu_s: Option<f64>,
+    /// Peak resident memory of the measured process, bytes.
+    pub max_rss_bytes: Option<u64>,
+    pub wall_s: f64,
+}
+
+impl Noise {
+    /// Why this round counts as disturbed, if it does.
+    pub fn disturbance(&self) -> Option<String> {
+        let mut why = Vec::new();
+        if let Some(s) = self.steal.filter(|s| *s > STEAL_DISTURBED) {
+            why.push(format!("steal {:.1} %", s * 100.0));
+        }
+        if let Some(b) = self.others_busy.filter(|b| *b > OTHERS_BUSY_DISTURBED) {
+            why.push(format!("other processes busy on {b:.1} cores"));
+        }
+        if let Some(r) = self
+            .others_runnable
+            .filter(|r| *r >= OTHERS_RUNNABLE_DISTURBED)
+        {
+            why.push(format!("{r:.1} other runnable threads"));
+        }
+        (!why.is_empty()).then(|| why.join(", "))
+    }
+}
+
+/// The system-wide counters of `/proc/stat` that the sensors difference.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemTimes {
+    /// Busy time of all CPUs (user, nice, system, irq, softirq), seconds.
+    busy_s: f64,
+    steal_s: f64,
+    total_s: f64,
+}
+
+/// Reads the first line of `/proc/stat` (Linux).
+pub fn system_times() -> Option<SystemTimes> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_system_times(&text, clock_ticks()?)
+}
+
+fn parse_system_times(stat: &str, ticks_per_s: f64) -> Option<SystemTimes> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    let get = |i: usize| v.get(i).copied().unwrap_or(0.0) / ticks_per_s;
+    // user nice system idle iowait irq softirq steal (guest is inside user)
+    let busy_s = get(0) + get(1) + get(2) + get(5) + get(6);
+    let total_s = (0..8).map(get).sum();
+    Some(SystemTimes {
+        busy_s,
+        steal_s: get(7),
+        total_s,
+    })
+}
+
+/// `procs_running` from `/proc/stat`: runnable threads on the whole machine, the
+/// reading thread included.
+pub fn procs_running() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("procs_running "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(unix)]
+fn clock_ticks() -> Option<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (t > 0).then_some(t as f64)
+}
+
+#[cfg(not(unix))]
+fn clock_ticks() -> Option<f64> {
+    None
+}
+
+/// How many threads of process `pid` are running or runnable now, if it has at most
+/// `limit` threads (counting more would itself disturb the measurement).
+pub fn running_threads(pid: u32, limit: usize) -> Option<u64> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let tasks: Vec<_> = dir.flatten().take(limit + 1).collect();
+    if tasks.len() > limit {
+        return None;
+    }
+    let mut running = 0;
+    for t in tasks {
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue; // the thread has just exited
+        };
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        if let Some(after) = stat.rsplit_once(')').map(|(_, a)| a.trim_start())
+            && after.starts_with('R')
+        {
+            running += 1;
+        }
+    }
+    Some(running)
+}
+
+/// Resource usage of a process: CPU time, context switches, peak memory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    pub cpu_s: f64,
+    pub voluntary: u64,
+    pub involuntary: u64,
+    pub max_rss_bytes: u64,
+}
+
+#[cfg(unix)]
+impl Usage {
+    pub fn from_rusage(r: &libc::rusage) -> Usage {
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        // ru_maxrss is in kibibytes on Linux and in bytes on macOS.
+        let rss_unit = if cfg!(target_os = "macos") { 1 } else { 1024 };
+        Usage {
+            cpu_s: tv(r.ru_utime) + tv(r.ru_stime),
+            voluntary: r.ru_nvcsw as u64,
+            involuntary: r.ru_nivcsw as u64,
+            max_rss_bytes: r.ru_maxrss as u64 * rss_unit,
+        }
+    }
+
+    /// This process's usage so far.
+    pub fn of_self() -> Option<Usage> {
+        // SAFETY: getrusage writes only into `r`.
+        let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        (unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) } == 0).then(|| Usage::from_rusage(&r))
+    }
+}
+
+#[cfg(not(unix))]
+impl Usage {
+    pub fn of_self() -> Option<Usage> {
+        None
+    }
+}
+
+/// Counts the CPU migrations of this process's threads (Linux perf software counter,
+/// inherited by threads created after it is opened). `None` where perf is not
+/// readable (another OS, `perf_event_paranoid` too strict, a seccomp filter).
+pub struct MigrationCounter {
+    #[cfg(target_os = "linux")]
+    fd: libc::c_int,
+}
+
+#[cfg(target_os = "linux")]
+impl MigrationCounter {
+    pub fn open() -> Option<MigrationCounter> {
+        // struct perf_event_attr, first version (64 bytes): type, size, config, …,
+        // then the flags word (bit 1: inherit).
+        let mut attr = [0u64; 8];
+        const PERF_TYPE_SOFTWARE: u64 = 1;
+        const PERF_COUNT_SW_CPU_MIGRATIONS: u64 = 4;
+        const SIZE_VER0: u64 = 64;
+        const INHERIT: u64 = 1 << 1;
+        attr[0] = PERF_TYPE_SOFTWARE | (SIZE_VER0 << 32); // type: u32, size: u32 (little endian)
+        attr[1] = PERF_COUNT_SW_CPU_MIGRATIONS;
+        attr[5] = INHERIT;
+        if cfg!(target_endian = "big") {
+            return None;
+        }
+        // SAFETY: the attribute buffer is 64 bytes as `size` says; pid 0 = this process,
+        // cpu -1 = any, no group, no flags.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                attr.as_ptr(),
+                0 as libc::pid_t,
+                -1 as libc::c_int,
+                -1 as libc::c_int,
+                0 as libc::c_ulong,
+            )
+        };
+        (fd >= 0).then_some(MigrationCounter {
+            fd: fd as libc::c_int,
+        })
+    }
+
+    pub fn read(&self) -> Option<u64> {
+        let mut v = 0u64;
+        // SAFETY: reads 8 bytes into `v` from our own perf fd.
+        let n = unsafe { libc::read(self.fd, (&mut v as *mut u64).cast(), 8) };
+        (n == 8).then_some(v)
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for MigrationCounter {
+    fn drop(&mut self) {
+        // SAFETY: the fd is ours and closed once.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl MigrationCounter {
+    pub fn open() -> Option<MigrationCounter> {
+        None
+    }
+    pub fn read(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Watches one round from outside the measured code: system counters at the start,
+/// `procs_running` samples during, and the difference at the end.
+pub struct Watch {
+    start: Option<SystemTimes>,
+    started: std::time::Instant,
+    runnable: Vec<f64>,
+}
+
+impl Watch {
+    pub fn start() -> Watch {
+        let mut w = Watch {
+            start: system_times(),
+            started: std::time::Instant::now(),
+            runnable: Vec::new(),
+        };
+        w.sample(0);
+        w
+    }
+
+    /// One sample of the other runnable threads, given how many of the runnable ones
+    /// are ours besides the sampling thread (`None`: could not count them, skip).
+    pub fn sample_with(&mut self, ours: Option<u64>) {
+        if let (Some(running), Some(ours)) = (procs_running(), ours) {
+            // The thread reading /proc/stat is running too.
+            self.runnable.push(running.saturating_sub(ours + 1) as f64);
+        }
+    }
+
+    pub fn sample(&mut self, ours: u64) {
+        self.sample_with(Some(ours));
+    }
+
+    /// The round's noise, given the measured process's usage during the round (and the
+    /// watcher's own CPU time, which is not "other processes").
+    pub fn finish(
+        mut self,
+        measured: Option<Usage>,
+        own_cpu_s: f64,
+        migrations: Option<u64>,
+    ) -> Noise {
+        self.sample(0);
+        let wall_s = self.started.elapsed().as_secs_f64();
+        let end = system_times();
+        let (steal, others_busy) = match (self.start, end) {
+            // A round shorter than a clock tick may see no change at all: nothing was
+            // counted at the counters' resolution, which reads as zero.
+            (Some(a), Some(b)) => {
+                let total = b.total_s - a.total_s;
+                let steal = if total > 0.0 {
+                    (b.steal_s - a.steal_s) / total
+                } else {
+                    0.0
+                };
+                let others = measured.map(|m| {
+                    let busy = (b.busy_s - a.busy_s) - m.cpu_s - own_cpu_s;
+                    (busy / wall_s.max(1e-9)).max(0.0)
+                });
+                (Some(steal.clamp(0.0, 1.0)), others)
+            }
+            _ => (None, None),
+        };
+        let others_runnable = (!self.runnable.is_empty())
+            .then(|| self.runnable.iter().sum::<f64>() / self.runnable.len() as f64);
+        Noise {
+            steal,
+            others_busy,
+            others_runnable,
+            involuntary_switches: measured.map(|m| m.involuntary),
+            migrations,
+            cpu_s: measured.map(|m| m.cpu_s),
+            max_rss_bytes: measured.map(|m| m.max_rss_bytes).filter(|b| *b > 0),
+            wall_s,
+        }
+    }
+}
+
+/// The usage of `b` since `a`, for in-process rounds (peak memory is the latest peak).
+pub fn usage_since(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
+    let (a, b) = (a?, b?);
+    Some(Usage {
+        cpu_s: (b.cpu_s - a.cpu_s).max(0.0),
+        voluntary: b.voluntary.saturating_sub(a.voluntary),
+        involuntary: b.involuntary.saturating_sub(a.involuntary),
+        max_rss_bytes: b.max_rss_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_stat() {
+        let stat = "cpu  100 0 50 800 10 5 5 40 0 0\ncpu0 1 2 3\nprocs_running 3\n";
+        let t = parse_system_times(stat, 100.0).unwrap();
+        assert!((t.busy_s - 1.6).abs() < 1e-12);
+        assert!((t.steal_s - 0.4).abs() < 1e-12);
+        assert!((t.total_s - 10.1).abs() < 1e-12);
+        assert!(parse_system_times("nothing", 100.0).is_none());
+    }
+
+    #[test]
+    fn disturbance_is_named() {
+        let quiet = Noise {
+            steal: Some(0.001),
+            others_busy: Some(0.1),
+            others_runnable: Some(0.2),
+            ..Noise::default()
+        };
+        assert_eq!(quiet.disturbance(), None);
+        let busy = Noise {
+            steal: Some(0.05),
+            others_busy: Some(1.2),
+            ..Noise::default()
+        };
+        let why = busy.disturbance().unwrap();
+        assert!(
+            why.contains("steal 5.0 %") && why.contains("1.2 cores"),
+            "{why}"
+        );
+        assert_eq!(Noise::default().disturbance(), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn sensors_read_this_machine() {
+        assert!(system_times().is_some());
+        assert!(procs_running().unwrap() >= 1);
+        // This test thread is running while it counts.
+        assert!(running_threads(std::process::id(), 4096).unwrap() >= 1);
+        let w = Watch::start();
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < std::time::Duration::from_millis(30) {
+            std::hint::spin_loop();
+        }
+        let n = w.finish(
+            Usage::of_self(),
+            0.0,
+            MigrationCounter::open().and_then(|c| c.read()),
+        );
+        assert!(n.steal.is_some() && n.others_busy.is_some() && n.wall_s > 0.0);
+    }
+}

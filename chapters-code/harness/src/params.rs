@@ -1,0 +1,337 @@
+//! An experiment's parameters, declared once: name, unit, valid range and the default
+//! of each profile. The same declaration feeds the experiment (typed reads through
+//! [`crate::Ctx`]), `list`, `run --set NAME=VALUE` (validated here), the provenance
+//! line and the result cache's key (a result measured with other values never
+//! replaces the one the book shows).
+
+use crate::profile::Profile;
+use crate::render::fmt_number;
+use serde::{Deserialize, Serialize};
+use std::hash::{DefaultHasher, Hasher};
+
+/// One declared parameter. Build it with [`Param::int`] or [`Param::float`] and the
+/// `const` setters, e.g.
+/// `Param::int("tasks", 2, 1_000_000).defaults(100, 500).unit("tasks").about("…")`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Param {
+    pub name: &'static str,
+    /// What one unit of the value is, for people: "ms", "messages per round".
+    pub unit: &'static str,
+    pub about: &'static str,
+    pub integer: bool,
+    pub min: f64,
+    pub max: f64,
+    pub quick: f64,
+    pub full: f64,
+}
+
+impl Param {
+    /// An integer parameter valid from `min` to `max` inclusive.
+    pub const fn int(name: &'static str, min: i64, max: i64) -> Param {
+        Param {
+            name,
+            unit: "",
+            about: "",
+            integer: true,
+            min: min as f64,
+            max: max as f64,
+            quick: min as f64,
+            full: min as f64,
+        }
+    }
+
+    /// A real-valued parameter valid from `min` to `max` inclusive.
+    pub const fn float(name: &'static str, min: f64, max: f64) -> Param {
+        Param {
+            name,
+            unit: "",
+            about: "",
+            integer: false,
+            min,
+            max,
+            quick: min,
+            full: min,
+        }
+    }
+
+    /// The defaults of the quick and the full profile.
+    pub const fn defaults(self, quick: i64, full: i64) -> Param {
+        Param {
+            quick: quick as f64,
+            full: full as f64,
+            ..self
+        }
+    }
+
+    /// The defaults of a real-valued parameter.
+    pub const fn defaults_f(self, quick: f64, full: f64) -> Param {
+        Param {
+            quick,
+            full,
+            ..self
+        }
+    }
+
+    pub const fn unit(self, unit: &'static str) -> Param {
+        Param { unit, ..self }
+    }
+
+    pub const fn about(self, about: &'static str) -> Param {
+        Param { about, ..self }
+    }
+
+    pub fn default_for(&self, profile: Profile) -> f64 {
+        profile.pick(self.quick, self.full)
+    }
+
+    /// "an integer from 1 to 1,000,000".
+    pub fn range_text(&self) -> String {
+        format!(
+            "{} from {} to {}",
+            if self.integer {
+                "an integer"
+            } else {
+                "a number"
+            },
+            fmt_number(self.min, self.integer),
+            fmt_number(self.max, self.integer)
+        )
+    }
+
+    /// Parses and checks a value given on the command line.
+    pub fn parse(&self, text: &str) -> Result<f64, String> {
+        let bad = || {
+            format!(
+                "`{}` must be {} (got `{text}`)",
+                self.name,
+                self.range_text()
+            )
+        };
+        let t = text.trim().replace(['_', ','], "");
+        let v: f64 = if self.integer {
+            t.parse::<i64>().map_err(|_| bad())? as f64
+        } else {
+            t.parse::<f64>().map_err(|_| bad())?
+        };
+        if !v.is_finite() || v < self.min || v > self.max {
+            return Err(bad());
+        }
+        Ok(v)
+    }
+}
+
+/// A parameter's value in one run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ParamValue {
+    pub name: String,
+    pub value: f64,
+    pub integer: bool,
+    pub unit: String,
+    /// Whether this is the profile's default (false: set with `--set`).
+    pub default: bool,
+}
+
+impl ParamValue {
+    pub fn display(&self) -> String {
+        fmt_number(self.value, self.integer)
+    }
+}
+
+/// A `NAME=VALUE` override from the command line (or `EXPERIMENT.NAME=VALUE`, which
+/// applies to that experiment only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    pub experiment: Option<String>,
+    pub name: String,
+    pub value: String,
+}
+
+impl Override {
+    pub fn parse(text: &str) -> Result<Override, String> {
+        let (lhs, value) = text
+            .split_once('=')
+            .ok_or_else(|| format!("`{text}` is not NAME=VALUE"))?;
+        let (experiment, name) = match lhs.trim().split_once('.') {
+            Some((e, n)) => (Some(e.to_string()), n.to_string()),
+            None => (None, lhs.trim().to_string()),
+        };
+        if name.is_empty() {
+            return Err(format!("`{text}` names no parameter"));
+        }
+        Ok(Override {
+            experiment,
+            name,
+            value: value.trim().to_string(),
+        })
+    }
+
+    fn applies_to(&self, experiment: &str) -> bool {
+        self.experiment.as_deref().is_none_or(|e| e == experiment)
+    }
+}
+
+/// The values an experiment runs with: its defaults for `profile`, with `overrides`
+/// applied where they name one of its parameters. An override that names a parameter
+/// of this experiment with a bad value is an error; one that names a parameter it
+/// does not have is left for [`check_overrides`].
+pub fn resolve(
+    experiment: &str,
+    defs: &[Param],
+    profile: Profile,
+    overrides: &[Override],
+) -> Result<Vec<ParamValue>, String> {
+    defs.iter()
+        .map(|p| {
+            let set = overrides
+                .iter()
+                .rev()
+                .find(|o| o.applies_to(experiment) && o.name == p.name);
+            let value = match set {
+                Some(o) => p.parse(&o.value)?,
+                None => p.default_for(profile),
+            };
+            Ok(ParamValue {
+                name: p.name.to_string(),
+                value,
+                integer: p.integer,
+                unit: p.unit.to_string(),
+                default: value == p.default_for(profile),
+            })
+        })
+        .collect()
+}
+
+/// Every override must name a parameter of at least one of `experiments` (name,
+/// parameters); otherwise the error lists the parameters there are.
+pub fn check_overrides(
+    overrides: &[Override],
+    experiments: &[(&str, &[Param])],
+) -> Result<(), String> {
+    for o in overrides {
+        if let Some(e) = &o.experiment
+            && !experiments.iter().any(|(name, _)| name == e)
+        {
+            let names: Vec<&str> = experiments.iter().map(|(n, _)| *n).collect();
+            return Err(format!(
+                "no experiment `{e}` here; the experiments are: {}",
+                names.join(", ")
+            ));
+        }
+        let known = experiments
+            .iter()
+            .filter(|(name, _)| o.applies_to(name))
+            .any(|(_, defs)| defs.iter().any(|p| p.name == o.name));
+        if !known {
+            let mut listed = Vec::new();
+            for (name, defs) in experiments.iter().filter(|(n, _)| o.applies_to(n)) {
+                let ps: Vec<&str> = defs.iter().map(|p| p.name).collect();
+                listed.push(format!(
+                    "{name}: {}",
+                    if ps.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        ps.join(", ")
+                    }
+                ));
+            }
+            return Err(format!(
+                "no parameter `{}`; the parameters are — {}",
+                o.name,
+                listed.join("; ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A short stable tag of the values that differ from the defaults, for file names:
+/// `None` when every value is the default.
+pub fn tag(values: &[ParamValue]) -> Option<String> {
+    let set: Vec<&ParamValue> = values.iter().filter(|v| !v.default).collect();
+    if set.is_empty() {
+        return None;
+    }
+    let mut h = DefaultHasher::new();
+    for v in set {
+        h.write(v.name.as_bytes());
+        h.write(&v.value.to_bits().to_le_bytes());
+    }
+    Some(format!("p{:08x}", h.finish() as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TASKS: Param = Param::int("tasks", 2, 1_000_000)
+        .defaults(100, 500)
+        .unit("tasks");
+    const GAP: Param = Param::float("gap_ms", 0.0, 1000.0).defaults_f(10.0, 100.0);
+
+    fn ov(s: &str) -> Override {
+        Override::parse(s).unwrap()
+    }
+
+    #[test]
+    fn defaults_per_profile_and_overrides() {
+        let v = resolve("variants", &[TASKS, GAP], Profile::Quick, &[]).unwrap();
+        assert_eq!((v[0].value, v[0].default), (100.0, true));
+        assert_eq!(v[1].value, 10.0);
+        assert_eq!(tag(&v), None);
+        let v = resolve("variants", &[TASKS, GAP], Profile::Full, &[ov("tasks=40")]).unwrap();
+        assert_eq!((v[0].value, v[0].default), (40.0, false));
+        assert_eq!(v[1].value, 100.0);
+        assert!(tag(&v).unwrap().starts_with('p'));
+        // Setting the default value is the default result.
+        let v = resolve("variants", &[TASKS], Profile::Quick, &[ov("tasks=100")]).unwrap();
+        assert!(v[0].default && tag(&v).is_none());
+        // An experiment-qualified override applies only there.
+        let v = resolve(
+            "sweep",
+            &[TASKS],
+            Profile::Quick,
+            &[ov("variants.tasks=40")],
+        )
+        .unwrap();
+        assert_eq!(v[0].value, 100.0);
+        assert_eq!(
+            resolve("x", &[TASKS], Profile::Quick, &[ov("tasks=1_000")]).unwrap()[0].value,
+            1000.0
+        );
+    }
+
+    #[test]
+    fn bad_values_say_the_valid_range() {
+        for bad in [
+            "tasks=-1",
+            "tasks=1",
+            "tasks=2000000",
+            "tasks=ten",
+            "tasks=2.5",
+        ] {
+            let e = resolve("v", &[TASKS], Profile::Quick, &[ov(bad)]).unwrap_err();
+            assert!(e.contains("an integer from 2 to 1,000,000"), "{bad}: {e}");
+        }
+        let e = resolve("v", &[GAP], Profile::Quick, &[ov("gap_ms=nan")]).unwrap_err();
+        assert!(e.contains("a number from 0 to 1,000"), "{e}");
+        assert!(Override::parse("tasks").is_err());
+        assert!(Override::parse("=3").is_err());
+    }
+
+    #[test]
+    fn unknown_names_list_the_parameters() {
+        let exps: [(&str, &[Param]); 2] = [("variants", &[TASKS, GAP]), ("limits", &[])];
+        assert!(check_overrides(&[ov("tasks=3")], &exps).is_ok());
+        let e = check_overrides(&[ov("no_such=1")], &exps).unwrap_err();
+        assert!(
+            e.contains("no_such")
+                && e.contains("variants: tasks, gap_ms")
+                && e.contains("limits: (none)"),
+            "{e}"
+        );
+        let e = check_overrides(&[ov("nope.tasks=3")], &exps).unwrap_err();
+        assert!(e.contains("variants, limits"), "{e}");
+        let e = check_overrides(&[ov("limits.tasks=3")], &exps).unwrap_err();
+        assert!(e.contains("limits: (none)"), "{e}");
+    }
+}

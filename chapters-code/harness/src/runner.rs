@@ -1,0 +1,512 @@
+//! Running an experiment: rounds until the budget says stop, each in a worker process
+//! (or all in one, where the experiment says why), assembled into a [`Record`].
+
+use crate::cache::{self, MeasureLock, Shown};
+use crate::experiment::{AnyExperiment, Budget, Chapter, Ctx, Isolation, MIN_ROUNDS, RoundOutput};
+use crate::machine::Machine;
+use crate::noise::{self, Noise};
+use crate::params::{self, Override, ParamValue};
+use crate::profile::Profile;
+use crate::record::{FORMAT, Note, NoteKind, Provenance, Record, RoundRecord, Status};
+use crate::stats::Estimate;
+use crate::worker;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How a round ended.
+pub enum RoundEnd {
+    Done {
+        out: RoundOutput,
+        noise: Noise,
+    },
+    /// The round returned an error or panicked.
+    Failed(String),
+    /// The worker did not finish before it was killed.
+    TimedOut {
+        after_s: f64,
+    },
+    /// The worker died of a signal or exited without a result.
+    Crashed(String),
+}
+
+/// Runs rounds: in worker processes, or in this process.
+pub trait Exec {
+    fn round(&mut self, index: u32, deadline: Instant, kill_at: Instant) -> RoundEnd;
+}
+
+/// Where rounds run.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// `exe __worker <chapter> …`: a fresh process per round (or one for all rounds).
+    Workers { exe: PathBuf },
+    /// In this process, on this thread (tests; and inside a one-process worker).
+    InProcess,
+}
+
+impl Mode {
+    /// Workers run by this very executable.
+    pub fn this_executable() -> Mode {
+        match std::env::current_exe() {
+            Ok(exe) => Mode::Workers { exe },
+            Err(_) => Mode::InProcess,
+        }
+    }
+}
+
+/// Runs a round in this process, catching a panic.
+pub struct InProcess<'a> {
+    pub experiment: &'a dyn AnyExperiment,
+    pub profile: Profile,
+    pub params: Vec<ParamValue>,
+}
+
+impl Exec for InProcess<'_> {
+    fn round(&mut self, index: u32, deadline: Instant, _kill_at: Instant) -> RoundEnd {
+        let before = noise::Usage::of_self();
+        let counter = noise::MigrationCounter::open();
+        let m0 = counter.as_ref().and_then(|c| c.read());
+        let watch = noise::Watch::start();
+        let ctx = Ctx::new(self.profile, index, self.params.clone(), deadline);
+        let exp = self.experiment;
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exp.run_round(ctx)));
+        let migrations = match (m0, counter.as_ref().and_then(|c| c.read())) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        let noise = watch.finish(
+            noise::usage_since(before, noise::Usage::of_self()),
+            0.0,
+            migrations,
+        );
+        match out {
+            Ok(Ok(out)) => RoundEnd::Done { out, noise },
+            Ok(Err(e)) => RoundEnd::Failed(crate::render::scrub(&format!("{e:#}"))),
+            Err(panic) => RoundEnd::Failed(format!("it panicked: {}", panic_message(&*panic))),
+        }
+    }
+}
+
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Whether every reading's interval already reaches the stated confidence and lies
+/// within `target` of its median.
+fn tight(rounds: &[RoundRecord], target: f64) -> bool {
+    if target <= 0.0 {
+        return false;
+    }
+    let mut keys: Vec<&str> = Vec::new();
+    for r in rounds {
+        for x in &r.readings {
+            if !keys.contains(&x.key.as_str()) {
+                keys.push(&x.key);
+            }
+        }
+    }
+    keys.iter().all(|k| {
+        let v: Vec<f64> = rounds
+            .iter()
+            .filter_map(|r| r.readings.iter().find(|x| x.key == *k).map(|x| x.value))
+            .collect();
+        Estimate::of(&v)
+            .is_some_and(|e| e.at_stated_confidence() && e.relative_half_width() <= target)
+    })
+}
+
+/// What a run of rounds gave.
+pub struct Rounds {
+    pub rounds: Vec<RoundRecord>,
+    pub notes: Vec<Note>,
+    pub details: Vec<(String, String)>,
+    pub status: Status,
+}
+
+/// Runs rounds under `budget`: at least [`MIN_ROUNDS`] if the bound allows, then on
+/// until `min_rounds`, then until every interval is tight or the budget is spent, at
+/// most `max_rounds`. A failed, timed-out or crashed round ends the run; the rounds
+/// before it are kept.
+pub fn run_rounds(budget: Budget, exec: &mut dyn Exec, mut on_round: impl FnMut(u32)) -> Rounds {
+    let start = Instant::now();
+    let soft_end = start + budget.time;
+    let hard_end = start + budget.bound();
+    let kill_at = hard_end + Duration::from_secs(2);
+    let mut rounds: Vec<RoundRecord> = Vec::new();
+    let mut notes: Vec<Note> = Vec::new();
+    let mut details: Vec<(String, String)> = Vec::new();
+    let mut ended: Option<Status> = None;
+    let mut round_walls: Vec<f64> = Vec::new();
+    let mut out_of_budget = false;
+    for index in 0..budget.max_rounds {
+        if index > 0 {
+            let mean = round_walls.iter().sum::<f64>() / round_walls.len().max(1) as f64;
+            let expected_end = Instant::now() + Duration::from_secs_f64(mean);
+            let start_it = if index < MIN_ROUNDS.min(budget.max_rounds) {
+                expected_end <= hard_end
+            } else if index < budget.min_rounds {
+                expected_end <= soft_end
+            } else {
+                !tight(&rounds, budget.target) && expected_end <= soft_end
+            };
+            if !start_it {
+                out_of_budget = index < budget.min_rounds;
+                break;
+            }
+        }
+        let t0 = Instant::now();
+        let end = exec.round(index, hard_end, kill_at);
+        round_walls.push(t0.elapsed().as_secs_f64());
+        match end {
+            RoundEnd::Done { out, noise } => {
+                for n in out.notes {
+                    if !notes.contains(&n) {
+                        notes.push(n);
+                    }
+                }
+                if details.is_empty() {
+                    details = out.details;
+                }
+                rounds.push(RoundRecord {
+                    index,
+                    noise,
+                    readings: out.readings,
+                    data: out.data,
+                });
+                on_round(index + 1);
+            }
+            RoundEnd::Failed(error) => {
+                ended = Some(Status::Failed { error });
+                break;
+            }
+            RoundEnd::TimedOut { after_s } => {
+                ended = Some(Status::TimedOut { after_s });
+                break;
+            }
+            RoundEnd::Crashed(what) => {
+                ended = Some(Status::Crashed { what });
+                break;
+            }
+        }
+    }
+    let status = match (ended, rounds.is_empty()) {
+        (None, _) => Status::Ok,
+        (Some(s), true) => s,
+        (Some(s), false) => {
+            notes.push(Note {
+                kind: if matches!(s, Status::TimedOut { .. }) {
+                    NoteKind::Timeout
+                } else {
+                    NoteKind::Info
+                },
+                text: format!(
+                    "round {} {}; the figures use the {} round(s) that finished before it",
+                    rounds.len() + 1,
+                    s.describe(),
+                    rounds.len()
+                ),
+            });
+            Status::Ok
+        }
+    };
+    if out_of_budget && status == Status::Ok {
+        notes.push(Note {
+            kind: NoteKind::Timeout,
+            text: format!(
+                "the time budget ({} s) allowed {} of the {} planned rounds, so the intervals are wider than planned",
+                budget.time.as_secs(),
+                rounds.len(),
+                budget.min_rounds
+            ),
+        });
+    }
+    Rounds {
+        rounds,
+        notes,
+        details,
+        status,
+    }
+}
+
+fn utc_now() -> (String, u64) {
+    let now = SystemTime::now();
+    let s = humantime::format_rfc3339_seconds(now).to_string();
+    let unix = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    (s.replace('T', " ").replace('Z', " UTC"), unix)
+}
+
+/// What to measure.
+pub struct Request<'a> {
+    pub chapter: &'a Chapter,
+    pub experiment: &'a dyn AnyExperiment,
+    pub profile: Profile,
+    pub overrides: &'a [Override],
+    pub mode: Mode,
+}
+
+/// Measures one experiment and returns its record (not stored). The parameters are
+/// resolved first: a bad override is an `Err` with the reason.
+pub fn measure(req: &Request) -> Result<Record, String> {
+    let exp = req.experiment;
+    let values = params::resolve(exp.name(), exp.params(), req.profile, req.overrides)?;
+    let budget = exp.budget(req.profile);
+    let label = format!("{}/{}", req.chapter.name, exp.name());
+    eprintln!(
+        "measuring {label} (profile {}, budget {} s, {})",
+        req.profile,
+        budget.time.as_secs(),
+        exp.isolation().describe()
+    );
+    let bar = progress_bar(&label, budget);
+    let start = Instant::now();
+    let rounds = match (&req.mode, exp.isolation()) {
+        (Mode::InProcess, _) => {
+            let mut exec = InProcess {
+                experiment: exp,
+                profile: req.profile,
+                params: values.clone(),
+            };
+            run_rounds(budget, &mut exec, |n| tick(&bar, start, n))
+        }
+        (Mode::Workers { exe }, Isolation::FreshProcess) => {
+            let mut exec = worker::PerRound {
+                exe,
+                chapter: req.chapter.name,
+                experiment: exp.name(),
+                profile: req.profile,
+                overrides: req.overrides,
+            };
+            run_rounds(budget, &mut exec, |n| tick(&bar, start, n))
+        }
+        (Mode::Workers { exe }, Isolation::OneProcess(_)) => worker::all_rounds(
+            exe,
+            req.chapter.name,
+            exp.name(),
+            req.profile,
+            req.overrides,
+            budget,
+        ),
+    };
+    bar.finish_and_clear();
+    let (measured_at, measured_unix) = utc_now();
+    Ok(Record {
+        format: FORMAT,
+        chapter: req.chapter.name.into(),
+        experiment: exp.name().into(),
+        key: req.chapter.key.into(),
+        profile: req.profile,
+        build: req.chapter.build.into(),
+        provenance: Provenance {
+            machine: Machine::current(),
+            measured_at,
+            measured_unix,
+        },
+        params: values,
+        details: rounds.details,
+        isolation: exp.isolation().describe(),
+        status: rounds.status,
+        notes: rounds.notes,
+        wall_s: start.elapsed().as_secs_f64(),
+        rounds: rounds.rounds,
+    })
+}
+
+fn progress_bar(label: &str, budget: Budget) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(budget.time.as_millis().max(1) as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix:.bold} {wide_msg} [{bar:30}] {elapsed_precise} ETA {eta}",
+        )
+        .expect("a valid progress template")
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(label.to_string());
+    bar.set_message("round 1");
+    bar
+}
+
+fn tick(bar: &indicatif::ProgressBar, start: Instant, rounds_done: u32) {
+    bar.set_position(start.elapsed().as_millis() as u64);
+    bar.set_message(format!("round {}", rounds_done + 1));
+}
+
+/// The record to show for `exp` with `overrides`: the best good one stored for the
+/// code, or, if none, a fresh measurement in `profile` (stored). Measuring takes the
+/// machine's measuring lock; a page that can show a stored result never waits.
+pub fn obtain(
+    chapter: &Chapter,
+    exp: &dyn AnyExperiment,
+    profile: Profile,
+    overrides: &[Override],
+    dir: &Path,
+    mode: Mode,
+) -> Result<Shown, String> {
+    let values = params::resolve(exp.name(), exp.params(), profile, overrides)?;
+    let find = || {
+        cache::best(
+            dir,
+            chapter.name,
+            exp.name(),
+            chapter.key,
+            chapter.build,
+            params::tag(&values),
+        )
+    };
+    if let Some(shown) = find() {
+        return Ok(shown);
+    }
+    let _lock = MeasureLock::acquire(dir).map_err(|e| format!("{e:#}"))?;
+    // Someone may have measured it while we waited.
+    if let Some(shown) = find() {
+        return Ok(shown);
+    }
+    let record = measure(&Request {
+        chapter,
+        experiment: exp,
+        profile,
+        overrides,
+        mode,
+    })?;
+    if let Err(e) = cache::store(dir, &record) {
+        eprintln!("warning: could not store the result: {e:#}");
+    }
+    Ok(find().unwrap_or(Shown {
+        record,
+        newer_failures: Vec::new(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Reading, Unit};
+
+    /// Rounds that take `ms` each and read `value(index)`.
+    struct Fake {
+        ms: u64,
+        value: fn(u32) -> f64,
+        end_at: Option<(u32, fn() -> RoundEnd)>,
+    }
+
+    impl Exec for Fake {
+        fn round(&mut self, index: u32, _: Instant, _: Instant) -> RoundEnd {
+            if let Some((at, end)) = self.end_at
+                && at == index
+            {
+                return end();
+            }
+            std::thread::sleep(Duration::from_millis(self.ms));
+            RoundEnd::Done {
+                out: RoundOutput {
+                    readings: vec![Reading::new("x", Unit::Nanos, (self.value)(index))],
+                    data: serde_json::Value::Null,
+                    notes: vec![Note {
+                        kind: NoteKind::Info,
+                        text: "same every round".into(),
+                    }],
+                    details: vec![("d".into(), index.to_string())],
+                },
+                noise: Noise::default(),
+            }
+        }
+    }
+
+    #[test]
+    fn steady_readings_stop_at_the_minimum() {
+        let mut f = Fake {
+            ms: 1,
+            value: |_| 100.0,
+            end_at: None,
+        };
+        let r = run_rounds(Budget::quick(5), &mut f, |_| {});
+        assert_eq!(r.rounds.len(), 6);
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!(r.notes.len(), 1, "notes are merged: {:?}", r.notes);
+        assert_eq!(r.details, vec![("d".to_string(), "0".to_string())]);
+    }
+
+    #[test]
+    fn noisy_readings_run_until_tight_or_the_budget() {
+        // Alternating 100 and 200: never within ±10 %, so the budget ends it.
+        let mut f = Fake {
+            ms: 20,
+            value: |i| if i % 2 == 0 { 100.0 } else { 200.0 },
+            end_at: None,
+        };
+        let budget = Budget {
+            time: Duration::from_millis(300),
+            ..Budget::quick(1)
+        };
+        let t0 = Instant::now();
+        let r = run_rounds(budget, &mut f, |_| {});
+        assert!(
+            r.rounds.len() >= 6 && r.rounds.len() < 40,
+            "{}",
+            r.rounds.len()
+        );
+        assert!(t0.elapsed() < Duration::from_millis(600));
+        // Full runs exactly its rounds.
+        let mut f = Fake {
+            ms: 1,
+            value: |_| 1.0,
+            end_at: None,
+        };
+        assert_eq!(
+            run_rounds(Budget::full(5, 12), &mut f, |_| {}).rounds.len(),
+            12
+        );
+    }
+
+    #[test]
+    fn a_slow_experiment_gets_at_least_three_rounds_and_a_note() {
+        let mut f = Fake {
+            ms: 120,
+            value: |i| f64::from(i),
+            end_at: None,
+        };
+        let budget = Budget {
+            time: Duration::from_millis(100),
+            ..Budget::quick(1)
+        };
+        let r = run_rounds(budget, &mut f, |_| {});
+        assert!(r.rounds.len() >= 3, "{}", r.rounds.len());
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.kind == NoteKind::Timeout && n.text.contains("planned rounds")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    #[test]
+    fn a_failing_round_keeps_the_rounds_before_it() {
+        let mut f = Fake {
+            ms: 1,
+            value: |_| 1.0,
+            end_at: Some((2, || RoundEnd::Crashed("was killed (signal 9)".into()))),
+        };
+        let r = run_rounds(Budget::quick(5), &mut f, |_| {});
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!(r.rounds.len(), 2);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.text.contains("round 3") && n.text.contains("signal 9"))
+        );
+        // With nothing before it, the failure is the result.
+        let mut f = Fake {
+            ms: 1,
+            value: |_| 1.0,
+            end_at: Some((0, || RoundEnd::TimedOut { after_s: 7.0 })),
+        };
+        let r = run_rounds(Budget::quick(5), &mut f, |_| {});
+        assert_eq!(r.status, Status::TimedOut { after_s: 7.0 });
+        assert!(r.rounds.is_empty());
+    }
+}

@@ -1,0 +1,324 @@
+//! Rounds in worker processes, and what happens when a round fails, panics, hangs,
+//! aborts or is killed: every end is recorded as what it was, nothing hangs, nothing
+//! is left behind. Uses the harness's test chapter (`fixture-chapter`).
+
+use harness::cache;
+use harness::fixture::{self, CHAPTER};
+use harness::record::Status;
+use harness::runner::{Mode, Request, measure};
+use harness::{AnyExperiment, Profile};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn exe() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fixture-chapter"))
+}
+
+fn run(exp: &'static dyn AnyExperiment) -> harness::Record {
+    measure(&Request {
+        chapter: &CHAPTER,
+        experiment: exp,
+        profile: Profile::Quick,
+        overrides: &[],
+        mode: Mode::Workers { exe: exe() },
+    })
+    .expect("default parameters are valid")
+}
+
+fn pids(r: &harness::Record) -> Vec<u64> {
+    r.rounds
+        .iter()
+        .map(|x| x.data["pid"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn each_round_runs_in_a_fresh_process_with_its_noise() {
+    let r = run(&fixture::OK);
+    assert_eq!(r.status, Status::Ok);
+    // Steady readings: the interval is tight at once, so the minimum of 6 rounds.
+    assert_eq!(r.rounds.len(), 6);
+    let mut p = pids(&r);
+    p.sort();
+    p.dedup();
+    assert_eq!(p.len(), 6, "six rounds, six processes: {p:?}");
+    assert!(!p.contains(&u64::from(std::process::id())));
+    assert_eq!(r.details, vec![("derived".to_string(), "6".to_string())]);
+    assert_eq!(
+        r.notes.len(),
+        1,
+        "the same note from six rounds is kept once"
+    );
+    assert_eq!(r.isolation, "a fresh process per round");
+    if cfg!(target_os = "linux") {
+        let n = &r.rounds[0].noise;
+        assert!(n.steal.is_some() && n.others_busy.is_some(), "{n:?}");
+        assert!(
+            n.involuntary_switches.is_some() && n.cpu_s.is_some(),
+            "{n:?}"
+        );
+    }
+    let e = r.estimate("steady").unwrap();
+    assert_eq!((e.median, e.n), (1003.0, 6));
+}
+
+#[test]
+fn one_process_rounds_share_a_process() {
+    let r = run(&fixture::ONE);
+    assert_eq!(r.status, Status::Ok);
+    let p = pids(&r);
+    assert!(p.len() >= 3 && p.iter().all(|x| *x == p[0]), "{p:?}");
+    assert!(r.isolation.contains("the test says so"));
+}
+
+#[test]
+fn errors_and_panics_are_recorded_as_failures() {
+    let r = run(&fixture::FAILS);
+    assert_eq!(
+        r.status,
+        Status::Failed {
+            error: "no such device".into()
+        }
+    );
+    let r = run(&fixture::PANICS);
+    assert!(
+        matches!(&r.status, Status::Failed { error } if error.contains("it panicked: boom")),
+        "{:?}",
+        r.status
+    );
+}
+
+#[test]
+fn a_hanging_round_is_killed_at_its_bound() {
+    let t0 = Instant::now();
+    let r = run(&fixture::HANGS);
+    let took = t0.elapsed();
+    assert!(
+        matches!(r.status, Status::TimedOut { after_s } if after_s > 3.0),
+        "{:?}",
+        r.status
+    );
+    // Bound (0.5 s + 3 s) plus 2 s of grace, and a little slack for a loaded machine.
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    assert!(r.status.describe().contains("timed out after"));
+}
+
+#[cfg(unix)]
+#[test]
+fn crashes_and_kills_are_told_apart() {
+    let r = run(&fixture::ABORTS);
+    assert!(
+        matches!(&r.status, Status::Crashed { what } if what.contains("SIGABRT")),
+        "{:?}",
+        r.status
+    );
+    // Killed in its second round: the first round is kept, the kill is noted.
+    let r = run(&fixture::KILLED);
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(r.rounds.len(), 1);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.text.contains("signal 9") && n.text.contains("out-of-memory")),
+        "{:?}",
+        r.notes
+    );
+}
+
+fn cli(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(exe())
+        .args(args)
+        .env("COW_RESULTS_DIR", dir)
+        .env_remove("COW_PROFILE")
+        .env_remove("COW_SET")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn run_missing_measures_only_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cli(dir.path(), &["run", "--only", "ok", "--missing"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok in"));
+    let t0 = Instant::now();
+    let out = cli(dir.path(), &["run", "--only", "ok", "--missing"]);
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("up to date"), "{s}");
+    assert!(t0.elapsed() < Duration::from_secs(2));
+    // The table renders the stored result with its provenance.
+    let out = cli(dir.path(), &["table", "steady"]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("| 6 |") && md.contains("cow-provenance"),
+        "{md}"
+    );
+    assert!(md.contains("6 rounds, a fresh process per round"), "{md}");
+    assert!(md.contains("n = 3 things"), "{md}");
+}
+
+#[test]
+fn parameters_are_set_validated_and_kept_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cli(dir.path(), &["run", "--only", "ok", "--set", "n=40"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let set = cache::all_records(dir.path());
+    assert_eq!(set.len(), 1);
+    assert_eq!(set[0].param("n"), Some(40.0));
+    assert!(!set[0].default_params());
+    // The book's default result is not replaced: the table measures the default.
+    let out = cli(dir.path(), &["table", "steady"]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("n = 3 things") && !md.contains("(set)"), "{md}");
+    let out = Command::new(exe())
+        .args(["table", "steady"])
+        .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_SET", "fixture.n=40 other-chapter.x=1")
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("n = 40 things (set)"), "{md}");
+    for (args, expect) in [
+        (vec!["run", "--set", "n=-1"], "an integer from 1 to 1,000"),
+        (vec!["run", "--set", "no_such=1"], "no parameter `no_such`"),
+        (vec!["run", "--set", "n"], "NAME=VALUE"),
+        (vec!["run", "--profile", "fast"], "quick"),
+        (vec!["table", "nonsense"], "steady"),
+    ] {
+        let out = cli(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+    let out = Command::new(exe())
+        .args(["table", "steady"])
+        .env("COW_RESULTS_DIR", tempfile::tempdir().unwrap().path())
+        .env("COW_PROFILE", "fast")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("valid profiles: quick, full"));
+}
+
+#[test]
+fn a_failed_run_never_hides_a_good_one_on_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(cli(dir.path(), &["run", "--only", "ok"]).status.success());
+    // A failed full run of the same code, stored beside the good quick one.
+    let mut failed = cache::all_records(dir.path()).remove(0);
+    failed.profile = Profile::Full;
+    failed.status = Status::TimedOut { after_s: 32.0 };
+    failed.rounds.clear();
+    failed.provenance.measured_unix += 60;
+    failed.provenance.measured_at = "later".into();
+    cache::store(dir.path(), &failed).unwrap();
+    let md = String::from_utf8_lossy(&cli(dir.path(), &["table", "steady"]).stdout).into_owned();
+    assert!(md.contains("| 6 |"), "{md}");
+    assert!(
+        md.contains(
+            "the full run of later timed out after 32 s and was stopped; showing the quick result"
+        ),
+        "{md}"
+    );
+    // A table of an experiment that fails says why, in the page.
+    let md = String::from_utf8_lossy(&cli(dir.path(), &["table", "fails"]).stdout).into_owned();
+    assert!(
+        md.contains(
+            "No result for `fails` on this machine:** the experiment failed: no such device"
+        ),
+        "{md}"
+    );
+}
+
+#[test]
+fn two_measurements_run_one_after_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let spawn = || {
+        Command::new(exe())
+            .args(["run", "--only", "sleepy"])
+            .env("COW_RESULTS_DIR", dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn();
+    std::thread::sleep(Duration::from_millis(50));
+    let b = spawn();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success() && b.status.success());
+    let err = format!(
+        "{}{}",
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    assert!(err.contains("waiting for the measurement of pid"), "{err}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn killing_a_measurement_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(exe())
+        .args(["run", "--only", "hangs"])
+        .env("COW_RESULTS_DIR", dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // The worker is a child of the measuring process.
+    let workers = || -> Vec<u32> {
+        let Ok(text) =
+            std::fs::read_to_string(format!("/proc/{}/task/{}/children", child.id(), child.id()))
+        else {
+            return Vec::new();
+        };
+        text.split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    let w = workers();
+    assert!(!w.is_empty(), "a worker is running");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The worker dies with its parent.
+    let t0 = Instant::now();
+    while w
+        .iter()
+        .any(|p| std::path::Path::new(&format!("/proc/{p}")).exists())
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "worker {w:?} outlived its parent"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The lock is free again and a measurement succeeds; no stray files.
+    assert!(cli(dir.path(), &["run", "--only", "ok"]).status.success());
+    let names: Vec<String> = walk(dir.path());
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_test_chapter_registry_is_consistent() {
+    CHAPTER.check().unwrap();
+}
