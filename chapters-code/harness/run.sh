@@ -1,24 +1,29 @@
 #!/bin/sh
-# Runs a chapter's measuring binary for the book's cmdrun markers:
-#   sh ../chapters-code/harness/run.sh <chapter> table|plot <name>
-# It rebuilds the binary (cargo build --release) only when a file under chapters-code/
-# (the chapter, the harness, or any crate it links) or Cargo.lock is newer than the
-# binary, so a rebuild of the book with cached results costs milliseconds per marker
-# instead of a cargo start-up each, and a marker never runs stale code.
+# Runs a measuring binary for the book's cmdrun markers:
+#   sh ../chapters-code/harness/run.sh <package>[/<binary>] table|plot <name>
+# The binary is first asked whether it was built from the sources on disk
+# (COW_CHECK_FRESH=1: it compares the key of the code it was compiled from with the
+# sources, and exits 75 when they differ). Only then is cargo run to rebuild it, so a
+# rebuild of the book with cached results costs no cargo start-up per marker, a marker
+# never runs stale code, and cargo alone decides what to recompile.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
-chapter=$1
+package=${1%%/*}
+binary=${1#*/}
 shift
+# cmdrun runs markers in src/: a relative target folder is relative to the book's root.
 target=${CARGO_TARGET_DIR:-$root/target}
 case "$target" in /*) ;; *) target=$root/$target ;; esac
-bin=$target/release/$chapter
-newer=""
-if [ -x "$bin" ]; then
-  newer=$(find "$root/chapters-code" "$root/Cargo.lock" -newer "$bin" -type f -print 2>/dev/null |
-    head -n 1)
+export CARGO_TARGET_DIR="$target"
+bin=$target/release/$binary
+build() {
+  cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p "$package" --bin "$binary" >&2
+}
+[ -x "$bin" ] || build
+status=0
+COW_CHECK_FRESH=1 "$bin" "$@" || status=$?
+if [ "$status" -eq 75 ]; then
+  build
+  exec "$bin" "$@"
 fi
-if [ ! -x "$bin" ] || [ -n "$newer" ]; then
-  cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p "$chapter" --bins >&2
-  touch "$bin"
-fi
-exec "$bin" "$@"
+exit "$status"

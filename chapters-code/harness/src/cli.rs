@@ -104,13 +104,19 @@ pub fn main(ch: &'static Chapter) -> ExitCode {
 /// With `COW_CHECK_FRESH=1`: exits [`STALE`] when a chapter's sources on disk differ
 /// from those this binary was compiled from.
 pub fn stale_check(chapters: &[&Chapter]) -> Option<ExitCode> {
+    let crates: Vec<(&str, &str)> = chapters.iter().map(|c| (c.dir, c.source_hash)).collect();
+    stale_check_crates(&crates)
+}
+
+/// [`stale_check`] for crates given as (`CARGO_MANIFEST_DIR`, `COW_SOURCE_HASH`).
+pub fn stale_check_crates(crates: &[(&str, &str)]) -> Option<ExitCode> {
     std::env::var_os("COW_CHECK_FRESH")?;
-    for ch in chapters {
-        let dir = Path::new(ch.dir);
-        if dir.is_dir() && crate::key::source_hash(dir) != ch.source_hash {
+    for (dir, hash) in crates {
+        let dir = Path::new(dir);
+        if dir.is_dir() && crate::key::source_hash(dir) != *hash {
             eprintln!(
                 "{}: the sources changed since this binary was built",
-                ch.name
+                dir.display()
             );
             return Some(ExitCode::from(STALE));
         }

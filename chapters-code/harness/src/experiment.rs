@@ -373,6 +373,9 @@ pub struct View<R: 'static> {
     pub kind: ViewKind,
     pub experiment: &'static Experiment<R>,
     pub render: fn(&Results<R>) -> anyhow::Result<String>,
+    /// Shows only the provenance line under it, not the run's notes: for a second
+    /// view of a result whose first view on the page carries them.
+    pub brief: bool,
 }
 
 impl<R> View<R> {
@@ -386,6 +389,7 @@ impl<R> View<R> {
             kind: ViewKind::Table,
             experiment,
             render,
+            brief: false,
         }
     }
 
@@ -399,6 +403,15 @@ impl<R> View<R> {
             kind: ViewKind::Plot,
             experiment,
             render,
+            brief: false,
+        }
+    }
+
+    /// Leaves the run's notes to another view of the same result on the page.
+    pub const fn brief(self) -> View<R> {
+        View {
+            brief: true,
+            ..self
         }
     }
 }
@@ -408,6 +421,7 @@ pub trait AnyView: Sync {
     fn name(&self) -> &'static str;
     fn kind(&self) -> ViewKind;
     fn experiment(&self) -> &'static str;
+    fn brief(&self) -> bool;
     fn render(&self, record: &Record) -> anyhow::Result<String>;
 }
 
@@ -420,6 +434,9 @@ impl<R: DeserializeOwned + 'static> AnyView for View<R> {
     }
     fn experiment(&self) -> &'static str {
         self.experiment.name
+    }
+    fn brief(&self) -> bool {
+        self.brief
     }
     fn render(&self, record: &Record) -> anyhow::Result<String> {
         (self.render)(&Results::decode(record)?)

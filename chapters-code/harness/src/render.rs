@@ -143,6 +143,11 @@ pub fn fmt_ratio_estimate(e: &Estimate) -> String {
     )
 }
 
+/// The book's stated confidence, as a reader reads it: `95 %`.
+pub fn confidence_text() -> String {
+    format!("{:.0} %", CONFIDENCE * 100.0)
+}
+
 /// Which way is better for a comparison's wording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Better {
@@ -174,8 +179,8 @@ pub fn compare_sentence(
     };
     match (verdict(ae, be), better) {
         (Verdict::Unclear, _) => format!(
-            "no clear difference between {an} and {bn} on this machine in this run (their {} % intervals overlap)",
-            sig3(CONFIDENCE * 100.0)
+            "there is no clear difference between {an} and {bn} (their {} intervals overlap)",
+            confidence_text()
         ),
         (Verdict::Below, Better::Lower) => {
             format!("{an} is faster than {bn}: {bn} takes {} as long", ba())
@@ -484,14 +489,14 @@ pub fn provenance_line(r: &Record) -> String {
         format!(" ({})", params.join(", "))
     };
     let text = format!(
-        "Measured on {} · {} build · profile {}{} · {} rounds, {}, intervals at {} % over rounds · {} · {} · took {}",
+        "Measured on {} · {} build · profile {}{} · {} rounds, {}, intervals at {} over rounds · {} · {} · took {}",
         machine_line(m),
         r.build,
         r.profile.name(),
         params,
         r.rounds.len(),
         r.isolation,
-        sig3(CONFIDENCE * 100.0),
+        confidence_text(),
         noise_summary(r),
         r.provenance.measured_at,
         fmt_ns(r.wall_s * 1e9),
@@ -527,8 +532,15 @@ pub fn render_view(view: &dyn AnyView, shown: &Shown) -> String {
             escape_html(&scrub(&e))
         )),
     }
-    let mut all = record.notes.clone();
-    all.extend(noise_notes(record));
+    // A brief view (a second view of the same result on a page) leaves the notes to
+    // the first, but never a failure.
+    let mut all = if view.brief() && record.is_ok() {
+        Vec::new()
+    } else {
+        let mut n = record.notes.clone();
+        n.extend(noise_notes(record));
+        n
+    };
     for f in &shown.newer_failures {
         all.push(Note {
             kind: NoteKind::Info,
@@ -637,7 +649,7 @@ mod tests {
             n: 6,
         };
         let s = compare_sentence(("a", &fast), ("b", &near), None, Better::Lower);
-        assert!(s.starts_with("no clear difference"), "{s}");
+        assert!(s.starts_with("there is no clear difference"), "{s}");
         let s = compare_sentence(("deadline", &slow), ("naive", &fast), None, Better::Higher);
         assert!(s.starts_with("deadline is higher than naive"), "{s}");
     }

@@ -1,83 +1,175 @@
-//! The chapter's experiments: which variants run, with which parameters per profile.
+//! The chapter's experiments: what one round runs, with which parameters, and the one
+//! value per variant each round is summarised by (the round's median latency).
 
-use crate::views::VIEWS;
 use crate::{Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong};
-use harness::{Chapter, Ctx, Experiment, NoteKind, Summary};
+use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-pub const CHAPTER: Chapter = Chapter {
-    name: env!("CARGO_PKG_NAME"),
-    dir: env!("CARGO_MANIFEST_DIR"),
-    experiments: EXPERIMENTS,
-    views: VIEWS,
-};
+const MESSAGES: Param = Param::int("messages", 1, 10_000)
+    .defaults(8, 10)
+    .unit("per variant and round")
+    .about("messages each variant receives in one round");
+const GAP_MS: Param = Param::int("gap_ms", 0, 1_000)
+    .defaults(10, 100)
+    .unit("ms")
+    .about("how long the sender stays idle before each message");
+const PATIENCE_MS: Param = Param::int("patience_ms", 10, 60_000)
+    .defaults(1_000, 1_000)
+    .unit("ms")
+    .about("how long past its gap a message may take before it counts as lost");
+const AFTER_100MS: Param = Param::int("messages_after_100ms", 1, 10_000)
+    .defaults(2, 4)
+    .unit("per variant and round")
+    .about("messages after the 100 ms gap (each costs 100 ms of idle time)");
+const HYBRID_SPIN_US: Param = Param::int("hybrid_spin_us", 0, 1_000_000)
+    .defaults(100, 100)
+    .unit("µs")
+    .about("how long the hybrid receiver spins before it blocks");
+const PIN_GAP_MS: Param = Param::int("gap_ms", 0, 1_000)
+    .defaults(5, 10)
+    .unit("ms")
+    .about("how long the sender stays idle before each message");
+const ROUND_TRIPS: Param = Param::int("round_trips", 100, 100_000_000)
+    .defaults(50_000, 200_000)
+    .unit("per placement and round")
+    .about("atomic round trips timed in one round");
 
-pub const EXPERIMENTS: &[Experiment] = &[
-    Experiment {
-        name: "variants",
-        about: "the write-up's 12 variants: mpsc, TCP, UDP × std, tokio × blocking, spinning",
-        bound: |p| p.pick(Duration::from_secs(20), Duration::from_secs(200)),
-        run: variants,
-    },
-    Experiment {
-        name: "gaps",
-        about: "the idle gap before each message: 0, 1, 10, 100 ms; blocking, spinning, hybrid",
-        bound: |p| p.pick(Duration::from_secs(20), Duration::from_secs(90)),
-        run: gaps,
-    },
-    Experiment {
-        name: "pinning",
-        about: "sender and receiver unpinned, on the same CPU, on different CPUs",
-        bound: |p| p.pick(Duration::from_secs(15), Duration::from_secs(60)),
-        run: pinning,
-    },
-    Experiment {
-        name: "floor",
-        about: "an atomic ping-pong between two spinning threads: the least a hand-over costs",
-        bound: |p| p.pick(Duration::from_secs(10), Duration::from_secs(30)),
-        run: floor,
-    },
-];
+pub static VARIANTS: Experiment<Runs> = Experiment::new(
+    "variants",
+    "the write-up's 12 variants: mpsc, TCP, UDP × std, tokio × blocking, spinning",
+    variants,
+    Runs::readings,
+)
+.params(&[MESSAGES, GAP_MS, PATIENCE_MS])
+.budget(|p| p.pick(Budget::quick(10), Budget::full(150, 10)));
 
-/// One run of one variant.
+pub static GAPS: Experiment<Runs> = Experiment::new(
+    "gaps",
+    "the idle gap before each message: 0, 1, 10, 100 ms; blocking, spinning, hybrid",
+    gaps,
+    Runs::readings,
+)
+.params(&[MESSAGES, AFTER_100MS, HYBRID_SPIN_US, PATIENCE_MS])
+.budget(|p| p.pick(Budget::quick(10), Budget::full(45, 10)));
+
+pub static PINNING: Experiment<Runs> = Experiment::new(
+    "pinning",
+    "sender and receiver unpinned, on the same CPU, on different CPUs",
+    pinning,
+    Runs::readings,
+)
+.params(&[MESSAGES, PIN_GAP_MS, PATIENCE_MS])
+.budget(|p| p.pick(Budget::quick(6), Budget::full(25, 10)));
+
+pub static FLOOR: Experiment<FloorRound> = Experiment::new(
+    "floor",
+    "an atomic ping-pong between two spinning threads: the least a hand-over costs",
+    floor,
+    FloorRound::readings,
+)
+.params(&[ROUND_TRIPS])
+.budget(|p| p.pick(Budget::quick(4), Budget::full(15, 10)));
+
+/// One variant's messages in one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Run {
     pub runtime: Runtime,
     pub transport: Transport,
     pub wait: Wait,
     pub placement: Placement,
-    pub gap_ns: f64,
-    pub outcome: Outcome,
-    pub summary: Option<Summary>,
+    pub gap_ms: u64,
+    /// This round's latencies, pooled with the other rounds' for distributions.
+    pub latency: Dist,
+    /// This round's median latency, exact: the value the round contributes.
+    pub p50_ns: Option<f64>,
+    pub received: usize,
+    pub lost: u32,
+    /// CPU time of the whole process per message received.
+    pub cpu_per_message_ns: Option<f64>,
+    /// CPU time over wall time: how many cores the strategy kept busy.
+    pub cores_busy: Option<f64>,
+    pub stopped: Option<String>,
 }
 
 impl Run {
+    fn new(spec: &Spec, outcome: &Outcome) -> Run {
+        let mut sorted = outcome.latencies_ns.clone();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        Run {
+            runtime: spec.runtime,
+            transport: spec.transport,
+            wait: spec.wait,
+            placement: spec.placement,
+            gap_ms: spec.gap.as_millis() as u64,
+            latency: Dist::from_samples(sorted.iter().copied()),
+            p50_ns: (n > 0).then(|| harness::stats::median_sorted(&sorted)),
+            received: n,
+            lost: outcome.lost,
+            cpu_per_message_ns: outcome.cpu_ns.filter(|_| n > 0).map(|c| c / n as f64),
+            cores_busy: outcome
+                .cpu_ns
+                .filter(|_| outcome.wall_ns > 0.0)
+                .map(|c| c / outcome.wall_ns),
+            stopped: outcome.stopped.clone(),
+        }
+    }
+
+    /// `std · mpsc · blocking`: the variant, as the tables and headline figures name it.
     pub fn label(&self) -> String {
-        format!(
-            "{} · {} · {}",
-            self.runtime.label(),
-            self.transport.label(),
-            self.wait.label()
-        )
+        variant_key(self.runtime, self.transport, self.wait)
     }
 
-    pub fn cpu_per_message_ns(&self) -> Option<f64> {
-        let n = self.outcome.latencies_ns.len();
-        (n > 0).then_some(self.outcome.cpu_ns? / n as f64)
-    }
-
-    /// CPU time over wall time: how many cores the strategy kept busy.
-    pub fn cores_busy(&self) -> Option<f64> {
-        (self.outcome.wall_ns > 0.0).then_some(self.outcome.cpu_ns? / self.outcome.wall_ns)
+    /// The reading's key: the variant, and the gap or placement where those vary.
+    pub fn key(&self, with: Extra) -> String {
+        match with {
+            Extra::None => self.label(),
+            Extra::Gap => format!("{} · {} ms", self.label(), self.gap_ms),
+            Extra::Placement => format!("{} · {}", self.label(), self.placement.label()),
+        }
     }
 }
 
+pub fn variant_key(runtime: Runtime, transport: Transport, wait: Wait) -> String {
+    format!(
+        "{} · {} · {}",
+        runtime.label(),
+        transport.label(),
+        wait.label()
+    )
+}
+
+/// What distinguishes the variants of an experiment besides runtime, transport, wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Extra {
+    None,
+    Gap,
+    Placement,
+}
+
+/// One round of an experiment: every variant once.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Runs {
+    pub extra: Extra,
     pub runs: Vec<Run>,
 }
 
+impl Runs {
+    /// One value per variant: the round's median latency.
+    fn readings(&self) -> Vec<Reading> {
+        self.runs
+            .iter()
+            .filter_map(|r| Some(Reading::new(r.key(self.extra), Unit::Nanos, r.p50_ns?)))
+            .collect()
+    }
+
+    pub fn find(&self, key: &str) -> Option<&Run> {
+        self.runs.iter().find(|r| r.key(self.extra) == key)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
 struct Spec {
     runtime: Runtime,
     transport: Transport,
@@ -87,18 +179,18 @@ struct Spec {
     messages: usize,
 }
 
-/// Runs the specs in order under the experiment's deadline, with a progress bar.
-fn run_specs(ctx: &mut Ctx, specs: Vec<Spec>, hybrid_spin: Duration) -> anyhow::Result<Runs> {
-    let bar = ctx.progress(specs.len() as u64, "variants");
-    let mut runs = Vec::new();
-    for spec in specs {
+/// Runs the specs of one round, in the round's rotated order, under its deadline.
+/// Runs come back in the specs' own order, so every round's data reads alike.
+fn run_round(ctx: &mut Ctx, specs: &[Spec], extra: Extra, hybrid_spin: Duration) -> Runs {
+    let patience = Duration::from_millis(ctx.int(&PATIENCE_MS));
+    let order: Vec<usize> = ctx.rotated(&(0..specs.len()).collect::<Vec<_>>());
+    let mut runs: Vec<Option<Run>> = vec![None; specs.len()];
+    for i in order {
+        let spec = &specs[i];
         if ctx.past_deadline() {
             ctx.note(
                 NoteKind::Timeout,
-                format!(
-                    "the time bound was reached after {} of the planned runs; the rest are missing",
-                    runs.len()
-                ),
+                "the time bound was reached before every variant of a round had run; the missing ones have fewer rounds",
             );
             break;
         }
@@ -107,53 +199,44 @@ fn run_specs(ctx: &mut Ctx, specs: Vec<Spec>, hybrid_spin: Duration) -> anyhow::
             gap: spec.gap,
             hybrid_spin,
             placement: spec.placement,
+            patience,
             deadline: ctx.deadline(),
         };
-        let mut run = Run {
-            runtime: spec.runtime,
-            transport: spec.transport,
-            wait: spec.wait,
-            placement: spec.placement,
-            gap_ns: spec.gap.as_nanos() as f64,
-            outcome: Outcome::default(),
-            summary: None,
-        };
-        bar.set_message(format!("{} ({})", run.label(), spec.placement.label()));
+        let label = variant_key(spec.runtime, spec.transport, spec.wait);
         match crate::run_variant(spec.runtime, spec.transport, spec.wait, &plan) {
             Ok(outcome) => {
                 if let Some(why) = &outcome.stopped {
                     ctx.note(
                         NoteKind::Timeout,
+                        format!("{label} ({}): {why}", spec.placement.label()),
+                    );
+                }
+                if outcome.lost > 0 {
+                    ctx.note(
+                        NoteKind::Info,
                         format!(
-                            "{} ({}) stopped after {} of {} messages: {why}",
-                            run.label(),
-                            spec.placement.label(),
-                            outcome.latencies_ns.len(),
-                            spec.messages
+                            "{label}: some messages did not arrive within {} ms past their gap and were counted as lost; the run went on without them",
+                            patience.as_millis()
                         ),
                     );
                 }
-                run.summary = Summary::of(&outcome.latencies_ns);
-                run.outcome = outcome;
+                runs[i] = Some(Run::new(spec, &outcome));
             }
-            Err(e) => ctx.note(
-                NoteKind::Info,
-                format!("{} could not run: {e:#}", run.label()),
-            ),
+            Err(e) => ctx.note(NoteKind::Info, format!("{label} could not run: {e:#}")),
         }
-        runs.push(run);
-        bar.inc(1);
     }
-    bar.finish_and_clear();
-    Ok(Runs { runs })
+    Runs {
+        extra,
+        runs: runs.into_iter().flatten().collect(),
+    }
 }
 
 pub const RUNTIMES: [Runtime; 2] = [Runtime::Std, Runtime::Tokio];
 pub const TRANSPORTS: [Transport; 3] = [Transport::Mpsc, Transport::Tcp, Transport::Udp];
 
-fn variants(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let messages = ctx.param("messages", ctx.profile.pick(25, 99));
-    let gap_ms = ctx.param("gap_ms", ctx.profile.pick(10, 100));
+fn variants(ctx: &mut Ctx) -> anyhow::Result<Runs> {
+    let messages = ctx.count(&MESSAGES);
+    let gap = Duration::from_millis(ctx.int(&GAP_MS));
     let mut specs = Vec::new();
     for runtime in RUNTIMES {
         for transport in TRANSPORTS {
@@ -163,26 +246,22 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
                     transport,
                     wait,
                     placement: Placement::Unpinned,
-                    gap: Duration::from_millis(gap_ms),
+                    gap,
                     messages,
                 });
             }
         }
     }
-    Ok(serde_json::to_value(run_specs(
-        ctx,
-        specs,
-        Duration::ZERO,
-    )?)?)
+    Ok(run_round(ctx, &specs, Extra::None, Duration::ZERO))
 }
 
 pub const GAPS_MS: [u64; 4] = [0, 1, 10, 100];
 pub const SWEPT: [Transport; 2] = [Transport::Mpsc, Transport::Udp];
 
-fn gaps(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let messages = ctx.param("messages", ctx.profile.pick(20, 99));
-    let long = ctx.param("messages_after_100ms", ctx.profile.pick(5, 40));
-    let spin_us = ctx.param("hybrid_spin_us", 100);
+fn gaps(ctx: &mut Ctx) -> anyhow::Result<Runs> {
+    let messages = ctx.count(&MESSAGES);
+    let long = ctx.count(&AFTER_100MS);
+    let spin = Duration::from_micros(ctx.int(&HYBRID_SPIN_US));
     let mut specs = Vec::new();
     for gap in GAPS_MS {
         for transport in SWEPT {
@@ -198,19 +277,15 @@ fn gaps(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
             }
         }
     }
-    Ok(serde_json::to_value(run_specs(
-        ctx,
-        specs,
-        Duration::from_micros(spin_us),
-    )?)?)
+    Ok(run_round(ctx, &specs, Extra::Gap, spin))
 }
 
 pub const PLACEMENTS: [Placement; 3] =
     [Placement::Unpinned, Placement::SameCpu, Placement::OtherCpu];
 
-fn pinning(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let messages = ctx.param("messages", ctx.profile.pick(20, 99));
-    let gap_ms = ctx.param("gap_ms", ctx.profile.pick(5, 10));
+fn pinning(ctx: &mut Ctx) -> anyhow::Result<Runs> {
+    let messages = ctx.count(&MESSAGES);
+    let gap = Duration::from_millis(ctx.int(&PIN_GAP_MS));
     let mut specs = Vec::new();
     for placement in PLACEMENTS {
         if !crate::placement_supported(placement) {
@@ -235,46 +310,53 @@ fn pinning(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
                     transport,
                     wait,
                     placement,
-                    gap: Duration::from_millis(gap_ms),
+                    gap,
                     messages,
                 });
             }
         }
     }
-    Ok(serde_json::to_value(run_specs(
-        ctx,
-        specs,
-        Duration::ZERO,
-    )?)?)
+    Ok(run_round(ctx, &specs, Extra::Placement, Duration::ZERO))
 }
 
+/// One placement of the atomic ping-pong in one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FloorRun {
     pub placement: Placement,
-    pub summary: Option<Summary>,
-    /// (quantile, one-way nanoseconds), for the distribution plot.
-    pub curve: Vec<(f64, f64)>,
+    /// One-way times of this round, pooled for the distribution.
+    pub one_way: Dist,
+    /// This round's exact median one-way time.
+    pub p50_ns: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Floor {
+pub struct FloorRound {
     pub runs: Vec<FloorRun>,
 }
 
-fn floor(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let trips = ctx.param("round_trips", ctx.profile.pick(200_000, 2_000_000));
+impl FloorRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.runs
+            .iter()
+            .filter_map(|r| Some(Reading::new(r.placement.label(), Unit::Nanos, r.p50_ns?)))
+            .collect()
+    }
+}
+
+pub const FLOOR_PLACEMENTS: [Placement; 2] = [Placement::Unpinned, Placement::OtherCpu];
+
+fn floor(ctx: &mut Ctx) -> anyhow::Result<FloorRound> {
+    let trips = ctx.count(&ROUND_TRIPS);
     let mut runs = Vec::new();
-    let placements = [Placement::Unpinned, Placement::OtherCpu];
-    let bar = ctx.progress(placements.len() as u64, "atomic ping-pong");
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         ctx.note(
             NoteKind::Unsupported,
             "two spinning threads need two logical CPUs; with one, each hand-over waits for \
              the scheduler to switch threads, so the floor is not measured",
         );
-        return Ok(serde_json::to_value(Floor { runs })?);
+        return Ok(FloorRound { runs });
     }
-    for placement in placements {
+    for placement in ctx.rotated(&FLOOR_PLACEMENTS) {
         if !crate::placement_supported(placement) {
             ctx.note(
                 NoteKind::Unsupported,
@@ -287,7 +369,7 @@ fn floor(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
             ctx.note(
                 NoteKind::Timeout,
                 format!(
-                    "{}: {} of {trips} round trips before the time bound",
+                    "{}: the time bound stopped a round after {} of {trips} round trips",
                     placement.label(),
                     one_way.len()
                 ),
@@ -296,11 +378,10 @@ fn floor(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
         one_way.sort_by(f64::total_cmp);
         runs.push(FloorRun {
             placement,
-            summary: Summary::of(&one_way),
-            curve: harness::stats::quantile_curve(&one_way, 200),
+            p50_ns: (!one_way.is_empty()).then(|| harness::stats::median_sorted(&one_way)),
+            one_way: Dist::from_samples(one_way),
         });
-        bar.inc(1);
     }
-    bar.finish_and_clear();
-    Ok(serde_json::to_value(Floor { runs })?)
+    runs.sort_by_key(|r| FLOOR_PLACEMENTS.iter().position(|p| *p == r.placement));
+    Ok(FloorRound { runs })
 }

@@ -2,21 +2,50 @@
 //! blocks in the kernel, against a receiver that busy-waits for it.
 //!
 //! Every variant has the same shape: a sender stays idle for a gap, stamps the time and
-//! sends eight bytes; the receiver waits for them (blocking, spinning or both) and
-//! records how long they took. One message is in flight at a time.
+//! sends a sequence number with the stamp; the receiver waits for it (blocking,
+//! spinning or both) and records how long it took. One message is in flight at a time,
+//! and every wait is bounded: a message that does not come within its bound is counted
+//! as lost and the run goes on.
+//!
+//! `lib.rs` holds the mechanism and the chapter's registry; `experiments.rs` the
+//! rounds; `views.rs` the tables and plots.
 
 use serde::{Deserialize, Serialize};
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, TryRecvError};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-mod experiments;
-mod views;
+pub mod experiments;
+pub mod views;
 
-pub use experiments::{CHAPTER, EXPERIMENTS};
+use experiments::{FLOOR, GAPS, PINNING, VARIANTS};
+use harness::Headline;
+
+/// The chapter: its experiments, views and headline figures.
+pub static CHAPTER: harness::Chapter = harness::chapter!(
+    experiments: [VARIANTS, GAPS, PINNING, FLOOR],
+    views: [
+        views::LATENCY, views::COST, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
+        views::REFERENCE_SPEEDUPS, views::CDF_STD, views::CDF_TOKIO, views::GAPS_TABLE,
+        views::GAPS_LATENCY, views::GAPS_CPU, views::PINNING_TABLE, views::FLOOR_TABLE,
+        views::FLOOR_CDF,
+    ],
+    headlines: [
+        Headline::new("std-mpsc-blocking-p50", &VARIANTS, "std · mpsc · blocking")
+            .params(&["gap_ms"])
+            .about("median send-to-receive latency of a std channel whose receiver blocks"),
+        Headline::new("std-mpsc-spinning-p50", &VARIANTS, "std · mpsc · spinning")
+            .params(&["gap_ms"])
+            .about("median send-to-receive latency of a std channel whose receiver spins"),
+        Headline::new("std-udp-blocking-p50", &VARIANTS, "std · udp · blocking").params(&["gap_ms"]),
+        Headline::new("std-udp-spinning-p50", &VARIANTS, "std · udp · spinning").params(&["gap_ms"]),
+        Headline::new("atomic-floor-one-way", &FLOOR, "unpinned")
+            .about("median one-way hand-over between two spinning threads through one atomic"),
+    ],
+);
 
 // ANCHOR: clock
 /// One monotonic origin for the whole process. Both ends of a measurement read it, so a
@@ -28,6 +57,30 @@ pub fn now_ns() -> u64 {
     ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 // ANCHOR_END: clock
+
+/// What travels: which message this is, and when it was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Msg {
+    pub seq: u64,
+    pub stamp: u64,
+}
+
+impl Msg {
+    pub fn to_bytes(self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&self.seq.to_le_bytes());
+        b[8..].copy_from_slice(&self.stamp.to_le_bytes());
+        b
+    }
+
+    pub fn from_bytes(b: [u8; 16]) -> Msg {
+        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        Msg {
+            seq: word(0),
+            stamp: word(8),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Runtime {
@@ -112,19 +165,31 @@ pub struct Plan {
     /// How long the hybrid receiver spins before it blocks.
     pub hybrid_spin: Duration,
     pub placement: Placement,
+    /// How long a message may take beyond its gap before it counts as lost.
+    pub patience: Duration,
     /// Everything stops here, finished or not.
     pub deadline: Instant,
+}
+
+impl Plan {
+    /// The latest a receiver waits for the next message: its gap plus the patience,
+    /// and never past the deadline.
+    pub fn wait_until(&self) -> Instant {
+        (Instant::now() + self.gap + self.patience).min(self.deadline)
+    }
 }
 
 /// What one run of a variant measured.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Outcome {
-    /// Send-to-receive latency of each message, in nanoseconds.
+    /// Send-to-receive latency of each message that arrived, in nanoseconds.
     pub latencies_ns: Vec<f64>,
+    /// Messages that did not arrive within their bound (the run went on without them).
+    pub lost: u32,
     /// CPU time of the whole process (all threads) during the run, where the OS tells.
     pub cpu_ns: Option<f64>,
     pub wall_ns: f64,
-    /// Why the run ended before all messages arrived, if it did.
+    /// Why the run ended before all messages were sent, if it did.
     pub stopped: Option<String>,
 }
 
@@ -155,7 +220,7 @@ pub fn spin<T>(until: Instant, mut attempt: impl FnMut() -> Attempt<T>) -> Spun<
             Attempt::Empty => {}
         }
         polls = polls.wrapping_add(1);
-        if polls % 1024 == 0 && Instant::now() >= until {
+        if polls.is_multiple_of(1024) && Instant::now() >= until {
             return Spun::TimedOut;
         }
         std::hint::spin_loop();
@@ -166,63 +231,67 @@ pub fn spin<T>(until: Instant, mut attempt: impl FnMut() -> Attempt<T>) -> Spun<
 /// The receiving end of a std transport, able to wait in each of the three ways.
 pub trait Link {
     /// Takes a message if one is there, without waiting.
-    fn attempt(&mut self) -> Attempt<u64>;
-    /// Sleeps in the kernel until a message arrives or `deadline` passes.
-    fn block(&mut self, deadline: Instant) -> Option<u64>;
+    fn attempt(&mut self) -> Attempt<Msg>;
+    /// Sleeps in the kernel until a message arrives or `until` passes.
+    fn block(&mut self, until: Instant) -> Option<Msg>;
 }
 
 // ANCHOR: receive
-/// Receives one message, waiting as `wait` says. The hybrid spins for
-/// `plan.hybrid_spin` and only then asks the kernel to put the thread to sleep.
-pub fn receive(link: &mut impl Link, wait: Wait, plan: &Plan) -> Option<u64> {
+/// Receives one message, waiting as `wait` says, until `until` at the latest. The
+/// hybrid spins for `hybrid_spin` and only then asks the kernel to put the thread
+/// to sleep.
+pub fn receive(
+    link: &mut impl Link,
+    wait: Wait,
+    hybrid_spin: Duration,
+    until: Instant,
+) -> Option<Msg> {
     match wait {
-        Wait::Block => link.block(plan.deadline),
-        Wait::Spin => match spin(plan.deadline, || link.attempt()) {
-            Spun::Got(stamp) => Some(stamp),
+        Wait::Block => link.block(until),
+        Wait::Spin => match spin(until, || link.attempt()) {
+            Spun::Got(msg) => Some(msg),
             Spun::Closed | Spun::TimedOut => None,
         },
         Wait::Hybrid => {
-            let spin_until = (Instant::now() + plan.hybrid_spin).min(plan.deadline);
+            let spin_until = (Instant::now() + hybrid_spin).min(until);
             match spin(spin_until, || link.attempt()) {
-                Spun::Got(stamp) => Some(stamp),
+                Spun::Got(msg) => Some(msg),
                 Spun::Closed => None,
-                Spun::TimedOut => link.block(plan.deadline),
+                Spun::TimedOut => link.block(until),
             }
         }
     }
 }
 // ANCHOR_END: receive
 
-fn time_left(deadline: Instant) -> Option<Duration> {
-    let left = deadline.saturating_duration_since(Instant::now());
+fn time_left(until: Instant) -> Option<Duration> {
+    let left = until.saturating_duration_since(Instant::now());
     (!left.is_zero()).then_some(left)
 }
 
-// ANCHOR: mpsc_link
-impl Link for mpsc::Receiver<u64> {
-    fn attempt(&mut self) -> Attempt<u64> {
+impl Link for mpsc::Receiver<Msg> {
+    fn attempt(&mut self) -> Attempt<Msg> {
         match self.try_recv() {
-            Ok(stamp) => Attempt::Got(stamp),
+            Ok(msg) => Attempt::Got(msg),
             Err(TryRecvError::Empty) => Attempt::Empty,
             Err(TryRecvError::Disconnected) => Attempt::Closed,
         }
     }
 
-    fn block(&mut self, deadline: Instant) -> Option<u64> {
+    fn block(&mut self, until: Instant) -> Option<Msg> {
         // A timeout and a closed channel both end the wait without a message.
-        self.recv_timeout(time_left(deadline)?).ok()
+        self.recv_timeout(time_left(until)?).ok()
     }
 }
-// ANCHOR_END: mpsc_link
 
 /// A socket that switches between non-blocking mode (for attempts) and blocking mode
 /// with a read timeout (for sleeping), changing mode only when it has to.
-struct Socket<S> {
+pub struct Socket<S> {
     sock: S,
     nonblocking: bool,
 }
 
-trait SocketMode {
+pub trait SocketMode {
     fn set_nonblocking(&self, on: bool) -> io::Result<()>;
     fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()>;
 }
@@ -263,69 +332,73 @@ impl<S: SocketMode> Socket<S> {
 }
 
 // ANCHOR: socket_link
-/// A socket link: one read, interpreted as a whole stamp, nothing yet, or closed.
-trait ReadStamp {
+/// A socket link: one read, interpreted as a whole message, nothing yet, or closed.
+pub trait ReadMsg {
     type Sock: SocketMode;
     fn socket(&mut self) -> &mut Socket<Self::Sock>;
-    fn read_stamp(&mut self) -> Attempt<u64>;
+    fn read_msg(&mut self) -> Attempt<Msg>;
 }
 
 /// Both ways of waiting on a socket: an attempt is one read in non-blocking mode; a
-/// block is reads in blocking mode, each with a timeout that ends at the deadline.
-impl<T: ReadStamp> Link for T {
-    fn attempt(&mut self) -> Attempt<u64> {
+/// block is reads in blocking mode, each with a timeout that ends at `until`.
+impl<T: ReadMsg> Link for T {
+    fn attempt(&mut self) -> Attempt<Msg> {
         if self.socket().mode(true).is_err() {
             return Attempt::Closed;
         }
-        self.read_stamp()
+        self.read_msg()
     }
 
-    fn block(&mut self, deadline: Instant) -> Option<u64> {
+    fn block(&mut self, until: Instant) -> Option<Msg> {
         self.socket().mode(false).ok()?;
         loop {
-            let timeout = Some(time_left(deadline)?);
+            let timeout = Some(time_left(until)?);
             self.socket().sock.set_read_timeout(timeout).ok()?;
-            match self.read_stamp() {
-                Attempt::Got(stamp) => return Some(stamp),
-                Attempt::Empty => continue, // part of a stamp, or a timeout slice
+            match self.read_msg() {
+                Attempt::Got(msg) => return Some(msg),
+                Attempt::Empty => continue, // part of a message, or a timeout slice
                 Attempt::Closed => return None,
             }
         }
     }
 }
 
-/// Would-block and interrupted reads mean "nothing yet"; other errors end the link.
+/// Would-block, timed-out and interrupted reads mean "nothing yet"; other errors end
+/// the link.
 fn nothing_yet(e: &io::Error) -> bool {
-    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted)
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
 }
 // ANCHOR_END: socket_link
 
 // ANCHOR: tcp_link
-/// A TCP stream delivers bytes, not messages: a stamp may arrive in pieces, so the
-/// link keeps what it has read until all eight bytes are there.
+/// A TCP stream delivers bytes, not messages: a message may arrive in pieces, so
+/// the link keeps what it has read until all sixteen bytes are there.
 pub struct TcpLink {
     socket: Socket<TcpStream>,
-    buf: [u8; 8],
+    buf: [u8; 16],
     filled: usize,
 }
 
-impl ReadStamp for TcpLink {
+impl ReadMsg for TcpLink {
     type Sock = TcpStream;
 
     fn socket(&mut self) -> &mut Socket<TcpStream> {
         &mut self.socket
     }
 
-    fn read_stamp(&mut self) -> Attempt<u64> {
+    fn read_msg(&mut self) -> Attempt<Msg> {
         match self.socket.sock.read(&mut self.buf[self.filled..]) {
             Ok(0) => Attempt::Closed,
             Ok(n) => {
                 self.filled += n;
-                if self.filled < 8 {
+                if self.filled < 16 {
                     return Attempt::Empty;
                 }
                 self.filled = 0;
-                Attempt::Got(u64::from_le_bytes(self.buf))
+                Attempt::Got(Msg::from_bytes(self.buf))
             }
             Err(e) if nothing_yet(&e) => Attempt::Empty,
             Err(_) => Attempt::Closed,
@@ -334,58 +407,67 @@ impl ReadStamp for TcpLink {
 }
 // ANCHOR_END: tcp_link
 
-// ANCHOR: udp_link
-/// A datagram arrives whole or not at all.
+/// A datagram arrives whole or not at all (and on a busy machine, sometimes not).
 pub struct UdpLink {
     socket: Socket<UdpSocket>,
 }
 
-impl ReadStamp for UdpLink {
+impl ReadMsg for UdpLink {
     type Sock = UdpSocket;
 
     fn socket(&mut self) -> &mut Socket<UdpSocket> {
         &mut self.socket
     }
 
-    fn read_stamp(&mut self) -> Attempt<u64> {
-        let mut buf = [0u8; 8];
+    fn read_msg(&mut self) -> Attempt<Msg> {
+        let mut buf = [0u8; 16];
         match self.socket.sock.recv(&mut buf) {
-            Ok(8) => Attempt::Got(u64::from_le_bytes(buf)),
-            Ok(_) => Attempt::Closed, // not one of ours
+            Ok(16) => Attempt::Got(Msg::from_bytes(buf)),
+            Ok(_) => Attempt::Empty, // not one of ours: ignore it
             Err(e) if nothing_yet(&e) => Attempt::Empty,
             Err(_) => Attempt::Closed,
         }
     }
 }
-// ANCHOR_END: udp_link
 
 // ANCHOR: pacer
-/// Keeps one message in flight: the sender waits until the receiver has taken the
-/// previous message before its gap starts, so no message ever queues behind another
-/// and every latency is that of a single hand-over.
+/// Keeps one message in flight: the sender waits until the receiver is done with
+/// the previous message (took it, or gave up on it) before its gap starts, so no
+/// message ever queues behind another and every latency is that of a single
+/// hand-over. Either side can stop the other.
 #[derive(Default)]
 pub struct Pacer {
-    taken: AtomicUsize,
+    done: AtomicUsize,
+    stop: AtomicBool,
 }
 
 impl Pacer {
-    /// The sender's turn for message `i` has come (false: the deadline passed).
+    /// The sender's turn for message `i` has come (false: stop, or the deadline).
     pub fn wait_turn(&self, i: usize, deadline: Instant) -> bool {
-        while self.taken.load(Ordering::Acquire) < i {
-            if Instant::now() >= deadline {
+        while !self.is_turn(i) {
+            if self.stopped() || Instant::now() >= deadline {
                 return false;
             }
             std::thread::yield_now();
         }
-        true
+        !self.stopped()
     }
 
     pub fn is_turn(&self, i: usize) -> bool {
-        self.taken.load(Ordering::Acquire) >= i
+        self.done.load(Ordering::Acquire) >= i
     }
 
-    pub fn taken(&self) {
-        self.taken.fetch_add(1, Ordering::Release);
+    /// The receiver is done with one message.
+    pub fn done(&self) {
+        self.done.fetch_add(1, Ordering::Release);
+    }
+
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
     }
 }
 // ANCHOR_END: pacer
@@ -406,141 +488,185 @@ pub fn pin(placement: Placement, role: usize) -> bool {
 
 /// Whether this machine can run `placement` at all.
 pub fn placement_supported(placement: Placement) -> bool {
+    let can_pin = cfg!(any(
+        target_os = "linux",
+        target_os = "windows",
+        target_os = "android"
+    ));
     match placement {
         Placement::Unpinned => true,
-        Placement::SameCpu => {
-            cfg!(any(
-                target_os = "linux",
-                target_os = "windows",
-                target_os = "android"
-            ))
-        }
+        Placement::SameCpu => can_pin,
         Placement::OtherCpu => {
-            cfg!(any(
-                target_os = "linux",
-                target_os = "windows",
-                target_os = "android"
-            )) && core_affinity::get_core_ids().is_some_and(|c| c.len() >= 2)
+            can_pin && core_affinity::get_core_ids().is_some_and(|c| c.len() >= 2)
         }
     }
 }
 
-fn sender_loop(plan: &Plan, pacer: &Pacer, mut send: impl FnMut(u64) -> io::Result<()>) {
+fn sender_loop(plan: &Plan, pacer: &Pacer, mut send: impl FnMut(Msg) -> io::Result<()>) {
     for i in 0..plan.messages {
         if !pacer.wait_turn(i, plan.deadline) {
-            return;
+            break;
         }
         if !plan.gap.is_zero() {
             std::thread::sleep(plan.gap);
         }
-        if send(now_ns()).is_err() {
-            return;
+        let msg = Msg {
+            seq: i as u64,
+            stamp: now_ns(),
+        };
+        if send(msg).is_err() {
+            break;
         }
     }
 }
 
-fn receiver_loop(plan: &Plan, pacer: &Pacer, mut recv: impl FnMut() -> Option<u64>) -> Outcome {
+// ANCHOR: receiver_loop
+/// Receives every message of a run: the latency of each that comes within its bound,
+/// a count of those that do not. A message that turns up after the receiver gave up
+/// on it is recognised by its sequence number and ignored, so it can never be taken
+/// for the next one.
+fn receiver_loop(
+    plan: &Plan,
+    pacer: &Pacer,
+    mut recv: impl FnMut(Instant) -> Option<Msg>,
+) -> Outcome {
     let cpu0 = harness::process_cpu_time();
     let t0 = Instant::now();
-    let mut latencies_ns = Vec::with_capacity(plan.messages);
-    let mut stopped = None;
-    for _ in 0..plan.messages {
-        match recv() {
-            Some(stamp) => {
-                latencies_ns.push(now_ns().saturating_sub(stamp) as f64);
-                pacer.taken();
-            }
-            None => {
-                stopped = Some(if Instant::now() >= plan.deadline {
-                    "the time bound was reached".to_string()
-                } else {
-                    "the sender closed its end early".to_string()
-                });
-                break;
+    let mut out = Outcome::default();
+    'messages: for i in 0..plan.messages as u64 {
+        let until = plan.wait_until();
+        loop {
+            match recv(until) {
+                Some(m) if m.seq == i => {
+                    out.latencies_ns
+                        .push(now_ns().saturating_sub(m.stamp) as f64);
+                    break;
+                }
+                Some(_) => continue, // a late message we had given up on
+                None if Instant::now() >= plan.deadline => {
+                    out.stopped = Some(format!(
+                        "the time bound was reached after {} of {} messages",
+                        out.latencies_ns.len(),
+                        plan.messages
+                    ));
+                    break 'messages;
+                }
+                None if Instant::now() >= until => {
+                    out.lost += 1;
+                    break;
+                }
+                None => {
+                    out.stopped = Some("the sender closed its end early".into());
+                    break 'messages;
+                }
             }
         }
+        pacer.done();
     }
-    let wall_ns = t0.elapsed().as_nanos() as f64;
-    let cpu_ns = match (cpu0, harness::process_cpu_time()) {
+    pacer.stop();
+    out.wall_ns = t0.elapsed().as_nanos() as f64;
+    out.cpu_ns = match (cpu0, harness::process_cpu_time()) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a).as_nanos() as f64),
         _ => None,
     };
-    Outcome {
-        latencies_ns,
-        cpu_ns,
-        wall_ns,
-        stopped,
-    }
+    out
+}
+// ANCHOR_END: receiver_loop
+
+/// Connects a TCP pair on loopback without a thread blocked in `accept`: the
+/// connection is queued by the kernel as soon as `connect` returns, so `accept` on a
+/// non-blocking listener takes it at once (or the error says why not).
+fn tcp_pair() -> io::Result<(TcpStream, TcpStream)> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let client = TcpStream::connect_timeout(&listener.local_addr()?, Duration::from_secs(5))?;
+    listener.set_nonblocking(true)?;
+    let start = Instant::now();
+    let server = loop {
+        match listener.accept() {
+            Ok((s, _)) => break s,
+            Err(e)
+                if e.kind() == ErrorKind::WouldBlock
+                    && start.elapsed() < Duration::from_secs(5) =>
+            {
+                std::thread::sleep(Duration::from_millis(1))
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    server.set_nonblocking(false)?;
+    server.set_nodelay(true)?;
+    client.set_nodelay(true)?;
+    Ok((server, client))
 }
 
 /// Runs one std variant: a sender thread and a receiver thread, both fresh so that
-/// pinning one run never leaks into the next.
+/// pinning one run never leaks into the next. Sockets are connected before either
+/// thread starts, and if a thread cannot start, the other is stopped.
 pub fn run_std(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Result<Outcome> {
     now_ns(); // fix the origin before either side reads it
     let pacer = Pacer::default();
+    let hybrid = plan.hybrid_spin;
+    type Sender = Box<dyn FnMut(Msg) -> io::Result<()> + Send>;
+    type Receiver = Box<dyn FnMut(Instant) -> Option<Msg> + Send>;
+    let (send, recv): (Sender, Receiver) = match transport {
+        Transport::Mpsc => {
+            let (tx, mut rx) = mpsc::channel::<Msg>();
+            (
+                Box::new(move |m| {
+                    tx.send(m)
+                        .map_err(|_| io::Error::from(ErrorKind::BrokenPipe))
+                }),
+                Box::new(move |until| receive(&mut rx, wait, hybrid, until)),
+            )
+        }
+        Transport::Tcp => {
+            let (mut server, client) = tcp_pair()?;
+            let mut link = TcpLink {
+                socket: Socket::new(client),
+                buf: [0; 16],
+                filled: 0,
+            };
+            (
+                Box::new(move |m| server.write_all(&m.to_bytes())),
+                Box::new(move |until| receive(&mut link, wait, hybrid, until)),
+            )
+        }
+        Transport::Udp => {
+            let rx = UdpSocket::bind("127.0.0.1:0")?;
+            let tx = UdpSocket::bind("127.0.0.1:0")?;
+            tx.connect(rx.local_addr()?)?;
+            let mut link = UdpLink {
+                socket: Socket::new(rx),
+            };
+            (
+                Box::new(move |m| tx.send(&m.to_bytes()).map(drop)),
+                Box::new(move |until| receive(&mut link, wait, hybrid, until)),
+            )
+        }
+    };
     std::thread::scope(|s| -> anyhow::Result<Outcome> {
         let pacer = &pacer;
-        let receiver = match transport {
-            Transport::Mpsc => {
-                let (tx, rx) = mpsc::channel::<u64>();
-                s.spawn(move || {
-                    pin(plan.placement, 0);
-                    sender_loop(plan, pacer, |stamp| {
-                        tx.send(stamp)
-                            .map_err(|_| io::Error::from(ErrorKind::BrokenPipe))
-                    })
-                });
-                s.spawn(move || {
-                    pin(plan.placement, 1);
-                    let mut rx = rx;
-                    receiver_loop(plan, pacer, || receive(&mut rx, wait, plan))
-                })
+        std::thread::Builder::new()
+            .name("sender".into())
+            .spawn_scoped(s, move || {
+                pin(plan.placement, 0);
+                sender_loop(plan, pacer, send);
+            })?;
+        let receiver = std::thread::Builder::new()
+            .name("receiver".into())
+            .spawn_scoped(s, move || {
+                pin(plan.placement, 1);
+                receiver_loop(plan, pacer, recv)
+            });
+        match receiver {
+            Ok(r) => r
+                .join()
+                .map_err(|_| anyhow::anyhow!("the receiver thread panicked")),
+            Err(e) => {
+                pacer.stop();
+                Err(e.into())
             }
-            Transport::Tcp => {
-                let listener = TcpListener::bind("127.0.0.1:0")?;
-                let addr = listener.local_addr()?;
-                s.spawn(move || {
-                    pin(plan.placement, 0);
-                    let Ok((mut stream, _)) = listener.accept() else {
-                        return;
-                    };
-                    let _ = stream.set_nodelay(true);
-                    sender_loop(plan, pacer, |stamp| stream.write_all(&stamp.to_le_bytes()))
-                });
-                let stream = TcpStream::connect(addr)?;
-                stream.set_nodelay(true)?;
-                s.spawn(move || {
-                    pin(plan.placement, 1);
-                    let mut link = TcpLink {
-                        socket: Socket::new(stream),
-                        buf: [0; 8],
-                        filled: 0,
-                    };
-                    receiver_loop(plan, pacer, || receive(&mut link, wait, plan))
-                })
-            }
-            Transport::Udp => {
-                let rx = UdpSocket::bind("127.0.0.1:0")?;
-                let tx = UdpSocket::bind("127.0.0.1:0")?;
-                tx.connect(rx.local_addr()?)?;
-                s.spawn(move || {
-                    pin(plan.placement, 0);
-                    sender_loop(plan, pacer, |stamp| {
-                        tx.send(&stamp.to_le_bytes()).map(|_| ())
-                    })
-                });
-                s.spawn(move || {
-                    pin(plan.placement, 1);
-                    let mut link = UdpLink {
-                        socket: Socket::new(rx),
-                    };
-                    receiver_loop(plan, pacer, || receive(&mut link, wait, plan))
-                })
-            }
-        };
-        receiver
-            .join()
-            .map_err(|_| anyhow::anyhow!("the receiver thread panicked"))
+        }
     })
 }
 
@@ -552,58 +678,62 @@ pub fn run_std(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Result<
 /// waking from `epoll_wait`. `try_recv` on a channel needs no reactor and does not use
 /// tokio's cooperative budget, so a spin on it never stalls.
 enum TokioLink {
-    Mpsc(tokio::sync::mpsc::UnboundedReceiver<u64>),
-    Tcp(tokio::net::TcpStream, [u8; 8], usize),
+    Mpsc(tokio::sync::mpsc::UnboundedReceiver<Msg>),
+    Tcp(tokio::net::TcpStream, [u8; 16], usize),
     Udp(tokio::net::UdpSocket),
 }
 
 impl TokioLink {
-    fn attempt(&mut self) -> Attempt<u64> {
+    fn attempt(&mut self) -> Attempt<Msg> {
         use tokio::sync::mpsc::error::TryRecvError;
         match self {
             TokioLink::Mpsc(rx) => match rx.try_recv() {
-                Ok(stamp) => Attempt::Got(stamp),
+                Ok(msg) => Attempt::Got(msg),
                 Err(TryRecvError::Empty) => Attempt::Empty,
                 Err(TryRecvError::Disconnected) => Attempt::Closed,
             },
             TokioLink::Tcp(stream, buf, filled) => match stream.try_read(&mut buf[*filled..]) {
                 Ok(0) => Attempt::Closed,
-                Ok(n) if *filled + n < 8 => {
+                Ok(n) if *filled + n < 16 => {
                     *filled += n;
                     Attempt::Empty
                 }
                 Ok(_) => {
                     *filled = 0;
-                    Attempt::Got(u64::from_le_bytes(*buf))
+                    Attempt::Got(Msg::from_bytes(*buf))
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => Attempt::Empty,
                 Err(_) => Attempt::Closed,
             },
             TokioLink::Udp(sock) => {
-                let mut buf = [0u8; 8];
+                let mut buf = [0u8; 16];
                 match sock.try_recv(&mut buf) {
-                    Ok(8) => Attempt::Got(u64::from_le_bytes(buf)),
+                    Ok(16) => Attempt::Got(Msg::from_bytes(buf)),
+                    Ok(_) => Attempt::Empty,
                     Err(e) if e.kind() == ErrorKind::WouldBlock => Attempt::Empty,
-                    _ => Attempt::Closed,
+                    Err(_) => Attempt::Closed,
                 }
             }
         }
     }
 
-    async fn block(&mut self) -> Option<u64> {
+    async fn block(&mut self) -> Option<Msg> {
         use tokio::io::AsyncReadExt;
         match self {
             TokioLink::Mpsc(rx) => rx.recv().await,
             TokioLink::Tcp(stream, buf, filled) => {
                 stream.read_exact(&mut buf[*filled..]).await.ok()?;
                 *filled = 0;
-                Some(u64::from_le_bytes(*buf))
+                Some(Msg::from_bytes(*buf))
             }
             TokioLink::Udp(sock) => {
-                let mut buf = [0u8; 8];
-                match sock.recv(&mut buf).await {
-                    Ok(8) => Some(u64::from_le_bytes(buf)),
-                    _ => None,
+                let mut buf = [0u8; 16];
+                loop {
+                    match sock.recv(&mut buf).await {
+                        Ok(16) => return Some(Msg::from_bytes(buf)),
+                        Ok(_) => continue,
+                        Err(_) => return None,
+                    }
                 }
             }
         }
@@ -612,28 +742,50 @@ impl TokioLink {
 // ANCHOR_END: tokio_recv
 
 enum TokioSender {
-    Mpsc(tokio::sync::mpsc::UnboundedSender<u64>),
+    Mpsc(tokio::sync::mpsc::UnboundedSender<Msg>),
     Tcp(tokio::net::TcpStream),
     Udp(tokio::net::UdpSocket),
 }
 
 impl TokioSender {
-    async fn send(&mut self, stamp: u64) -> io::Result<()> {
+    async fn send(&mut self, msg: Msg) -> io::Result<()> {
         use tokio::io::AsyncWriteExt;
-        let bytes = stamp.to_le_bytes();
         match self {
             TokioSender::Mpsc(tx) => tx
-                .send(stamp)
+                .send(msg)
                 .map_err(|_| io::Error::from(ErrorKind::BrokenPipe)),
-            TokioSender::Tcp(s) => s.write_all(&bytes).await,
-            TokioSender::Udp(s) => s.send(&bytes).await.map(|_| ()),
+            TokioSender::Tcp(s) => s.write_all(&msg.to_bytes()).await,
+            TokioSender::Udp(s) => s.send(&msg.to_bytes()).await.map(drop),
         }
     }
 }
 
+async fn tokio_pair(transport: Transport) -> io::Result<(TokioSender, TokioLink)> {
+    Ok(match transport {
+        Transport::Mpsc => {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            (TokioSender::Mpsc(tx), TokioLink::Mpsc(rx))
+        }
+        Transport::Tcp => {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let client = tokio::net::TcpStream::connect(listener.local_addr()?).await?;
+            let (server, _) = listener.accept().await?;
+            server.set_nodelay(true)?;
+            client.set_nodelay(true)?;
+            (TokioSender::Tcp(server), TokioLink::Tcp(client, [0; 16], 0))
+        }
+        Transport::Udp => {
+            let rx = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
+            let tx = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
+            tx.connect(rx.local_addr()?).await?;
+            (TokioSender::Udp(tx), TokioLink::Udp(rx))
+        }
+    })
+}
+
 /// Runs one tokio variant on a multi-thread runtime with the default number of worker
-/// threads, as `#[tokio::main]` would: the sender is a spawned task, the receiver is
-/// the future given to `block_on`.
+/// threads (one per core): the sender is a spawned task, the receiver is the future
+/// given to `block_on`. Setting up is bounded like everything else.
 pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Result<Outcome> {
     anyhow::ensure!(wait != Wait::Hybrid, "the tokio variants block or spin");
     now_ns();
@@ -641,33 +793,15 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
         .enable_all()
         .build()?;
     let plan = *plan;
-    rt.block_on(async move {
-        let (mut sender, mut link) = match transport {
-            Transport::Mpsc => {
-                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                (TokioSender::Mpsc(tx), TokioLink::Mpsc(rx))
-            }
-            Transport::Tcp => {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-                let client = tokio::net::TcpStream::connect(listener.local_addr()?).await?;
-                let (server, _) = listener.accept().await?;
-                server.set_nodelay(true)?;
-                client.set_nodelay(true)?;
-                (TokioSender::Tcp(server), TokioLink::Tcp(client, [0; 8], 0))
-            }
-            Transport::Udp => {
-                let rx = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
-                let tx = tokio::net::UdpSocket::bind("127.0.0.1:0").await?;
-                tx.connect(rx.local_addr()?).await?;
-                (TokioSender::Udp(tx), TokioLink::Udp(rx))
-            }
-        };
+    let out = rt.block_on(async move {
+        let (mut sender, mut link) =
+            tokio::time::timeout(Duration::from_secs(5), tokio_pair(transport)).await??;
         let pacer = Arc::new(Pacer::default());
         let sender_pacer = pacer.clone();
         let send_task = tokio::spawn(async move {
             for i in 0..plan.messages {
                 while !sender_pacer.is_turn(i) {
-                    if Instant::now() >= plan.deadline {
+                    if sender_pacer.stopped() || Instant::now() >= plan.deadline {
                         return;
                     }
                     tokio::task::yield_now().await;
@@ -675,50 +809,70 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
                 if !plan.gap.is_zero() {
                     tokio::time::sleep(plan.gap).await;
                 }
-                if sender.send(now_ns()).await.is_err() {
+                let msg = Msg {
+                    seq: i as u64,
+                    stamp: now_ns(),
+                };
+                if sender.send(msg).await.is_err() {
                     return;
                 }
             }
         });
         let cpu0 = harness::process_cpu_time();
         let t0 = Instant::now();
-        let mut latencies_ns = Vec::with_capacity(plan.messages);
-        let mut stopped = None;
-        for _ in 0..plan.messages {
-            let got = match wait {
-                Wait::Spin => match spin(plan.deadline, || link.attempt()) {
-                    Spun::Got(stamp) => Some(stamp),
-                    _ => None,
-                },
-                _ => tokio::time::timeout_at(plan.deadline.into(), link.block())
-                    .await
-                    .ok()
-                    .flatten(),
-            };
-            match got {
-                Some(stamp) => {
-                    latencies_ns.push(now_ns().saturating_sub(stamp) as f64);
-                    pacer.taken();
-                }
-                None => {
-                    stopped = Some("the time bound was reached or the sender stopped".into());
-                    break;
+        let mut out = Outcome::default();
+        'messages: for i in 0..plan.messages as u64 {
+            let until = plan.wait_until();
+            loop {
+                let got = match wait {
+                    Wait::Spin => match spin(until, || link.attempt()) {
+                        Spun::Got(msg) => Some(msg),
+                        _ => None,
+                    },
+                    _ => tokio::time::timeout_at(until.into(), link.block())
+                        .await
+                        .ok()
+                        .flatten(),
+                };
+                match got {
+                    Some(m) if m.seq == i => {
+                        out.latencies_ns
+                            .push(now_ns().saturating_sub(m.stamp) as f64);
+                        break;
+                    }
+                    Some(_) => continue,
+                    None if Instant::now() >= plan.deadline => {
+                        out.stopped = Some(format!(
+                            "the time bound was reached after {} of {} messages",
+                            out.latencies_ns.len(),
+                            plan.messages
+                        ));
+                        break 'messages;
+                    }
+                    None if Instant::now() >= until => {
+                        out.lost += 1;
+                        break;
+                    }
+                    None => {
+                        out.stopped = Some("the sender stopped early".into());
+                        break 'messages;
+                    }
                 }
             }
+            pacer.done();
         }
-        let wall_ns = t0.elapsed().as_nanos() as f64;
-        let cpu_ns = match (cpu0, harness::process_cpu_time()) {
+        pacer.stop();
+        out.wall_ns = t0.elapsed().as_nanos() as f64;
+        out.cpu_ns = match (cpu0, harness::process_cpu_time()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a).as_nanos() as f64),
             _ => None,
         };
         send_task.abort();
-        Ok(Outcome {
-            latencies_ns,
-            cpu_ns,
-            wall_ns,
-            stopped,
-        })
-    })
+        Ok::<Outcome, anyhow::Error>(out)
+    })?;
+    // Worker threads still parked in a blocking call must not hold the round up.
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok(out)
 }
 
 /// Runs any variant.
@@ -769,7 +923,7 @@ pub fn atomic_ping_pong(round_trips: usize, placement: Placement, deadline: Inst
                 let mut polls: u32 = 0;
                 while ball.load(Ordering::Acquire) != 2 * i + 2 {
                     polls = polls.wrapping_add(1);
-                    if polls % 4096 == 0 && Instant::now() >= deadline {
+                    if polls.is_multiple_of(4096) && Instant::now() >= deadline {
                         break 'trips;
                     }
                     std::hint::spin_loop();
@@ -785,3 +939,56 @@ pub fn atomic_ping_pong(round_trips: usize, placement: Placement, deadline: Inst
     one_way_ns
 }
 // ANCHOR_END: floor
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lost message is counted, the run goes on, and a message that arrives after
+    /// the receiver gave up on it is never taken for the next one.
+    #[test]
+    fn a_lost_message_is_counted_and_the_run_goes_on() {
+        let plan = Plan {
+            messages: 6,
+            gap: Duration::ZERO,
+            hybrid_spin: Duration::ZERO,
+            placement: Placement::Unpinned,
+            patience: Duration::from_millis(50),
+            deadline: Instant::now() + Duration::from_secs(20),
+        };
+        let pacer = Pacer::default();
+        let (tx, mut rx) = mpsc::channel::<Msg>();
+        let out = std::thread::scope(|s| {
+            let pacer = &pacer;
+            s.spawn(move || {
+                let mut held = None;
+                sender_loop(&plan, pacer, |m| {
+                    match m.seq {
+                        // "Lost": held back, then delivered late, just before message 4.
+                        2 => held = Some(m),
+                        4 => {
+                            let _ = tx.send(held.take().expect("message 2 was held"));
+                            let _ = tx.send(m);
+                        }
+                        _ => {
+                            let _ = tx.send(m);
+                        }
+                    }
+                    Ok(())
+                })
+            });
+            receiver_loop(&plan, pacer, |until| {
+                receive(&mut rx, Wait::Block, Duration::ZERO, until)
+            })
+        });
+        assert_eq!(out.lost, 1);
+        assert_eq!(out.latencies_ns.len(), 5);
+        assert!(out.stopped.is_none());
+        // The late message 2 was skipped, so message 4's latency is its own, not 2's.
+        assert!(
+            out.latencies_ns.iter().all(|l| *l < 40e6),
+            "{:?}",
+            out.latencies_ns
+        );
+    }
+}

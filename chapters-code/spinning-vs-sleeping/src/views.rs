@@ -1,118 +1,202 @@
-//! How the chapter's results are shown: Markdown tables and SVG plots.
+//! How the chapter's results are shown: Markdown tables, sentences computed from the
+//! intervals, and SVG plots. Every figure is a median over rounds with its interval;
+//! distributions pool every message of every round.
 
-use crate::experiments::{Floor, GAPS_MS, PLACEMENTS, RUNTIMES, Run, Runs, SWEPT, TRANSPORTS};
-use crate::{Runtime, Transport, Wait};
-use harness::plot::{Axis, Plot, Series, Unit, latency_cdf, quantile_cdf};
+use crate::experiments::{
+    FLOOR, FloorRound, GAPS, GAPS_MS, PINNING, PLACEMENTS, RUNTIMES, Run, Runs, SWEPT, TRANSPORTS,
+    VARIANTS, variant_key,
+};
+use crate::{Placement, Runtime, Transport, Wait};
+use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
-use harness::render::{Table, fmt_ns, fmt_ratio, latency_cells, latency_headers, sig3};
-use harness::stats::speedup;
-use harness::{Record, View, ViewKind};
+use harness::render::{
+    Align, Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_opt_estimate,
+    fmt_ratio, fmt_ratio_estimate,
+};
+use harness::stats::{Verdict, verdict};
+use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
-pub const VIEWS: &[View] = &[
-    View {
-        name: "variants",
-        kind: ViewKind::Table,
-        experiment: "variants",
-        render: variants_table,
-    },
-    View {
-        name: "speedups",
-        kind: ViewKind::Table,
-        experiment: "variants",
-        render: speedups_table,
-    },
-    View {
-        name: "reference",
-        kind: ViewKind::Table,
-        experiment: "variants",
-        render: reference_table,
-    },
-    View {
-        name: "cdf-std",
-        kind: ViewKind::Plot,
-        experiment: "variants",
-        render: |r| cdf_plot(r, Runtime::Std),
-    },
-    View {
-        name: "cdf-tokio",
-        kind: ViewKind::Plot,
-        experiment: "variants",
-        render: |r| cdf_plot(r, Runtime::Tokio),
-    },
-    View {
-        name: "gaps",
-        kind: ViewKind::Table,
-        experiment: "gaps",
-        render: gaps_table,
-    },
-    View {
-        name: "gaps-latency",
-        kind: ViewKind::Plot,
-        experiment: "gaps",
-        render: |r| gaps_plot(r, false),
-    },
-    View {
-        name: "gaps-cpu",
-        kind: ViewKind::Plot,
-        experiment: "gaps",
-        render: |r| gaps_plot(r, true),
-    },
-    View {
-        name: "pinning",
-        kind: ViewKind::Table,
-        experiment: "pinning",
-        render: pinning_table,
-    },
-    View {
-        name: "floor",
-        kind: ViewKind::Table,
-        experiment: "floor",
-        render: floor_table,
-    },
-    View {
-        name: "floor-cdf",
-        kind: ViewKind::Plot,
-        experiment: "floor",
-        render: floor_plot,
-    },
-];
+pub static LATENCY: View<Runs> = View::table("variants", &VARIANTS, latency_table);
+pub static COST: View<Runs> = View::table("cost", &VARIANTS, cost_table).brief();
+pub static SPEEDUPS: View<Runs> = View::table("speedups", &VARIANTS, speedups_table).brief();
+pub static FINDINGS: View<Runs> = View::table("findings", &VARIANTS, findings).brief();
+pub static REFERENCE: View<Runs> = View::table("reference", &VARIANTS, reference_table).brief();
+pub static REFERENCE_SPEEDUPS: View<Runs> =
+    View::table("reference-speedups", &VARIANTS, reference_speedups_table).brief();
+pub static CDF_STD: View<Runs> =
+    View::plot("cdf-std", &VARIANTS, |r| cdf_plot(r, Runtime::Std)).brief();
+pub static CDF_TOKIO: View<Runs> =
+    View::plot("cdf-tokio", &VARIANTS, |r| cdf_plot(r, Runtime::Tokio)).brief();
+pub static GAPS_LATENCY: View<Runs> = View::plot("gaps-latency", &GAPS, |r| gaps_plot(r, false));
+pub static GAPS_CPU: View<Runs> = View::plot("gaps-cpu", &GAPS, |r| gaps_plot(r, true)).brief();
+pub static GAPS_TABLE: View<Runs> = View::table("gaps", &GAPS, gaps_table).brief();
+pub static PINNING_TABLE: View<Runs> = View::table("pinning", &PINNING, pinning_table);
+pub static FLOOR_TABLE: View<FloorRound> = View::table("floor", &FLOOR, floor_table);
+pub static FLOOR_CDF: View<FloorRound> = View::plot("floor-cdf", &FLOOR, floor_plot).brief();
 
-fn find(runs: &Runs, rt: Runtime, tr: Transport, wait: Wait) -> Option<&Run> {
-    runs.runs
-        .iter()
-        .find(|r| r.runtime == rt && r.transport == tr && r.wait == wait)
-}
-
-fn opt_ns(v: Option<f64>) -> String {
-    v.map(fmt_ns).unwrap_or_else(|| "–".into())
-}
-
-fn latency_row(label: String, run: &Run, extra: Vec<String>) -> Vec<String> {
-    let mut cells = vec![label];
-    match &run.summary {
-        Some(s) => cells.extend(latency_cells(s, false)),
-        None => cells.extend(std::iter::repeat_n("–".to_string(), 6)),
+/// All rounds' latencies of one variant, pooled.
+fn pooled(r: &Results<Runs>, key: &str) -> Dist {
+    let mut d = Dist::new();
+    for round in r.data() {
+        if let Some(run) = round.find(key) {
+            d.merge(&run.latency);
+        }
     }
-    cells.extend(extra);
-    cells
+    d
 }
 
-fn variants_table(r: &Record) -> anyhow::Result<String> {
-    let runs: Runs = r.data()?;
-    let mut headers = vec!["variant"];
-    headers.extend(latency_headers(false));
-    headers.extend(["CPU per message", "cores busy"]);
+/// The keys of an experiment's variants, in the order the rounds list them.
+fn keys(r: &Results<Runs>) -> Vec<String> {
+    r.record.keys().into_iter().map(String::from).collect()
+}
+
+/// Median over rounds of a per-run value of one variant.
+fn per_run(r: &Results<Runs>, key: &str, f: impl Fn(&Run) -> Option<f64>) -> Option<Estimate> {
+    r.estimate_of(|round| round.find(key).and_then(&f))
+}
+
+fn lost(r: &Results<Runs>, key: &str) -> u32 {
+    r.data().filter_map(|x| x.find(key)).map(|x| x.lost).sum()
+}
+
+/// Latency of each variant: the median over rounds of each round's median, with its
+/// interval; then the pooled messages' extremes (and the p99 where there are enough).
+fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let keys = keys(r);
+    let dists: Vec<Dist> = keys.iter().map(|k| pooled(r, k)).collect();
+    let tails = Tails::for_counts(dists.iter().map(Dist::len));
+    let any_lost = keys.iter().any(|k| lost(r, k) > 0);
+    let mut headers = vec!["variant", "median latency", "messages", "min"];
+    if tails.p99 {
+        headers.push("p99");
+    }
+    headers.push("max");
+    if any_lost {
+        headers.push("lost");
+    }
     let mut t = Table::new(headers);
-    for run in &runs.runs {
-        let cores = run.cores_busy().map(sig3).unwrap_or_else(|| "–".into());
-        t.row(latency_row(
-            run.label(),
-            run,
-            vec![opt_ns(run.cpu_per_message_ns()), cores],
-        ));
+    for (k, d) in keys.iter().zip(&dists) {
+        let Some(s) = d.summary() else { continue };
+        let mut row = vec![
+            k.clone(),
+            fmt_opt_estimate(r.estimate(k), Unit::Nanos),
+            fmt_count(s.n),
+            Unit::Nanos.format(s.min),
+        ];
+        if tails.p99 {
+            row.push(s.p99.map_or_else(|| "–".into(), |v| Unit::Nanos.format(v)));
+        }
+        row.push(Unit::Nanos.format(s.max));
+        if any_lost {
+            row.push(lost(r, k).to_string());
+        }
+        t.row(row);
     }
     Ok(t.to_markdown())
+}
+
+/// What each strategy costs in CPU: per message received, and in cores kept busy.
+fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut t = Table::new(["variant", "CPU per message", "cores busy"]);
+    for k in keys(r) {
+        t.row([
+            k.clone(),
+            fmt_opt_estimate(per_run(r, &k, |x| x.cpu_per_message_ns), Unit::Nanos),
+            fmt_opt_estimate(per_run(r, &k, |x| x.cores_busy), Unit::Number),
+        ]);
+    }
+    Ok(t.to_markdown())
+}
+
+/// Spinning against blocking, per runtime and transport: the per-round ratio of the
+/// medians, where the two intervals are apart at all.
+fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "runtime · transport",
+        "blocking",
+        "spinning",
+        "blocking ÷ spinning",
+    ]);
+    for rt in RUNTIMES {
+        for tr in TRANSPORTS {
+            let (b, s) = (
+                variant_key(rt, tr, Wait::Block),
+                variant_key(rt, tr, Wait::Spin),
+            );
+            let (Some(be), Some(se)) = (r.estimate(&b), r.estimate(&s)) else {
+                continue;
+            };
+            let ratio = match verdict(&be, &se) {
+                Verdict::Unclear => "no clear difference".to_string(),
+                _ => r
+                    .ratio(&b, &s)
+                    .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x)),
+            };
+            t.row([
+                format!("{} · {}", rt.label(), tr.label()),
+                fmt_estimate(&be, Unit::Nanos),
+                fmt_estimate(&se, Unit::Nanos),
+                ratio,
+            ]);
+        }
+    }
+    Ok(t.to_markdown())
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// Sentences decided by the intervals: what this run shows, and what it does not.
+fn findings(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut out = Vec::new();
+    let pair = |a: String, b: String, an: &str, bn: &str| -> Option<String> {
+        let (ae, be) = (r.estimate(&a)?, r.estimate(&b)?);
+        Some(compare_sentence(
+            (an, &ae),
+            (bn, &be),
+            r.ratio(&a, &b).as_ref(),
+            Better::Lower,
+        ))
+    };
+    for tr in TRANSPORTS {
+        if let Some(s) = pair(
+            variant_key(Runtime::Std, tr, Wait::Spin),
+            variant_key(Runtime::Std, tr, Wait::Block),
+            &format!("spinning on std {}", tr.label()),
+            "blocking",
+        ) {
+            out.push(s);
+        }
+    }
+    if let Some(s) = pair(
+        variant_key(Runtime::Tokio, Transport::Udp, Wait::Spin),
+        variant_key(Runtime::Std, Transport::Udp, Wait::Spin),
+        "spinning on tokio's UDP socket",
+        "spinning on std's",
+    ) {
+        out.push(s);
+    }
+    let cores = |k: String| per_run(r, &k, |x| x.cores_busy);
+    if let (Some(s), Some(b)) = (
+        cores(variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin)),
+        cores(variant_key(Runtime::Std, Transport::Mpsc, Wait::Block)),
+    ) {
+        out.push(format!(
+            "a spinning std channel receiver kept {} cores busy; a blocking one {}",
+            fmt_estimate(&s, Unit::Number),
+            fmt_estimate(&b, Unit::Number)
+        ));
+    }
+    anyhow::ensure!(!out.is_empty(), "no variant has a result to compare");
+    Ok(out
+        .iter()
+        .map(|s| format!("- {}.\n", capitalise(s)))
+        .collect())
 }
 
 // The write-up's published numbers.
@@ -121,6 +205,7 @@ struct Reference {
     source: Source,
     machines: Vec<RefMachine>,
     results: Vec<RefResult>,
+    speedups: Vec<RefSpeedup>,
 }
 
 #[derive(Deserialize)]
@@ -131,6 +216,16 @@ struct RefResult {
     wait: String,
     avg_us: f64,
     median_us: f64,
+}
+
+/// A speedup exactly as the write-up printed it.
+#[derive(Deserialize)]
+struct RefSpeedup {
+    machine: String,
+    runtime: String,
+    transport: String,
+    avg_x: f64,
+    median_x: f64,
 }
 
 fn reference() -> anyhow::Result<Reference> {
@@ -148,143 +243,145 @@ impl Reference {
                 && x.wait == wait.label()
         })
     }
+
+    fn speedup(&self, machine: &str, rt: Runtime, tr: Transport) -> Option<&RefSpeedup> {
+        self.speedups
+            .iter()
+            .find(|x| x.machine == machine && x.runtime == rt.label() && x.transport == tr.label())
+    }
+
+    fn attribution(&self) -> String {
+        let machines: Vec<&RefMachine> = self.machines.iter().collect();
+        attribution(&self.source, &machines)
+    }
 }
 
-fn speedups_table(r: &Record) -> anyhow::Result<String> {
-    let runs: Runs = r.data()?;
+/// Their average and median beside your median, per variant.
+fn reference_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let refs = reference()?;
     let mut t = Table::new([
-        "runtime · transport",
-        "blocking mean",
-        "spinning mean",
-        "speedup (mean)",
-        "speedup (median)",
-        "theirs, macOS (mean / median)",
-        "theirs, Ubuntu (mean / median)",
+        "variant",
+        "theirs, macOS: avg / median",
+        "theirs, Ubuntu: avg / median",
+        "yours: median",
     ]);
     for rt in RUNTIMES {
         for tr in TRANSPORTS {
-            let (Some(b), Some(s)) = (
-                find(&runs, rt, tr, Wait::Block),
-                find(&runs, rt, tr, Wait::Spin),
-            ) else {
-                continue;
+            for wait in [Wait::Block, Wait::Spin] {
+                let key = variant_key(rt, tr, wait);
+                let theirs = |m: &str| {
+                    refs.get(m, rt, tr, wait).map_or_else(
+                        || "–".into(),
+                        |x| {
+                            format!(
+                                "{} / {}",
+                                Unit::Nanos.format(x.avg_us * 1e3),
+                                Unit::Nanos.format(x.median_us * 1e3)
+                            )
+                        },
+                    )
+                };
+                t.row([
+                    key.clone(),
+                    theirs("macos"),
+                    theirs("ubuntu"),
+                    fmt_opt_estimate(r.estimate(&key), Unit::Nanos),
+                ]);
+            }
+        }
+    }
+    Ok(format!("{}\n{}\n", t.to_markdown(), refs.attribution()))
+}
+
+/// The speedups the write-up printed, beside yours (blocking ÷ spinning, medians).
+fn reference_speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let refs = reference()?;
+    let mut t = Table::new([
+        "runtime · transport",
+        "theirs, macOS: avg / median",
+        "theirs, Ubuntu: avg / median",
+        "yours: median",
+    ]);
+    for rt in RUNTIMES {
+        for tr in TRANSPORTS {
+            let printed = |m: &str| {
+                refs.speedup(m, rt, tr).map_or_else(
+                    || "–".into(),
+                    |x| {
+                        format!(
+                            "{} / {}",
+                            fmt_ratio(Some(x.avg_x)),
+                            fmt_ratio(Some(x.median_x))
+                        )
+                    },
+                )
             };
-            let (Some(bs), Some(ss)) = (&b.summary, &s.summary) else {
-                continue;
-            };
-            let theirs = |m: &str| match (
-                refs.get(m, rt, tr, Wait::Block),
-                refs.get(m, rt, tr, Wait::Spin),
-            ) {
-                (Some(b), Some(s)) => format!(
-                    "{} / {}",
-                    fmt_ratio(speedup(b.avg_us, s.avg_us)),
-                    fmt_ratio(speedup(b.median_us, s.median_us))
-                ),
-                _ => "–".into(),
-            };
+            let yours = r
+                .ratio(
+                    &variant_key(rt, tr, Wait::Block),
+                    &variant_key(rt, tr, Wait::Spin),
+                )
+                .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e));
             t.row([
                 format!("{} · {}", rt.label(), tr.label()),
-                fmt_ns(bs.mean),
-                fmt_ns(ss.mean),
-                fmt_ratio(speedup(bs.mean, ss.mean)),
-                fmt_ratio(speedup(bs.p50, ss.p50)),
-                theirs("macos"),
-                theirs("ubuntu"),
+                printed("macos"),
+                printed("ubuntu"),
+                yours,
             ]);
+        }
+    }
+    Ok(format!("{}\n{}\n", t.to_markdown(), refs.attribution()))
+}
+
+fn cdf_plot(r: &Results<Runs>, rt: Runtime) -> anyhow::Result<String> {
+    let prefix = format!("{} · ", rt.label());
+    let series: Vec<(String, Dist)> = keys(r)
+        .into_iter()
+        .filter_map(|k| {
+            let name = k.strip_prefix(&prefix)?.to_string();
+            Some((name, pooled(r, &k)))
+        })
+        .collect();
+    dist_cdf(
+        &format!(
+            "{}: send-to-receive latency, every message of every round",
+            rt.label()
+        ),
+        "latency (log scale)",
+        series.iter().map(|(n, d)| (n.clone(), d)),
+    )
+    .to_svg()
+}
+
+fn gap_key(tr: Transport, wait: Wait, gap_ms: u64) -> String {
+    format!("{} · {gap_ms} ms", variant_key(Runtime::Std, tr, wait))
+}
+
+fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "transport · wait",
+        "gap",
+        "median latency",
+        "CPU per message",
+    ]);
+    for tr in SWEPT {
+        for wait in [Wait::Block, Wait::Spin, Wait::Hybrid] {
+            for g in GAPS_MS {
+                let k = gap_key(tr, wait, g);
+                let Some(e) = r.estimate(&k) else { continue };
+                t.row([
+                    format!("{} · {}", tr.label(), wait.label()),
+                    format!("{g} ms"),
+                    fmt_estimate(&e, Unit::Nanos),
+                    fmt_opt_estimate(per_run(r, &k, |x| x.cpu_per_message_ns), Unit::Nanos),
+                ]);
+            }
         }
     }
     Ok(t.to_markdown())
 }
 
-fn reference_table(r: &Record) -> anyhow::Result<String> {
-    let runs: Runs = r.data()?;
-    let refs = reference()?;
-    let mut t = Table::new([
-        "variant",
-        "mean: macOS",
-        "mean: Ubuntu",
-        "mean: yours",
-        "median: macOS",
-        "median: Ubuntu",
-        "median: yours",
-    ]);
-    for run in &runs.runs {
-        let get = |m: &str| refs.get(m, run.runtime, run.transport, run.wait);
-        let us = |v: Option<f64>| v.map(|v| fmt_ns(v * 1e3)).unwrap_or_else(|| "–".into());
-        t.row([
-            run.label(),
-            us(get("macos").map(|x| x.avg_us)),
-            us(get("ubuntu").map(|x| x.avg_us)),
-            opt_ns(run.summary.as_ref().map(|s| s.mean)),
-            us(get("macos").map(|x| x.median_us)),
-            us(get("ubuntu").map(|x| x.median_us)),
-            opt_ns(run.summary.as_ref().map(|s| s.p50)),
-        ]);
-    }
-    let machines: Vec<&RefMachine> = refs.machines.iter().collect();
-    Ok(format!(
-        "{}\n{}\n",
-        t.to_markdown(),
-        attribution(&refs.source, &machines)
-    ))
-}
-
-fn cdf_plot(r: &Record, rt: Runtime) -> anyhow::Result<String> {
-    let runs: Runs = r.data()?;
-    let series: Vec<(String, Vec<f64>)> = runs
-        .runs
-        .iter()
-        .filter(|x| x.runtime == rt && !x.outcome.latencies_ns.is_empty())
-        .map(|x| {
-            (
-                format!("{} {}", x.transport.label(), x.wait.label()),
-                x.outcome.latencies_ns.clone(),
-            )
-        })
-        .collect();
-    latency_cdf(
-        &format!("{}: send-to-receive latency, all messages", rt.label()),
-        &series,
-    )
-    .to_svg()
-}
-
-fn gap_label(ms: u64) -> String {
-    format!("{ms} ms")
-}
-
-fn gaps_table(r: &Record) -> anyhow::Result<String> {
-    let runs: Runs = r.data()?;
-    let mut t = Table::new([
-        "transport · wait",
-        "gap",
-        "n",
-        "p50",
-        "mean",
-        "p99",
-        "max",
-        "CPU per message",
-    ]);
-    for run in &runs.runs {
-        let Some(s) = &run.summary else { continue };
-        t.row([
-            format!("{} · {}", run.transport.label(), run.wait.label()),
-            gap_label((run.gap_ns / 1e6) as u64),
-            s.n.to_string(),
-            fmt_ns(s.p50),
-            fmt_ns(s.mean),
-            fmt_ns(s.p99),
-            fmt_ns(s.max),
-            opt_ns(run.cpu_per_message_ns()),
-        ]);
-    }
-    Ok(t.to_markdown())
-}
-
-fn gaps_plot(r: &Record, cpu: bool) -> anyhow::Result<String> {
-    let runs: Runs = r.data()?;
+fn gaps_plot(r: &Results<Runs>, cpu: bool) -> anyhow::Result<String> {
     let (title, y_label) = if cpu {
         (
             "CPU time burnt per message against the idle gap",
@@ -296,27 +393,29 @@ fn gaps_plot(r: &Record, cpu: bool) -> anyhow::Result<String> {
             "median send-to-receive latency (log)",
         )
     };
-    let mut plot = Plot::new(title, "gap before each message", y_label)
-        .x_categories(GAPS_MS.iter().map(|&g| gap_label(g)))
-        .y(Axis::Log, Unit::Nanos);
+    let mut plot = Plot::new(
+        title,
+        "gap before each message (bars: 95 % intervals over rounds)",
+        y_label,
+    )
+    .x_categories(GAPS_MS.iter().map(|g| format!("{g} ms")))
+    .y(Axis::Log, PlotUnit::Nanos);
     for tr in SWEPT {
         for wait in [Wait::Block, Wait::Spin, Wait::Hybrid] {
             let points = GAPS_MS
                 .iter()
                 .enumerate()
                 .filter_map(|(i, &g)| {
-                    let run = runs.runs.iter().find(|x| {
-                        x.transport == tr && x.wait == wait && (x.gap_ns / 1e6) as u64 == g
-                    })?;
-                    let y = if cpu {
-                        run.cpu_per_message_ns()?
+                    let k = gap_key(tr, wait, g);
+                    let e = if cpu {
+                        per_run(r, &k, |x| x.cpu_per_message_ns)?
                     } else {
-                        run.summary.as_ref()?.p50
+                        r.estimate(&k)?
                     };
-                    Some((i as f64, y))
+                    Some((i as f64, e))
                 })
                 .collect();
-            plot = plot.series(Series::new(
+            plot = plot.series(Series::estimates(
                 format!("{} {}", tr.label(), wait.label()),
                 points,
             ));
@@ -325,59 +424,98 @@ fn gaps_plot(r: &Record, cpu: bool) -> anyhow::Result<String> {
     plot.to_svg()
 }
 
-fn pinning_table(r: &Record) -> anyhow::Result<String> {
-    let runs: Runs = r.data()?;
-    let mut headers = vec!["transport · wait", "placement"];
-    headers.extend(latency_headers(false));
-    let mut t = Table::new(headers).align(1, harness::render::Align::Left);
+fn pinning_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "transport · wait",
+        "placement",
+        "median latency",
+        "messages",
+        "max",
+    ])
+    .align(1, Align::Left);
     for tr in SWEPT {
         for wait in [Wait::Block, Wait::Spin] {
             for placement in PLACEMENTS {
-                let Some(run) = runs
-                    .runs
-                    .iter()
-                    .find(|x| x.transport == tr && x.wait == wait && x.placement == placement)
-                else {
-                    continue;
-                };
-                let mut row =
-                    latency_row(format!("{} · {}", tr.label(), wait.label()), run, vec![]);
-                row.insert(1, placement.label().to_string());
-                t.row(row);
+                let k = format!(
+                    "{} · {}",
+                    variant_key(Runtime::Std, tr, wait),
+                    placement.label()
+                );
+                let Some(e) = r.estimate(&k) else { continue };
+                let d = pooled(r, &k);
+                t.row([
+                    format!("{} · {}", tr.label(), wait.label()),
+                    placement.label().to_string(),
+                    fmt_estimate(&e, Unit::Nanos),
+                    fmt_count(d.len()),
+                    d.summary()
+                        .map_or_else(|| "–".into(), |s| Unit::Nanos.format(s.max)),
+                ]);
             }
         }
     }
     Ok(t.to_markdown())
 }
 
-fn floor_table(r: &Record) -> anyhow::Result<String> {
-    let floor: Floor = r.data()?;
-    anyhow::ensure!(
-        !floor.runs.is_empty(),
-        "the floor could not be measured here"
-    );
-    let mut headers = vec!["atomic ping-pong, one way"];
-    headers.extend(latency_headers(true));
+/// Every round's one-way times, pooled per placement.
+fn floor_pooled(r: &Results<FloorRound>) -> Vec<(Placement, Dist)> {
+    let mut out: Vec<(Placement, Dist)> = Vec::new();
+    for round in r.data() {
+        for run in &round.runs {
+            match out.iter_mut().find(|(p, _)| *p == run.placement) {
+                Some((_, d)) => d.merge(&run.one_way),
+                None => out.push((run.placement, run.one_way.clone())),
+            }
+        }
+    }
+    out
+}
+
+fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
+    let pooled = floor_pooled(r);
+    anyhow::ensure!(!pooled.is_empty(), "the floor could not be measured here");
+    let tails = Tails::for_counts(pooled.iter().map(|(_, d)| d.len()));
+    let mut headers = vec!["one way", "median of rounds"];
+    headers.extend(tails.headers());
     let mut t = Table::new(headers);
-    for run in &floor.runs {
-        let Some(s) = &run.summary else { continue };
-        let mut row = vec![run.placement.label().to_string()];
-        row.extend(latency_cells(s, true));
+    for (placement, d) in &pooled {
+        let Some(s) = d.summary() else { continue };
+        let mut row = vec![
+            placement.label().to_string(),
+            fmt_opt_estimate(r.estimate(placement.label()), Unit::Nanos),
+        ];
+        row.extend(tails.cells(&s));
         t.row(row);
     }
     Ok(t.to_markdown())
 }
 
-fn floor_plot(r: &Record) -> anyhow::Result<String> {
-    let floor: Floor = r.data()?;
-    quantile_cdf(
+fn floor_plot(r: &Results<FloorRound>) -> anyhow::Result<String> {
+    let pooled = floor_pooled(r);
+    dist_cdf(
         "atomic ping-pong: one-way hand-over between two spinning threads",
         "one-way latency (log scale)",
-        "fraction of hand-overs ≤ latency",
-        floor
-            .runs
-            .iter()
-            .map(|run| (run.placement.label().to_string(), run.curve.as_slice())),
+        pooled.iter().map(|(p, d)| (p.label().to_string(), d)),
     )
     .to_svg()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_data_parses_with_every_published_speedup() {
+        let r = reference().unwrap();
+        assert_eq!(r.results.len(), 24);
+        assert_eq!(r.speedups.len(), 12);
+        let s = r.speedup("macos", Runtime::Std, Transport::Mpsc).unwrap();
+        assert_eq!((s.avg_x, s.median_x), (48.3, 295.6));
+    }
+
+    #[test]
+    fn findings_read_as_sentences() {
+        assert_eq!(capitalise("there is"), "There is");
+        assert_eq!(capitalise(""), "");
+    }
 }

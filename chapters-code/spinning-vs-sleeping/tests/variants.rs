@@ -11,12 +11,14 @@ fn plan(messages: usize, gap_ms: u64, placement: Placement) -> Plan {
         gap: Duration::from_millis(gap_ms),
         hybrid_spin: Duration::from_micros(50),
         placement,
+        patience: Duration::from_secs(5),
         deadline: Instant::now() + Duration::from_secs(30),
     }
 }
 
 fn check(o: &Outcome, messages: usize, what: &str) {
     assert!(o.stopped.is_none(), "{what}: stopped: {:?}", o.stopped);
+    assert_eq!(o.lost, 0, "{what}: nothing is lost on loopback here");
     assert_eq!(
         o.latencies_ns.len(),
         messages,
@@ -122,4 +124,13 @@ fn clock_stamps_are_monotonic() {
     let a = now_ns();
     let b = now_ns();
     assert!(b >= a);
+}
+
+#[test]
+fn messages_round_trip_through_their_bytes() {
+    let m = Msg {
+        seq: 7,
+        stamp: 123_456_789,
+    };
+    assert_eq!(Msg::from_bytes(m.to_bytes()), m);
 }
