@@ -4,6 +4,7 @@
 #                    yet (quick profile), serve the book at http://localhost:3000
 #   make build       the same, but only build the book into book/
 #   make regenerate  re-measure everything with the full profile, then build
+#                    (SET="brigades.tasks=2000 …" measures and shows other parameters)
 #   make test        cargo test --workspace (builds the whole book in-process)
 #   make bench       cargo bench --workspace
 #   make publish     build the static site in book/ for publishing, stamped with this machine
@@ -27,7 +28,7 @@ export PATH := $(TOOLS)/bin:$(PATH)
 NOT_CHAPTERS := harness all-results what-to-use-when
 CHAPTERS := $(filter-out $(NOT_CHAPTERS),$(notdir $(patsubst %/Cargo.toml,%,$(wildcard chapters-code/*/Cargo.toml))))
 
-.PHONY: setup measure serve build regenerate test test-browser bench publish clean check-mdbook
+.PHONY: setup measure serve build regenerate test test-browser bench publish clean check-mdbook check-site
 
 setup: $(MDBOOK) $(CMDRUN) check-mdbook
 
@@ -56,8 +57,8 @@ check-mdbook:
 	  echo "note: $$other is $$($$other --version 2>/dev/null); 'make' uses the pinned $(MDBOOK) instead."; \
 	fi
 
-# Measures, with progress bars, only the experiments that have no result matching the
-# current code; the book build then finds everything cached.
+# Measures, with progress bars, only the experiments the book has no good result for
+# from the current code (full or quick); with every result current it measures nothing.
 measure:
 	cargo build --release --workspace --bins
 	@for c in $(CHAPTERS); do \
@@ -70,17 +71,37 @@ serve: setup measure
 
 build: setup measure
 	mdbook build
+	@$(MAKE) --no-print-directory check-site SITE=book
 
-# Remembers what the book shows now, re-measures, rebuilds, then says which medians
-# moved by more than their noise.
+# Fails, naming the pages, when a live marker failed: mdbook-cmdrun leaves
+# "cmdrun error" in the page and exits 0. (`mdbook serve` keeps showing the error in
+# the page, where the reader sees it.)
+SITE ?= book
+check-site:
+	@pages="$$(grep -rl --include='*.html' 'cmdrun error' '$(SITE)' || true)"; \
+	if [ -n "$$pages" ]; then \
+	  echo "error: a live table or plot failed to render; see these pages:" >&2; \
+	  echo "$$pages" | sed 's/^/  /' >&2; \
+	  exit 1; \
+	fi
+
+# Chosen parameters: SET="brigades.tasks=2000 spinning-vs-sleeping.gap_ms=1" measures
+# with them and shows them in the book (COW_SET), beside the default results.
+SET ?=
+export COW_SET := $(SET)
+
+# Remembers what the book shows now, re-measures with the full profile (a progress
+# bar per experiment), rebuilds, then says which figures moved beyond their intervals.
 regenerate: setup
 	cargo build --release --workspace --bins
 	target/release/all-results snapshot
 	@for c in $(CHAPTERS); do \
-	  echo "target/release/$$c run --profile full"; \
-	  target/release/$$c run --profile full; \
+	  args="$$(echo '$(SET)' | tr ' ' '\n' | { grep "^$$c\." || true; } | sed "s/^$$c\./--set /" | tr '\n' ' ')"; \
+	  echo "target/release/$$c run --profile full $$args"; \
+	  target/release/$$c run --profile full $$args; \
 	done
 	mdbook build
+	@$(MAKE) --no-print-directory check-site SITE=book
 	target/release/all-results changes
 
 test:
@@ -94,6 +115,7 @@ bench:
 publish: build
 	target/release/all-results stamp book
 	target/release/all-results json > book/cost-of-waiting-results.json
+	@$(MAKE) --no-print-directory check-site SITE=book
 	@echo "The site is in book/; its numbers were measured on this machine."
 
 # The published site in headless Chromium (Debian: apt-get install chromium chromium-driver).

@@ -30,6 +30,62 @@ pub fn target_dir() -> PathBuf {
         .unwrap_or_else(|| book_root().join("target"))
 }
 
+/// The results folder the in-process book build uses: its own, under `target/`, so
+/// whether the tests pass never depends on what ran before them.
+pub fn test_results_dir() -> PathBuf {
+    target_dir().join("book-tests").join("results")
+}
+
+/// Prepares [`test_results_dir`]: only good results that match the current code, taken
+/// from the folder's previous contents and from the developer's own results
+/// (`target/book-results`: after `make build` or `make regenerate` nothing needs
+/// measuring again). Failed, stale, corrupt and half-written records are left behind;
+/// whatever is missing is measured by the build, in the quick profile.
+pub fn prepare_test_results() -> Result<PathBuf> {
+    let dir = test_results_dir();
+    let fresh = dir.with_extension("new");
+    let _ = std::fs::remove_dir_all(&fresh);
+    std::fs::create_dir_all(&fresh)?;
+    let importer = target_dir().join("release").join("all-results");
+    for from in [dir.clone(), target_dir().join("book-results")] {
+        if !from.is_dir() {
+            continue;
+        }
+        let status = Command::new(&importer)
+            .arg("import")
+            .arg(&from)
+            .env("COW_RESULTS_DIR", &fresh)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .with_context(|| format!("cannot run {}", importer.display()))?;
+        anyhow::ensure!(status.success(), "importing results from {} failed", from.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&fresh, &dir)?;
+    Ok(dir)
+}
+
+/// The pages of a built site that hold a failed marker's error, as `make check-site`
+/// finds them.
+pub fn pages_with_errors(site: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, acc: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, acc);
+            } else if p.extension().is_some_and(|x| x == "html")
+                && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("cmdrun error"))
+            {
+                acc.push(p);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(site, &mut v);
+    v.sort();
+    v
+}
+
 /// Builds every chapter binary in release mode once, so the book's markers find them
 /// ready (one cargo invocation compiles the crates in parallel).
 pub fn build_chapter_binaries() -> Result<()> {

@@ -2,7 +2,10 @@
 //! would see: every page, every live table and plot with its provenance, every code
 //! listing, every internal link.
 
-use book_tests::{book_root, build_book, build_chapter_binaries, summary_entries, target_dir};
+use book_tests::{
+    book_root, build_book, build_chapter_binaries, pages_with_errors, prepare_test_results,
+    summary_entries, target_dir,
+};
 use regex::Regex;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -14,9 +17,15 @@ fn built() -> &'static Result<PathBuf, String> {
     BUILT.get_or_init(|| {
         let out = target_dir().join("book-tests").join("html");
         let _ = std::fs::remove_dir_all(&out);
-        // SAFETY (of intent): set before any marker runs; the tests only read it.
-        unsafe { std::env::set_var("COW_PROFILE", "quick") };
         build_chapter_binaries().map_err(|e| format!("{e:#}"))?;
+        let results = prepare_test_results().map_err(|e| format!("{e:#}"))?;
+        // SAFETY (of intent): set before any marker runs, while no other thread reads
+        // the environment; the markers' processes inherit them.
+        unsafe {
+            std::env::set_var("COW_PROFILE", "quick");
+            std::env::set_var("COW_RESULTS_DIR", &results);
+            std::env::remove_var("COW_SET");
+        }
         let start = std::time::Instant::now();
         build_book(&out).map_err(|e| format!("{e:#}"))?;
         eprintln!(
@@ -80,6 +89,8 @@ fn every_summary_entry_is_rendered() {
 
 #[test]
 fn no_command_failed_or_was_left_unrun() {
+    let failed = pages_with_errors(out());
+    assert!(failed.is_empty(), "pages with a failed marker: {failed:?}");
     for f in html_files() {
         let html = std::fs::read_to_string(&f).unwrap();
         for bad in ["cmdrun error", "<!-- cmdrun", "{{#include", "ANCHOR"] {
@@ -246,19 +257,48 @@ fn the_search_index_and_print_page_exist() {
 
 #[test]
 fn the_decision_guide_found_every_result_it_reads() {
-    // The guide reads the chapters' stored results by field name; a renamed field shows
-    // up there as "Not available", which this catches on the platform that runs it all.
+    // The guide reads the chapters' headline figures; one that is missing shows up as
+    // "Not available", which this catches on the platform that runs every experiment.
     if !cfg!(target_os = "linux") {
         return;
     }
     let main_html = page("what-to-use-when.md");
     let main = main_of(&main_html);
-    assert!(
-        !main.contains("Not available"),
-        "the guide is missing results"
-    );
-    assert!(
-        !main.contains("not available"),
-        "the guide is missing a number"
-    );
+    assert!(!main.contains("Not available"), "the guide is missing figures");
+}
+
+/// A tail percentile is shown only over enough samples: every table with a p99 column
+/// has a count column, and every count there is at least 1,000 (10,000 for p99.9).
+#[test]
+fn no_tail_percentile_without_its_samples() {
+    let table_re = Regex::new(r"(?s)<table>(.*?)</table>").unwrap();
+    let th_re = Regex::new(r"(?s)<th[^>]*>(.*?)</th>").unwrap();
+    let tr_re = Regex::new(r"(?s)<tr>(.*?)</tr>").unwrap();
+    let td_re = Regex::new(r"(?s)<td[^>]*>(.*?)</td>").unwrap();
+    const COUNTS: [&str; 6] = ["n", "messages", "samples", "calls", "timeouts", "laps"];
+    for (_, src) in summary_entries().unwrap() {
+        let html = page(&src);
+        for t in table_re.captures_iter(main_of(&html)) {
+            let headers: Vec<String> = th_re
+                .captures_iter(&t[1])
+                .map(|c| c[1].trim().to_lowercase())
+                .collect();
+            for (tail, min) in [("p99", 1_000u64), ("p99.9", 10_000)] {
+                if !headers.iter().any(|h| h == tail) {
+                    continue;
+                }
+                let count = headers
+                    .iter()
+                    .position(|h| COUNTS.contains(&h.as_str()))
+                    .unwrap_or_else(|| panic!("{src}: a {tail} column without a sample count: {headers:?}"));
+                for row in tr_re.captures_iter(&t[1]).skip(1) {
+                    let cells: Vec<String> = td_re.captures_iter(&row[1]).map(|c| c[1].to_string()).collect();
+                    let Some(n) = cells.get(count).and_then(|c| c.replace(',', "").trim().parse::<u64>().ok()) else {
+                        continue;
+                    };
+                    assert!(n >= min, "{src}: {tail} shown over {n} samples: {cells:?}");
+                }
+            }
+        }
+    }
 }

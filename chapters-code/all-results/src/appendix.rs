@@ -1,75 +1,50 @@
-//! The appendix page's Markdown: an overview of every experiment, one table per
-//! experiment with its provenance, and the whole run as one JSON download.
+//! The appendix page's Markdown: an overview of every experiment, the headline figures,
+//! one table per experiment with every reading's median over rounds, and the whole run
+//! as one JSON download.
 
-use crate::stats::{Stat, stats};
-use harness::record::Status;
-use harness::render::{Table, fmt_count, fmt_ns, provenance_line};
-use harness::{Chapter, Record};
+use harness::cache::Shown;
+use harness::render::{
+    Align, Table, escape_html, fmt_count, fmt_estimate, fmt_ns, machine_line, noise_notes, notes,
+    provenance_line, sig3,
+};
+use harness::{Chapter, Figure, Record};
 
 fn status_text(r: &Record) -> String {
     match &r.status {
-        Status::Ok => "ok".into(),
-        Status::TimedOut { bound_s } => format!("abandoned after {bound_s:.0} s"),
-        Status::Failed { error } => format!("failed: {error}"),
+        harness::record::Status::Ok => "ok".into(),
+        s => s.describe(),
     }
 }
 
-fn params_text(r: &Record) -> String {
-    if r.params.is_empty() {
-        return "–".into();
-    }
-    r.params
-        .iter()
-        .map(|(k, v)| format!("{k} = {v}"))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// One row per experiment of the run: where it comes from, how it ended, how long it took.
-pub fn overview(records: &[Record]) -> String {
-    let mut t = Table::new([
-        "chapter",
-        "experiment",
-        "status",
-        "profile",
-        "summaries",
-        "took",
-        "measured (UTC)",
-        "parameters",
-    ])
-    .align(1, harness::render::Align::Left)
-    .align(2, harness::render::Align::Left)
-    .align(3, harness::render::Align::Left)
-    .align(7, harness::render::Align::Left);
-    for r in records {
+/// One row per experiment: how it ended, in which profile, with how many rounds.
+pub fn overview(shown: &[Shown]) -> String {
+    let mut t = Table::new(["chapter", "experiment", "status", "profile", "rounds", "took"])
+        .align(1, Align::Left)
+        .align(2, Align::Left)
+        .align(3, Align::Left);
+    for s in shown {
+        let r = &s.record;
         t.row([
             format!("[{}](./{}.md)", r.chapter, r.chapter),
             format!("[{}](#{}-{})", r.experiment, r.chapter, r.experiment),
-            status_text(r),
+            escape_html(&status_text(r)),
             r.profile.name().to_string(),
-            fmt_count(stats(&r.data).len() as u64),
+            fmt_count(r.rounds.len() as u64),
             fmt_ns(r.wall_s * 1e9),
-            r.provenance
-                .measured_at
-                .trim_end_matches(" UTC")
-                .to_string(),
-            params_text(r),
         ]);
     }
+    let records: Vec<&Record> = shown.iter().map(|s| &s.record).collect();
     let mut out = t.to_markdown();
     let machines: std::collections::BTreeSet<String> = records
         .iter()
-        .map(|r| {
-            let m = &r.provenance.machine;
-            format!("{} · {} · {}", m.cpu_line(), m.os_line(), m.rustc)
-        })
+        .map(|r| machine_line(&r.provenance.machine))
         .collect();
     out.push('\n');
     if machines.len() == 1 {
         out.push_str(&format!(
             "All {} results come from one machine: {}.\n",
             records.len(),
-            machines.iter().next().expect("one")
+            escape_html(machines.iter().next().expect("one"))
         ));
     } else {
         out.push_str(&format!(
@@ -77,16 +52,16 @@ pub fn overview(records: &[Record]) -> String {
             machines.len()
         ));
         for m in &machines {
-            out.push_str(&format!("- {m}\n"));
+            out.push_str(&format!("- {}\n", escape_html(m)));
         }
     }
     out.push('\n');
-    out.push_str(&summary_provenance(records));
+    out.push_str(&summary_provenance(&records));
     out
 }
 
 /// One provenance line for a set of records: the machine, and the span of their times.
-pub fn summary_provenance(records: &[Record]) -> String {
+pub fn summary_provenance(records: &[&Record]) -> String {
     let Some(first) = records.first() else {
         return "<p class=\"cow-provenance\">No results.</p>\n".into();
     };
@@ -95,71 +70,91 @@ pub fn summary_provenance(records: &[Record]) -> String {
         .map(|r| r.provenance.measured_at.as_str())
         .collect();
     times.sort();
-    let m = &first.provenance.machine;
     let profiles: std::collections::BTreeSet<&str> =
         records.iter().map(|r| r.profile.name()).collect();
+    let rounds: usize = records.iter().map(|r| r.rounds.len()).sum();
     let text = format!(
-        "Measured on {} · {} · {} · {} build · profile {} · between {} and {}",
-        m.cpu_line(),
-        m.os_line(),
-        m.rustc,
-        m.build,
+        "Measured on {} · {} build · profile {} · {} rounds in all · between {} and {}",
+        machine_line(&first.provenance.machine),
+        first.build,
         profiles.into_iter().collect::<Vec<_>>().join(" and "),
+        fmt_count(rounds as u64),
         times[0],
         times[times.len() - 1],
     );
-    format!(
-        "<p class=\"cow-provenance\">{}</p>\n",
-        text.replace('&', "&amp;").replace('<', "&lt;")
-    )
+    format!("<p class=\"cow-provenance\">{}</p>\n", escape_html(&text))
 }
 
-fn stat_table(stats: &[Stat]) -> String {
-    let mut t = Table::new(["what", "n", "p50", "mean ± 99.9 % CI", "p99", "max"]);
-    let dash = || "–".to_string();
-    for s in stats {
+/// Every chapter's headline figures: the numbers the guide and comparisons use.
+pub fn headlines(figures: &[Figure]) -> String {
+    let mut t = Table::new(["figure", "median (95 % interval)", "rounds", "parameters"])
+        .align(3, Align::Left);
+    for f in figures {
+        let params: Vec<String> = f.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         t.row([
-            s.label.clone(),
-            fmt_count(s.n),
-            s.p50.map(fmt_ns).unwrap_or_else(dash),
-            format!("{} ± {}", fmt_ns(s.mean), fmt_ns(s.ci)),
-            s.p99.map(fmt_ns).unwrap_or_else(dash),
-            s.max.map(fmt_ns).unwrap_or_else(dash),
+            format!("`{}`", f.name),
+            fmt_estimate(&f.estimate(), f.unit),
+            f.rounds.to_string(),
+            if params.is_empty() {
+                "–".into()
+            } else {
+                params.join(", ")
+            },
         ]);
+    }
+    if figures.is_empty() {
+        return "> **Note:** no headline figure has a result yet.\n".into();
     }
     t.to_markdown()
 }
 
-/// Every experiment of one chapter: a heading, its summaries as a table, its provenance.
-pub fn chapter_tables(ch: &Chapter, records: &[Record]) -> String {
+/// Every experiment of one chapter: a heading, each reading's median over rounds with
+/// its interval and the spread between rounds, the notes, the provenance.
+pub fn chapter_tables(ch: &Chapter, shown: &[Shown]) -> String {
     let mut out = String::new();
-    for r in records.iter().filter(|r| r.chapter == ch.name) {
-        let about = ch
-            .experiment(&r.experiment)
-            .map(|e| e.about)
-            .unwrap_or_default();
+    for s in shown.iter().filter(|s| s.record.chapter == ch.name) {
+        let r = &s.record;
+        let about = ch.experiment(&r.experiment).map(|e| e.about()).unwrap_or_default();
         out.push_str(&format!(
-            "<h3 id=\"{0}-{1}\">{1}</h3>\n\n{2}\n\n",
-            r.chapter, r.experiment, about
+            "<h3 id=\"{0}-{1}\">{1}</h3>\n\n{2} ({3}).\n\n",
+            r.chapter,
+            r.experiment,
+            escape_html(about),
+            escape_html(&r.isolation)
         ));
-        let found = stats(&r.data);
-        match &r.status {
-            Status::Ok if found.is_empty() => out.push_str(
-                "> **Note:** this result holds no latency summaries (only curves or counts); \
-                 its chapter shows it as a plot, and the JSON download holds all of it.\n\n",
-            ),
-            Status::Ok => {
-                out.push_str(&stat_table(&found));
+        if r.is_ok() {
+            let mut t = Table::new(["reading", "median (95 % interval)", "rounds", "spread"]);
+            for key in r.keys() {
+                let (Some(e), Some(unit)) = (r.estimate(key), r.unit(key)) else {
+                    continue;
+                };
+                t.row([
+                    escape_html(key),
+                    fmt_estimate(&e, unit),
+                    e.n.to_string(),
+                    r.spread(key).map_or_else(|| "–".into(), |x| format!("{}×", sig3(x))),
+                ]);
+            }
+            if t.is_empty() {
+                out.push_str(
+                    "> **Note:** this result holds no per-round readings (only counts or limits); \
+                     its chapter shows it, and the JSON download holds all of it.\n\n",
+                );
+            } else {
+                out.push_str(&t.to_markdown());
                 out.push('\n');
             }
-            _ => out.push_str(&format!(
+        } else {
+            out.push_str(&format!(
                 "> **No result for `{}` on this machine:** {}\n\n",
                 r.experiment,
-                status_text(r)
-            )),
+                escape_html(&status_text(r))
+            ));
         }
-        if !r.notes.is_empty() {
-            out.push_str(&harness::render::notes(&r.notes));
+        let mut all = r.notes.clone();
+        all.extend(noise_notes(r));
+        if !all.is_empty() {
+            out.push_str(&notes(&all));
             out.push('\n');
         }
         out.push_str(&provenance_line(r));
@@ -168,37 +163,48 @@ pub fn chapter_tables(ch: &Chapter, records: &[Record]) -> String {
     out
 }
 
-/// The whole run as one JSON document.
-pub fn bundle(records: &[Record]) -> anyhow::Result<String> {
-    let doc = serde_json::json!({
-        "book": "The Cost of Waiting",
-        "about": "Every experiment's result as the book showed it: the chapter, the experiment, \
-                  the code key, the profile, the machine and time of measurement, the parameters, \
-                  how it ended, notes, and the experiment's own data (latencies in nanoseconds).",
-        "results": records,
-    });
-    Ok(serde_json::to_string(&doc)?)
-}
-
 /// A link that downloads the whole run as one JSON file, with no server behind it.
 /// (The `data:` address is single-quoted: it is not a link into the site, and
 /// `book-tests`' internal-link check, which reads `href="…"`, has no case for it.)
-pub fn download(records: &[Record]) -> anyhow::Result<String> {
-    let json = bundle(records)?;
+pub fn download(bundle: &crate::Bundle) -> anyhow::Result<String> {
+    let json = serde_json::to_string(bundle)?;
     let name = "cost-of-waiting-results.json";
+    let records: Vec<&Record> = bundle.records.iter().collect();
     Ok(format!(
         "<p class=\"cow-download\"><a download=\"{name}\" href='data:application/json;base64,{}'>\
-         Download every result of this run ({name}, {} records, {})</a></p>\n\n{}",
+         Download every result of this run ({name}, {} records, {} headline figures, {})</a></p>\n\n{}",
         crate::base64(json.as_bytes()),
-        records.len(),
+        bundle.records.len(),
+        bundle.figures.len(),
         harness::render::fmt_bytes(json.len() as f64),
-        summary_provenance(records),
+        summary_provenance(&records),
+    ))
+}
+
+/// The figures the "Compare machines" page was built with, as JSON for its script
+/// (`<script type="application/json">`, with `</` escaped so the data cannot close
+/// the element), then the visible machine line and the provenance.
+pub fn compare_data(bundle: &crate::Bundle) -> anyhow::Result<String> {
+    let data = serde_json::json!({
+        "machine": bundle.machine,
+        "generated_at": bundle.generated_at,
+        "figures": bundle.figures,
+    });
+    let json = serde_json::to_string(&data)?.replace("</", "<\\/");
+    let records: Vec<&Record> = bundle.records.iter().collect();
+    Ok(format!(
+        "<script type=\"application/json\" id=\"cow-built-figures\">{json}</script>\n\n\
+         This page was built with {} headline figures measured on {}.\n\n{}",
+        bundle.figures.len(),
+        escape_html(&bundle.machine),
+        summary_provenance(&records)
     ))
 }
 
 /// The HTML stamped onto a published site's front page: which machine made its numbers.
 pub fn published_stamp(records: &[Record]) -> String {
-    let body = summary_provenance(records)
+    let refs: Vec<&Record> = records.iter().collect();
+    let body = summary_provenance(&refs)
         .replace("<p class=\"cow-provenance\">", "")
         .replace("</p>\n", "");
     format!(

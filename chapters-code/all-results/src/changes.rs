@@ -1,38 +1,38 @@
 //! What changed since the previous run: `make regenerate` takes a snapshot of the
 //! results the book shows before it measures, and compares afterwards.
 //!
-//! A summary "moved" when its median (or, for a mean-only summary, its mean) changed
-//! by more than the two runs' 99.9 % confidence half-widths added together — the
-//! interval of the mean stands in for the noise of the centre.
+//! A summary is one reading of one experiment: its median over rounds with its 95 %
+//! interval. It "moved" when the two runs' intervals do not overlap — the same rule the
+//! chapters use for "faster" and "slower".
 
-use crate::CHAPTERS;
-use crate::stats::stats;
-use harness::render::{fmt_ns, sig3};
-use harness::{Profile, Record, cache};
+use harness::cache::{self, write_atomically};
+use harness::render::{fmt_estimate, sig3};
+use harness::stats::{Verdict, verdict};
+use harness::{Profile, Record};
 use std::path::{Path, PathBuf};
 
 pub fn snapshot_path(dir: &Path) -> PathBuf {
     dir.join("previous-run.json")
 }
 
-/// The newest stored record of an experiment, whatever code made it.
-fn newest_on_disk(dir: &Path, chapter: &str, experiment: &str) -> Option<Record> {
-    [Profile::Full, Profile::Quick]
-        .into_iter()
-        .filter_map(|p| cache::load(dir, chapter, experiment, p))
-        .max_by(|a, b| a.provenance.measured_at.cmp(&b.provenance.measured_at))
-}
-
-/// What the book shows now, without measuring anything: the matching record, else the
-/// newest one on disk.
+/// What the book shows now, measuring nothing: the best good result for the current
+/// code, else the newest stored record of the experiment (from older code, or failed).
 pub fn current(dir: &Path) -> Vec<Record> {
-    CHAPTERS
+    let stored = cache::all_records(dir);
+    crate::CHAPTERS
         .iter()
         .flat_map(|ch| {
-            let key = ch.key();
+            let stored = &stored;
             ch.experiments.iter().filter_map(move |e| {
-                cache::best_match(dir, ch.name, e.name, &key)
-                    .or_else(|| newest_on_disk(dir, ch.name, e.name))
+                crate::shown(ch, e.name(), Profile::Quick, dir, false)
+                    .map(|s| s.record)
+                    .or_else(|| {
+                        stored
+                            .iter()
+                            .filter(|r| r.chapter == ch.name && r.experiment == e.name() && r.default_params())
+                            .max_by_key(|r| r.provenance.measured_unix)
+                            .cloned()
+                    })
             })
         })
         .collect()
@@ -41,11 +41,7 @@ pub fn current(dir: &Path) -> Vec<Record> {
 /// Saves what the book shows now as the previous run; returns how many records.
 pub fn snapshot(dir: &Path) -> anyhow::Result<usize> {
     let records = current(dir);
-    std::fs::create_dir_all(dir)?;
-    let path = snapshot_path(dir);
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec(&records)?)?;
-    std::fs::rename(&tmp, &path)?;
+    write_atomically(&snapshot_path(dir), &serde_json::to_vec(&records)?)?;
     Ok(records.len())
 }
 
@@ -53,15 +49,15 @@ pub fn load_snapshot(dir: &Path) -> Option<Vec<Record>> {
     serde_json::from_slice(&std::fs::read(snapshot_path(dir)).ok()?).ok()
 }
 
-/// One summary whose centre moved beyond its noise.
+/// One summary whose interval moved clear of its previous one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Move {
     pub experiment: String,
-    pub label: String,
-    pub what: &'static str,
-    pub before: f64,
-    pub after: f64,
-    pub noise: f64,
+    pub key: String,
+    pub before: String,
+    pub after: String,
+    /// after ÷ before, of the medians.
+    pub ratio: f64,
 }
 
 /// The report of a comparison, as lines for the terminal.
@@ -80,11 +76,10 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             .iter()
             .find(|b| b.chapter == a.chapter && b.experiment == a.experiment)
         else {
-            rep.notes
-                .push(format!("{id}: new (nothing to compare with)"));
+            rep.notes.push(format!("{id}: new (nothing to compare with)"));
             continue;
         };
-        if b.provenance.measured_at == a.provenance.measured_at && b.key == a.key {
+        if b.provenance.measured_unix == a.provenance.measured_unix && b.key == a.key {
             rep.notes.push(format!("{id}: not measured again"));
             continue;
         }
@@ -101,25 +96,21 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             ));
         }
         if b.key != a.key {
-            rep.notes.push(format!(
-                "{id}: the measuring code changed since the previous run"
-            ));
+            rep.notes
+                .push(format!("{id}: the measuring code changed since the previous run"));
         }
-        let old = stats(&b.data);
-        for s in stats(&a.data) {
-            let Some(o) = old.iter().find(|o| o.label == s.label) else {
+        for key in a.keys() {
+            let (Some(ea), Some(eb), Some(unit)) = (a.estimate(key), b.estimate(key), a.unit(key)) else {
                 continue;
             };
             rep.compared += 1;
-            let noise = o.ci + s.ci;
-            if (s.center() - o.center()).abs() > noise {
+            if verdict(&ea, &eb) != Verdict::Unclear {
                 rep.moves.push(Move {
                     experiment: id.clone(),
-                    label: s.label.clone(),
-                    what: s.center_name(),
-                    before: o.center(),
-                    after: s.center(),
-                    noise,
+                    key: key.to_string(),
+                    before: fmt_estimate(&eb, unit),
+                    after: fmt_estimate(&ea, unit),
+                    ratio: ea.median / eb.median,
                 });
             }
         }
@@ -129,32 +120,27 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
 
 impl Report {
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        out.push_str(&format!(
-            "What changed since the previous run: {} of {} summaries moved by more than their noise \
-             (the sum of both runs' 99.9 % confidence half-widths).\n",
+        let share = if self.compared > 0 {
+            format!(" ({} %)", sig3(self.moves.len() as f64 / self.compared as f64 * 100.0))
+        } else {
+            String::new()
+        };
+        let mut out = format!(
+            "What changed since the previous run: {} of {} summaries moved{share} — their 95 % intervals over rounds do not overlap.\n",
             self.moves.len(),
             self.compared
-        ));
+        );
         for n in &self.notes {
             out.push_str(&format!("  note: {n}\n"));
         }
         for m in &self.moves {
-            let pct = if m.before != 0.0 {
-                let pct = (m.after - m.before) / m.before * 100.0;
-                let sign = if pct >= 0.0 { "+" } else { "" };
-                format!(" ({sign}{}%)", sig3(pct))
-            } else {
-                String::new()
-            };
             out.push_str(&format!(
-                "  {}  {}: {} {} → {}{pct}, noise ±{}\n",
+                "  {}  {}: {} → {} (×{})\n",
                 m.experiment,
-                m.label,
-                m.what,
-                fmt_ns(m.before),
-                fmt_ns(m.after),
-                fmt_ns(m.noise)
+                m.key,
+                m.before,
+                m.after,
+                sig3(m.ratio)
             ));
         }
         out
@@ -165,49 +151,60 @@ impl Report {
 mod tests {
     use super::*;
     use harness::machine::Machine;
-    use harness::record::{Provenance, Status};
+    use harness::noise::Noise;
+    use harness::record::{FORMAT, Provenance, Reading, RoundRecord, Status, Unit};
 
-    fn rec(at: &str, p50: f64, ci: f64) -> Record {
+    fn record(values: &[f64], at: u64) -> Record {
         Record {
+            format: FORMAT,
             chapter: "ch".into(),
             experiment: "exp".into(),
             key: "k".into(),
-            profile: Profile::Full,
+            profile: Profile::Quick,
+            build: "release".into(),
             provenance: Provenance {
                 machine: Machine::current(),
-                measured_at: at.into(),
+                measured_at: format!("t{at}"),
+                measured_unix: at,
             },
             params: vec![],
+            details: vec![],
+            isolation: String::new(),
             status: Status::Ok,
             notes: vec![],
             wall_s: 1.0,
-            data: serde_json::json!({"rows": [
-                {"name": "moves", "s": {"n": 5, "p50": p50, "mean": p50, "ci999": ci}},
-                {"name": "stays", "s": {"n": 5, "p50": 100.0, "mean": 100.0, "ci999": ci}},
-            ]}),
+            rounds: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| RoundRecord {
+                    index: i as u32,
+                    noise: Noise::default(),
+                    readings: vec![
+                        Reading::new("steady", Unit::Nanos, 100.0 + (i % 3) as f64),
+                        Reading::new("moving", Unit::Nanos, *v),
+                    ],
+                    data: serde_json::Value::Null,
+                })
+                .collect(),
         }
     }
 
     #[test]
-    fn only_moves_beyond_the_noise_are_reported() {
-        let r = compare(&[rec("t1", 100.0, 5.0)], &[rec("t2", 150.0, 5.0)]);
-        assert_eq!(r.compared, 2);
-        assert_eq!(r.moves.len(), 1, "{r:?}");
-        assert_eq!(r.moves[0].label, "moves · s");
-        assert!(r.render().contains("+50.0%"), "{}", r.render());
-        let quiet = compare(&[rec("t1", 100.0, 30.0)], &[rec("t2", 150.0, 30.0)]);
-        assert!(quiet.moves.is_empty());
-        let same = compare(&[rec("t1", 100.0, 5.0)], &[rec("t1", 100.0, 5.0)]);
-        assert_eq!(same.compared, 0);
-    }
-
-    #[test]
-    fn snapshot_round_trips_through_the_results_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = rec("t1", 1.0, 1.0);
-        cache::store(dir.path(), &r).unwrap();
-        assert_eq!(newest_on_disk(dir.path(), "ch", "exp"), Some(r));
-        snapshot(dir.path()).unwrap();
-        assert!(load_snapshot(dir.path()).is_some());
+    fn only_summaries_whose_intervals_part_have_moved() {
+        let before = record(&[10.0, 11.0, 12.0, 10.5, 11.5, 10.8], 1);
+        let after = record(&[20.0, 21.0, 22.0, 20.5, 21.5, 20.8], 2);
+        let rep = compare(&[before.clone()], &[after]);
+        assert_eq!(rep.compared, 2);
+        assert_eq!(rep.moves.len(), 1);
+        assert_eq!(rep.moves[0].key, "moving");
+        let text = rep.render();
+        assert!(
+            text.starts_with("What changed since the previous run: 1 of 2 summaries moved"),
+            "{text}"
+        );
+        // The same record again: not measured again, nothing moved.
+        let rep = compare(&[before.clone()], &[before]);
+        assert_eq!((rep.compared, rep.moves.len()), (0, 0));
+        assert!(rep.notes[0].contains("not measured again"));
     }
 }

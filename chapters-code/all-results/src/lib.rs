@@ -1,20 +1,23 @@
-//! The book's results as a whole: every experiment of every chapter, collected from
-//! the result cache (measuring what is missing), summarised generically, compared
-//! with the previous run, and bundled as one JSON file.
+//! The book's results as a whole: the one registry of chapters, what the book shows for
+//! every experiment, the headline figures, the published bundle, the appendix, what
+//! changed since the previous run, and the comparison of two machines or runs.
 //!
-//! Nothing here knows a chapter's data types: a result's data is walked as JSON and
-//! every harness summary found in it ([`harness::Summary`] or [`harness::MeanCi`]) is
-//! picked up, labelled by the fields that tell its siblings apart.
+//! Nothing here knows a chapter's data types: it reads each result's per-round
+//! readings and each chapter's declared headline figures, both typed by the harness.
 
 pub mod appendix;
 pub mod changes;
-pub mod stats;
+pub mod compare;
 
-use harness::{Chapter, Profile, Record};
+use harness::cache::{self, Shown};
+use harness::params::Override;
+use harness::runner::{Mode, obtain};
+use harness::{Chapter, Figure, Profile, Record};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The chapters of the book, in reading order.
-pub const CHAPTERS: [&Chapter; 5] = [
+/// The chapters of the book, in reading order: the one registry a new chapter joins.
+pub static CHAPTERS: [&Chapter; 5] = [
     &spinning_vs_sleeping::CHAPTER,
     &brigades::CHAPTER,
     &short_sleeps::CHAPTER,
@@ -27,28 +30,132 @@ pub fn chapter(slug: &str) -> Option<&'static Chapter> {
     CHAPTERS.iter().copied().find(|c| c.name == slug)
 }
 
-/// The record the book shows for one experiment: a cached result matching the code,
-/// else a fresh measurement in `profile` (stored for next time).
-pub fn record(ch: &Chapter, experiment: &str, profile: Profile, dir: &Path) -> Option<Record> {
+/// What the book shows for one experiment: the best good stored result for the
+/// current code, else (when `measure` is set) a fresh measurement in `profile`.
+pub fn shown(ch: &Chapter, experiment: &str, profile: Profile, dir: &Path, measure: bool) -> Option<Shown> {
     let exp = ch.experiment(experiment)?;
-    Some(harness::experiment::obtain(ch, exp, profile, dir))
+    let overrides = overrides(ch);
+    if measure {
+        obtain(ch, exp, profile, &overrides, dir, Mode::this_executable()).ok()
+    } else {
+        let values = harness::params::resolve(exp.name(), exp.params(), profile, &overrides).ok()?;
+        cache::best(
+            dir,
+            ch.name,
+            exp.name(),
+            ch.key,
+            ch.build,
+            harness::params::tag(&values),
+        )
+    }
 }
 
-/// Every experiment of every chapter, as the book shows it.
-pub fn all_records(profile: Profile, dir: &Path) -> Vec<Record> {
+/// `$COW_SET` for one chapter (bad entries are reported by the chapter's own pages).
+fn overrides(ch: &Chapter) -> Vec<Override> {
+    harness::cli::overrides_from_env(ch.name).unwrap_or_default()
+}
+
+/// Every experiment of every chapter as the book shows it (measuring what is missing
+/// when `measure` is set).
+pub fn all_shown(profile: Profile, dir: &Path, measure: bool) -> Vec<Shown> {
     CHAPTERS
         .iter()
         .flat_map(|ch| {
             ch.experiments
                 .iter()
-                .map(|e| harness::experiment::obtain(ch, e, profile, dir))
+                .filter_map(move |e| shown(ch, e.name(), profile, dir, measure))
         })
         .collect()
 }
 
-/// The profile to measure missing results in (`$COW_PROFILE`, default quick).
-pub fn profile_from_env() -> anyhow::Result<Profile> {
-    Profile::from_env()
+/// The records of [`all_shown`].
+pub fn records(shown: &[Shown]) -> Vec<Record> {
+    shown.iter().map(|s| s.record.clone()).collect()
+}
+
+/// Every chapter's headline figures that the records hold, in chapter order.
+pub fn figures(records: &[Record]) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for ch in CHAPTERS {
+        for h in ch.headlines {
+            let found = records
+                .iter()
+                .find(|r| r.chapter == ch.name && r.experiment == h.experiment && r.is_ok());
+            if let Some(f) = found.and_then(|r| Figure::of(h, r)) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// One headline figure by name, from records.
+pub fn figure(records: &[Record], name: &str) -> Option<Figure> {
+    figures(records).into_iter().find(|f| f.name == name)
+}
+
+/// What `make publish` writes as `cost-of-waiting-results.json` and `all-results json`
+/// prints: the headline figures and every record, with a format tag so that a file from
+/// another version of the book is recognised.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Bundle {
+    pub format: String,
+    pub version: u32,
+    /// The machine, in one line (from the first record).
+    pub machine: String,
+    pub generated_at: String,
+    pub figures: Vec<Figure>,
+    pub records: Vec<Record>,
+}
+
+pub const BUNDLE_FORMAT: &str = "cost-of-waiting-results";
+/// Version 2: results in rounds, figures with intervals over rounds.
+pub const BUNDLE_VERSION: u32 = 2;
+
+impl Bundle {
+    pub fn of(records: Vec<Record>) -> Bundle {
+        let machine = records
+            .first()
+            .map(|r| harness::render::machine_line(&r.provenance.machine))
+            .unwrap_or_else(|| "no results".into());
+        Bundle {
+            format: BUNDLE_FORMAT.into(),
+            version: BUNDLE_VERSION,
+            machine,
+            generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            figures: figures(&records),
+            records,
+        }
+    }
+
+    /// Reads a results file, refusing one of another format or version with a
+    /// message that says what to do.
+    pub fn read(path: &Path) -> anyhow::Result<Bundle> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
+        let format = v.get("format").and_then(|f| f.as_str());
+        let version = v.get("version").and_then(|f| f.as_u64());
+        match (format, version) {
+            (Some(BUNDLE_FORMAT), Some(v)) if v == u64::from(BUNDLE_VERSION) => {}
+            (Some(BUNDLE_FORMAT), Some(v)) => anyhow::bail!(
+                "{} was written by another version of the book (results format {v}; this one reads {BUNDLE_VERSION}). \
+                 Publish it again with this version (`make publish`, or `target/release/all-results json`).",
+                path.display()
+            ),
+            _ if v.get("results").is_some() => anyhow::bail!(
+                "{} was written by an older version of the book (results before rounds, without headline figures). \
+                 Publish it again with this version (`make publish`, or `target/release/all-results json`).",
+                path.display()
+            ),
+            _ => anyhow::bail!(
+                "{} is not a results file of this book (no \"format\": \"{BUNDLE_FORMAT}\")",
+                path.display()
+            ),
+        }
+        serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
 }
 
 /// Standard base64 (RFC 4648, with padding), for the `data:` download link.
@@ -90,13 +197,50 @@ mod tests {
         }
     }
 
+    /// The registry walk the design asks for: every chapter's views and headlines name
+    /// experiments it has, names are unique, parameter defaults lie in their ranges.
     #[test]
-    fn every_chapter_is_listed_once() {
+    fn every_chapter_registry_is_consistent() {
         let mut names: Vec<_> = super::CHAPTERS.iter().map(|c| c.name).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 5);
-        assert!(super::chapter("brigades").is_some());
-        assert!(super::chapter("nope").is_none());
+        assert_eq!(names.len(), super::CHAPTERS.len());
+        for ch in super::CHAPTERS {
+            ch.check().unwrap();
+        }
+        let mut headlines: Vec<&str> = super::CHAPTERS
+            .iter()
+            .flat_map(|c| c.headlines.iter().map(|h| h.name))
+            .collect();
+        let n = headlines.len();
+        headlines.sort();
+        headlines.dedup();
+        assert_eq!(headlines.len(), n, "headline names are unique across chapters");
+    }
+
+    /// The headline figures the issue names exist, in the chapters it names.
+    #[test]
+    fn the_required_headlines_are_declared() {
+        for (chapter, name) in [
+            ("spinning-vs-sleeping", "std-mpsc-blocking-p50"),
+            ("spinning-vs-sleeping", "std-mpsc-spinning-p50"),
+            ("spinning-vs-sleeping", "atomic-floor-one-way"),
+            ("brigades", "threads-per-hop"),
+            ("brigades", "async-current-socket-per-hop"),
+            ("brigades", "async-current-channel-per-hop"),
+            ("brigades", "async-task-bytes"),
+            ("short-sleeps", "nanosleep-1ns-default-slack"),
+            ("short-sleeps", "nanosleep-1ns-slack-1ns"),
+            ("short-sleeps", "sched-yield"),
+            ("throttles", "naive-rate-at-10k"),
+            ("throttles", "deadline-rate-at-10k"),
+            ("throttles", "sleep-1ms-lateness"),
+            ("async-locks", "design2-multi-thread-lateness-p50"),
+            ("async-locks", "fix-multi-thread-lateness-p50"),
+            ("async-locks", "std-mutex-multi-thread-lateness-p50"),
+        ] {
+            let ch = super::chapter(chapter).unwrap();
+            assert!(ch.headline(name).is_some(), "{chapter} declares no `{name}`");
+        }
     }
 }

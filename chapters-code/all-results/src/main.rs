@@ -1,72 +1,149 @@
-//! The appendix's command line:
-//!
-//! - `table overview|download|<chapter>`: Markdown for the book's markers (measures
-//!   what is missing, in `$COW_PROFILE`, like every chapter binary);
-//! - `json`: the whole run as one JSON document on stdout;
-//! - `snapshot`, `changes`: what `make regenerate` uses to say what moved;
-//! - `stamp <site folder>`: writes the measuring machine onto a built site's front page.
+//! `all-results`: the book's results as a whole. See `all-results --help`.
 
-use all_results::{CHAPTERS, all_records, appendix, changes};
+use all_results::{Bundle, CHAPTERS, all_shown, appendix, changes, compare, figures, records};
+use clap::{Parser, Subcommand};
 use harness::cache::results_dir;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: all-results table <view> | json | snapshot | changes | stamp <site folder>";
+#[derive(Parser)]
+#[command(
+    name = "all-results",
+    about = "Every result of The Cost of Waiting: the appendix's tables, the headline figures, the published bundle, what changed, and comparisons of two machines or runs",
+    after_help = "Results are read from target/book-results/ (or $COW_RESULTS_DIR); `table`, `json`, \
+                  `headlines` and `stamp` measure what is missing, in $COW_PROFILE (default quick)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Markdown for the appendix's markers: overview, download, headlines, compare-data, or a chapter's slug
+    Table { name: String },
+    /// The whole run (headline figures and every record) as one JSON document
+    Json,
+    /// The headline figures, one line each (`--json`: one JSON object per line)
+    Headlines {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remember what the book shows now, as the previous run
+    Snapshot,
+    /// What moved since the previous run (`snapshot`), beyond both runs' intervals
+    Changes,
+    /// Headline figures of two results files side by side, as a Markdown table
+    Compare { a: PathBuf, b: PathBuf },
+    /// Write the measuring machine onto a built site's front page
+    Stamp { site: PathBuf },
+    /// Copy the good results of another results folder that match the current code
+    Import { from: PathBuf },
+}
 
 fn table_names() -> Vec<&'static str> {
-    let mut v = vec!["overview", "download"];
+    let mut v = vec!["overview", "download", "headlines", "compare-data"];
     v.extend(CHAPTERS.iter().map(|c| c.name));
     v
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let dir = results_dir();
-    let profile = match all_results::profile_from_env() {
-        Ok(p) => p,
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(harness::worker::WORKER_ARG) {
+        return harness::worker::worker_main(&CHAPTERS, &args[2..]);
+    }
+    let mut crates: Vec<(&str, &str)> = CHAPTERS.iter().map(|c| (c.dir, c.source_hash)).collect();
+    crates.push((env!("CARGO_MANIFEST_DIR"), env!("COW_SOURCE_HASH")));
+    if let Some(code) = harness::cli::stale_check_crates(&crates) {
+        return code;
+    }
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
         Err(e) => {
-            eprintln!("error: COW_PROFILE: {e}");
-            return ExitCode::from(2);
+            let _ = e.print();
+            return ExitCode::from(e.exit_code() as u8);
         }
     };
-    let out = match args.as_slice() {
-        ["table", name] if table_names().contains(name) => {
-            let records = all_records(profile, &dir);
-            match *name {
-                "overview" => Ok(appendix::overview(&records)),
-                "download" => appendix::download(&records),
+    let dir = results_dir();
+    let profile = match harness::cli::profile_from_env() {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let out: anyhow::Result<String> = match cli.command {
+        Command::Table { name } => {
+            if !table_names().contains(&name.as_str()) {
+                eprintln!(
+                    "error: no table `{name}`; the tables are: {}",
+                    table_names().join(", ")
+                );
+                return ExitCode::from(2);
+            }
+            let shown = all_shown(profile, &dir, true);
+            match name.as_str() {
+                "overview" => Ok(appendix::overview(&shown)),
+                "download" => appendix::download(&Bundle::of(records(&shown))),
+                "headlines" => Ok(appendix::headlines(&figures(&records(&shown)))),
+                "compare-data" => appendix::compare_data(&Bundle::of(records(&shown))),
                 slug => Ok(appendix::chapter_tables(
                     all_results::chapter(slug).expect("listed"),
-                    &records,
+                    &shown,
                 )),
             }
         }
-        ["table", name] => {
-            eprintln!(
-                "error: no table `{name}`; the tables are: {}",
-                table_names().join(", ")
-            );
-            return ExitCode::from(2);
+        Command::Json => {
+            let bundle = Bundle::of(records(&all_shown(profile, &dir, true)));
+            serde_json::to_string(&bundle).map(|j| j + "\n").map_err(Into::into)
         }
-        ["json"] => appendix::bundle(&all_records(profile, &dir)).map(|j| j + "\n"),
-        ["snapshot"] => changes::snapshot(&dir).map(|n| {
+        Command::Headlines { json } => {
+            let figs = figures(&records(&all_shown(profile, &dir, true)));
+            figs.iter()
+                .map(|f| {
+                    if json {
+                        serde_json::to_string(f).map(|j| j + "\n").map_err(Into::into)
+                    } else {
+                        Ok(format!(
+                            "{:<40} {}\n",
+                            f.name,
+                            harness::render::fmt_estimate(&f.estimate(), f.unit)
+                        ))
+                    }
+                })
+                .collect()
+        }
+        Command::Snapshot => changes::snapshot(&dir).map(|n| {
             format!(
                 "saved the {n} results the book shows now as the previous run ({})\n",
                 changes::snapshot_path(&dir).display()
             )
         }),
-        ["changes"] => Ok(match changes::load_snapshot(&dir) {
+        Command::Changes => Ok(match changes::load_snapshot(&dir) {
             Some(before) => changes::compare(&before, &changes::current(&dir)).render(),
             None => format!(
                 "What changed since the previous run: nothing to compare with (no {}).\n",
                 changes::snapshot_path(&dir).display()
             ),
         }),
-        ["stamp", site] => stamp(site, &all_records(profile, &dir)),
-        _ => {
-            eprintln!("{USAGE}\ntables: {}", table_names().join(", "));
-            return ExitCode::from(2);
+        Command::Compare { a, b } => match (Bundle::read(&a), Bundle::read(&b)) {
+            (Ok(x), Ok(y)) => Ok(compare::markdown(
+                &x,
+                &y,
+                &a.display().to_string(),
+                &b.display().to_string(),
+            )),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("error: {e:#}");
+                return ExitCode::from(2);
+            }
+        },
+        Command::Stamp { site } => stamp(&site, &records(&all_shown(profile, &dir, true))),
+        Command::Import { from } => {
+            let n = harness::cache::import_good(&from, &dir, |slug| {
+                all_results::chapter(slug).map(|c| c.key.to_string())
+            });
+            Ok(format!(
+                "imported {n} good results matching the current code from {}\n",
+                from.display()
+            ))
         }
     };
     match out {
@@ -82,11 +159,11 @@ fn main() -> ExitCode {
 }
 
 /// Stamps the front page (`index.html` and the first chapter's own page) of a built site.
-fn stamp(site: &str, records: &[harness::Record]) -> anyhow::Result<String> {
+fn stamp(site: &std::path::Path, records: &[harness::Record]) -> anyhow::Result<String> {
     let stamp = appendix::published_stamp(records);
     let mut done = Vec::new();
     for page in ["index.html", "introduction.html"] {
-        let path = std::path::Path::new(site).join(page);
+        let path = site.join(page);
         let Ok(html) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -95,7 +172,7 @@ fn stamp(site: &str, records: &[harness::Record]) -> anyhow::Result<String> {
         std::fs::write(&path, stamped)?;
         done.push(path.display().to_string());
     }
-    anyhow::ensure!(!done.is_empty(), "no front page found in {site}");
+    anyhow::ensure!(!done.is_empty(), "no front page found in {}", site.display());
     Ok(format!(
         "stamped the measuring machine onto {}\n",
         done.join(" and ")

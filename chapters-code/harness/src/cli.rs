@@ -5,7 +5,7 @@
 //! Bad input (an unknown name, a bad profile, a parameter out of range) exits with
 //! status 2 and lists what is valid.
 
-use crate::cache::{self, MeasureLock, Slot};
+use crate::cache::{self, MeasureLock};
 use crate::experiment::{Chapter, ViewKind};
 use crate::params::{self, Override};
 use crate::profile::Profile;
@@ -41,13 +41,13 @@ fn command(ch: &Chapter) -> Command {
                     Arg::new("profile")
                         .long("profile")
                         .value_parser(value_parser!(Profile))
-                        .default_value("quick"),
+                        .help("quick or full; default: $COW_PROFILE, else quick"),
                 )
                 .arg(
                     Arg::new("missing")
                         .long("missing")
                         .action(ArgAction::SetTrue)
-                        .help("Only experiments with no good result of this profile for the current code"),
+                        .help("Only experiments the book has no good result for (full or quick) from the current code"),
                 )
                 .arg(
                     Arg::new("only")
@@ -166,7 +166,13 @@ where
             ExitCode::SUCCESS
         }
         Some(("run", m)) => {
-            let profile = *m.get_one::<Profile>("profile").expect("has a default");
+            let profile = match m.get_one::<Profile>("profile") {
+                Some(p) => *p,
+                None => match profile_from_env() {
+                    Ok(p) => p,
+                    Err(code) => return code,
+                },
+            };
             let only: Vec<&String> = m
                 .get_many::<String>("only")
                 .map(|v| v.collect())
@@ -252,6 +258,7 @@ fn run(
     missing: bool,
     dir: &Path,
 ) -> ExitCode {
+    // `--missing`: only what the book has nothing good to show for (full or quick).
     let todo: Vec<_> = selected
         .iter()
         .filter(|e| {
@@ -260,18 +267,27 @@ fn run(
             }
             let values =
                 params::resolve(e.name(), e.params(), profile, overrides).unwrap_or_default();
-            let slot = Slot {
-                chapter: ch.name,
-                experiment: e.name(),
-                profile,
-                build: ch.build,
-                params: params::tag(&values),
-            };
-            let current = cache::has_good(dir, &slot, ch.key);
-            if current {
-                println!("{}/{}: up to date ({profile})", ch.name, e.name());
+            let shown = cache::best(
+                dir,
+                ch.name,
+                e.name(),
+                ch.key,
+                ch.build,
+                params::tag(&values),
+            );
+            match shown {
+                Some(s) if s.record.is_ok() => {
+                    println!(
+                        "{}/{}: up to date ({} result of {})",
+                        ch.name,
+                        e.name(),
+                        s.record.profile,
+                        s.record.provenance.measured_at
+                    );
+                    false
+                }
+                _ => true,
             }
-            !current
         })
         .collect();
     if todo.is_empty() {

@@ -189,6 +189,7 @@ fn parameters_are_set_validated_and_kept_apart() {
         (vec!["run", "--set", "no_such=1"], "no parameter `no_such`"),
         (vec!["run", "--set", "n"], "NAME=VALUE"),
         (vec!["run", "--profile", "fast"], "quick"),
+        (vec!["run", "--only", "nonsense"], "sleepy"),
         (vec!["table", "nonsense"], "steady"),
     ] {
         let out = cli(dir.path(), &args);
@@ -204,6 +205,44 @@ fn parameters_are_set_validated_and_kept_apart() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("valid profiles: quick, full"));
+    // `run` reads COW_PROFILE too when no --profile is given.
+    let out = Command::new(exe())
+        .args(["run", "--only", "ok"])
+        .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_PROFILE", "fast")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("valid profiles: quick, full"));
+}
+
+#[test]
+fn corrupt_and_truncated_results_are_measured_again() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(cli(dir.path(), &["run", "--only", "ok"]).status.success());
+    let path = dir.path().join("fixture").join("ok.quick.release.json");
+    let path = if path.exists() {
+        path
+    } else {
+        dir.path().join("fixture").join("ok.quick.debug.json")
+    };
+    let good = std::fs::read(&path).unwrap();
+    for bad in [&good[..good.len() / 3], b"\x00 not json at all".as_slice()] {
+        std::fs::write(&path, bad).unwrap();
+        let out = cli(dir.path(), &["table", "steady"]);
+        let md = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            md.contains("| 6 |") && md.contains("cow-provenance"),
+            "{md}"
+        );
+        // The bad file was replaced by a good one.
+        assert!(harness::cache::load_file(&path).is_some());
+    }
 }
 
 #[test]

@@ -1,24 +1,27 @@
 //! `what-to-use-when table <section>`: one section of the decision guide as Markdown,
-//! computed from the cached results (measuring what is missing, in `$COW_PROFILE`).
+//! computed from the stored results (measuring what is missing, in `$COW_PROFILE`).
 
 use std::process::ExitCode;
 use what_to_use_when::{SECTIONS, section};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let profile = match harness::Profile::from_env() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: COW_PROFILE: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match args
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(harness::worker::WORKER_ARG) {
+        return harness::worker::worker_main(&all_results::CHAPTERS, &args[2..]);
+    }
+    let mut crates: Vec<(&str, &str)> = all_results::CHAPTERS
         .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+        .map(|c| (c.dir, c.source_hash))
+        .collect();
+    crates.push((env!("CARGO_MANIFEST_DIR"), env!("COW_SOURCE_HASH")));
+    if let Some(code) = harness::cli::stale_check_crates(&crates) {
+        return code;
+    }
+    let profile = match harness::cli::profile_from_env() {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    match args.iter().skip(1).map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["table", name] => match section(name, profile, &harness::cache::results_dir()) {
             Some(md) => {
                 print!("{md}");

@@ -1,0 +1,170 @@
+//! Two machines, or two runs, side by side: `all-results compare A.json B.json` puts
+//! every headline figure of A beside B's, with the ratio B ÷ A and whether the
+//! difference lies beyond both intervals. The files are what `make publish` writes
+//! (`cost-of-waiting-results.json`) or `all-results json` prints.
+
+use crate::Bundle;
+use harness::Figure;
+use harness::render::{Table, escape_html, fmt_estimate, sig3};
+use harness::stats::{Verdict, verdict};
+
+/// One headline figure in both files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub name: String,
+    pub a: Option<Figure>,
+    pub b: Option<Figure>,
+}
+
+impl Row {
+    /// B ÷ A of the medians, with the widest ratio the two intervals allow.
+    pub fn ratio(&self) -> Option<(f64, f64, f64)> {
+        let (a, b) = (self.a.as_ref()?, self.b.as_ref()?);
+        (a.median > 0.0 && a.lo > 0.0 && a.hi > 0.0)
+            .then(|| (b.median / a.median, b.lo / a.hi, b.hi / a.lo))
+    }
+
+    /// Whether the difference lies beyond both intervals.
+    pub fn differs(&self) -> Option<bool> {
+        let (a, b) = (self.a.as_ref()?, self.b.as_ref()?);
+        Some(verdict(&b.estimate(), &a.estimate()) != Verdict::Unclear)
+    }
+}
+
+/// The figures of both files, in A's order, then those only B has.
+pub fn rows(a: &Bundle, b: &Bundle) -> Vec<Row> {
+    let mut names: Vec<&str> = a.figures.iter().map(|f| f.name.as_str()).collect();
+    for f in &b.figures {
+        if !names.contains(&f.name.as_str()) {
+            names.push(&f.name);
+        }
+    }
+    let find = |bundle: &Bundle, name: &str| bundle.figures.iter().find(|f| f.name == name).cloned();
+    names
+        .into_iter()
+        .map(|n| Row {
+            name: n.to_string(),
+            a: find(a, n),
+            b: find(b, n),
+        })
+        .collect()
+}
+
+/// The comparison as Markdown: both machine lines, then one row per headline figure.
+pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
+    let mut t = Table::new(["figure", "A", "B", "B ÷ A", "difference"]);
+    for row in rows(a, b) {
+        let cell = |f: &Option<Figure>| {
+            f.as_ref()
+                .map_or_else(|| "–".into(), |f| fmt_estimate(&f.estimate(), f.unit))
+        };
+        let ratio = row.ratio().map_or_else(
+            || "–".into(),
+            |(m, lo, hi)| format!("{}× ({}–{})", sig3(m), sig3(lo), sig3(hi)),
+        );
+        let differs = match row.differs() {
+            Some(true) => "beyond both intervals",
+            Some(false) => "no clear difference",
+            None => "only in one file",
+        };
+        t.row([
+            format!("`{}`", row.name),
+            cell(&row.a),
+            cell(&row.b),
+            ratio,
+            differs.into(),
+        ]);
+    }
+    format!(
+        "- **A** ({}): {} — {} figures, generated {}\n- **B** ({}): {} — {} figures, generated {}\n\n{}\n\
+         Each figure is a median over rounds with its 95 % interval. *B ÷ A* is the ratio of the \
+         medians, in brackets the widest ratio the two intervals allow; the difference is called \
+         clear only when the two intervals do not overlap.\n",
+        escape_html(a_name),
+        escape_html(&a.machine),
+        a.figures.len(),
+        a.generated_at,
+        escape_html(b_name),
+        escape_html(&b.machine),
+        b.figures.len(),
+        b.generated_at,
+        t.to_markdown()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::{Profile, Unit};
+
+    fn figure(name: &str, median: f64, lo: f64, hi: f64) -> Figure {
+        Figure {
+            chapter: "ch".into(),
+            name: name.into(),
+            unit: Unit::Nanos,
+            median,
+            lo,
+            hi,
+            confidence: 0.97,
+            rounds: 6,
+            params: Default::default(),
+            profile: Profile::Quick,
+            measured_at: "now".into(),
+            machine: "m".into(),
+        }
+    }
+
+    fn bundle(figures: Vec<Figure>) -> Bundle {
+        Bundle {
+            format: crate::BUNDLE_FORMAT.into(),
+            version: crate::BUNDLE_VERSION,
+            machine: "a machine".into(),
+            generated_at: "today".into(),
+            figures,
+            records: vec![],
+        }
+    }
+
+    #[test]
+    fn a_file_against_itself_shows_no_difference() {
+        let a = bundle(vec![figure("x", 10.0, 9.0, 11.0), figure("y", 5.0, 4.0, 6.0)]);
+        let md = markdown(&a, &a, "a.json", "a.json");
+        assert_eq!(md.matches("1.00×").count(), 2, "{md}");
+        assert_eq!(md.matches("no clear difference").count(), 2, "{md}");
+        assert!(!md.contains("beyond both"));
+    }
+
+    #[test]
+    fn differences_beyond_both_intervals_are_called() {
+        let a = bundle(vec![figure("x", 10.0, 9.0, 11.0), figure("only-a", 1.0, 1.0, 1.0)]);
+        let b = bundle(vec![figure("x", 20.0, 18.0, 22.0), figure("only-b", 1.0, 1.0, 1.0)]);
+        let r = rows(&a, &b);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0].differs(), Some(true));
+        let (m, lo, hi) = r[0].ratio().unwrap();
+        assert!((m - 2.0).abs() < 1e-12 && (lo - 18.0 / 11.0).abs() < 1e-12 && (hi - 22.0 / 9.0).abs() < 1e-12);
+        assert_eq!(r[1].differs(), None);
+        let md = markdown(&a, &b, "a", "b");
+        assert!(md.contains("beyond both intervals") && md.contains("only in one file"), "{md}");
+    }
+
+    #[test]
+    fn files_of_other_versions_are_refused_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.json");
+        std::fs::write(&old, r#"{"book": "The Cost of Waiting", "results": []}"#).unwrap();
+        let e = Bundle::read(&old).unwrap_err().to_string();
+        assert!(e.contains("older version") && e.contains("make publish"), "{e}");
+        let newer = dir.path().join("newer.json");
+        std::fs::write(&newer, r#"{"format": "cost-of-waiting-results", "version": 9}"#).unwrap();
+        let e = Bundle::read(&newer).unwrap_err().to_string();
+        assert!(e.contains("format 9"), "{e}");
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, r#"[1, 2]"#).unwrap();
+        assert!(Bundle::read(&other).unwrap_err().to_string().contains("not a results file"));
+        let good = dir.path().join("good.json");
+        let b = bundle(vec![figure("x", 1.0, 1.0, 1.0)]);
+        std::fs::write(&good, serde_json::to_string(&b).unwrap()).unwrap();
+        assert_eq!(Bundle::read(&good).unwrap().figures.len(), 1);
+    }
+}
