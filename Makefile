@@ -96,7 +96,8 @@ publish: build
 	target/release/all-results json > book/cost-of-waiting-results.json
 	@echo "The site is in book/; its numbers were measured on this machine."
 
-# The published site in headless Chromium (Debian: apt-get install chromium chromium-driver).
+# The published site in headless Chromium over WebDriver (Debian: apt-get install chromium
+# chromium-driver; CHROMIUM=… and CHROMEDRIVER=… pick another browser and its driver).
 test-browser: publish
 	cargo test -p book-tests --test browser -- --ignored --test-threads=1
 
