@@ -74,17 +74,43 @@ const REPORT: &str = r#"return (async () => {
     theme: document.documentElement.className,
     h1: all(main, 'h1').map(h => h.textContent.trim()),
     text: main.innerText.length,
+    column: box(main).width,
     viewport: window.innerWidth,
     page: document.scrollingElement.scrollWidth,
-    tables: all(main, 'table').map(t => ({
-      visible: visible(t),
-      numeric: all(t, 'td').filter(td => /[0-9]/.test(td.textContent)).length,
-    })),
+    // Boxes between the text and the window that are wider inside than out: mdBook's
+    // .content scrolls, so a page that overflows scrolls there rather than the document.
+    sideways: (() => {
+      const wide = [];
+      for (let el = main; el; el = el.parentElement) {
+        const by = el.scrollWidth - el.clientWidth;
+        if (by > 1) wide.push(el.tagName.toLowerCase() + (el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '') + ' by ' + by + ' px');
+      }
+      return wide;
+    })(),
+    tables: all(main, 'table').map(t => {
+      const wrapper = t.parentElement.classList.contains('table-wrapper') ? t.parentElement : t;
+      return {
+        visible: visible(t),
+        numeric: all(t, 'td').filter(td => /[0-9]/.test(td.textContent)).length,
+        head: all(t, 'th').slice(0, 3).map(th => th.textContent.trim()),
+        width: Math.max(box(t).width, t.scrollWidth),
+        box: box(wrapper).width,
+        overflow: getComputedStyle(wrapper).overflowX,
+      };
+    }),
     plots: all(main, '.cow-plot svg').map(s => ({
       w: box(s).width, h: box(s).height, bg: getComputedStyle(s).backgroundColor,
       marks: s.querySelectorAll('polyline, circle, rect, path').length,
     })),
     provenance: all(main, '.cow-provenance').length,
+    listings: all(main, 'pre > code').map(c => {
+      const lines = c.textContent.split('\n').filter(l => l.trim() !== '');
+      return {
+        indent: lines.length ? Math.min(...lines.map(l => l.length - l.trimStart().length)) : 0,
+        first: (lines[0] || '').trim(),
+      };
+    }),
+    play_buttons: document.querySelectorAll('.play-button').length,
     published: (document.getElementById('cow-published') || {}).textContent || null,
   };
 })();"#;
@@ -418,6 +444,12 @@ fn check_content(page: &str, r: &Value) {
     }
 }
 
+/// How a table is named in a failure: its first header cells.
+fn table_name(t: &Value) -> String {
+    let head: Vec<&str> = list(&t["head"]).iter().filter_map(Value::as_str).collect();
+    format!("[{}]", head.join(" | "))
+}
+
 #[test]
 #[ignore = "needs Chromium and a published site: make test-browser"]
 fn every_page_loads_cleanly_with_visible_tables_and_plots() {
@@ -435,6 +467,11 @@ fn every_page_loads_cleanly_with_visible_tables_and_plots() {
             );
             assert!(r["text"].as_u64().unwrap() > 200, "{page}: almost no text");
             check_content(&page, &r);
+            let sideways = list(&r["sideways"]);
+            assert!(
+                sideways.is_empty(),
+                "{page}: the page scrolls sideways, inside {sideways:?}"
+            );
             let src =
                 std::fs::read_to_string(book_root().join("src").join(page.replace(".html", ".md")))
                     .unwrap();
@@ -617,7 +654,7 @@ fn the_print_page_renders_everything() {
 
 #[test]
 #[ignore = "needs Chromium and a published site: make test-browser"]
-fn phone_width_and_dark_theme_keep_plots_readable() {
+fn phone_width_and_dark_theme_keep_plots_and_tables_readable() {
     with_browser(|b| async move {
         for (_, page) in pages() {
             let slug = slug(&page);
@@ -655,12 +692,130 @@ fn phone_width_and_dark_theme_keep_plots_readable() {
                     p["w"]
                 );
             }
+            // A table wider than the screen scrolls inside its own box ...
+            for t in list(&phone["tables"]) {
+                if num(&t["width"]) > num(&t["box"]) + 1.0 {
+                    assert!(
+                        matches!(t["overflow"].as_str(), Some("auto" | "scroll")),
+                        "{page}: table {} ({} px) overflows its box ({} px) without scrolling",
+                        table_name(t),
+                        t["width"],
+                        t["box"]
+                    );
+                }
+                assert!(
+                    num(&t["box"]) <= viewport,
+                    "{page}: the box of table {} is {} px wide on a {viewport} px screen",
+                    table_name(t),
+                    t["box"]
+                );
+            }
+            // ... and the page itself never scrolls sideways.
             assert!(
                 num(&phone["page"]) <= viewport,
                 "{page}: the page scrolls sideways at phone width ({} px on a {viewport} px screen)",
                 phone["page"]
             );
+            let sideways = list(&phone["sideways"]);
+            assert!(
+                sideways.is_empty(),
+                "{page}: the page scrolls sideways at phone width, inside {sideways:?}"
+            );
         }
+    });
+}
+
+/// At 1280 × 900, with the sidebar open as a first visit shows it, every table fits the
+/// text column. Lists every table that does not, on every page.
+#[test]
+#[ignore = "needs Chromium and a published site: make test-browser"]
+fn tables_fit_the_text_column_at_1280_px() {
+    with_browser(|b| async move {
+        let mut wide = Vec::new();
+        let mut tables = 0;
+        for (_, page) in pages() {
+            let r = b.open(&page, DESKTOP, "light").await;
+            b.screenshot(&format!("{}.1280x900", slug(&page))).await;
+            no_errors(&page, &r);
+            let column = num(&r["column"]);
+            for t in list(&r["tables"]) {
+                tables += 1;
+                let width = num(&t["width"]);
+                if width > column + 0.5 {
+                    wide.push(format!(
+                        "{page}: table {} is {width:.0} px wide, the text column {column:.0} px",
+                        table_name(t)
+                    ));
+                }
+            }
+        }
+        assert!(tables > 0, "no tables in the whole site");
+        assert!(
+            wide.is_empty(),
+            "{} of {tables} tables are wider than the text column at {}×{}:\n  {}",
+            wide.len(),
+            DESKTOP.0,
+            DESKTOP.1,
+            wide.join("\n  ")
+        );
+    });
+}
+
+/// Every code listing is dedented: its lines' common leading indentation is zero.
+#[test]
+#[ignore = "needs Chromium and a published site: make test-browser"]
+fn code_listings_start_at_column_0() {
+    with_browser(|b| async move {
+        let mut indented = Vec::new();
+        let mut listings = 0;
+        for (_, page) in pages() {
+            let r = b.open(&page, DESKTOP, "light").await;
+            no_errors(&page, &r);
+            for l in list(&r["listings"]) {
+                listings += 1;
+                let indent = l["indent"].as_u64().unwrap();
+                if indent > 0 {
+                    indented.push(format!(
+                        "{page}: indented by {indent}: {}",
+                        l["first"].as_str().unwrap()
+                    ));
+                }
+            }
+        }
+        assert!(listings > 0, "no code listings in the whole site");
+        assert!(
+            indented.is_empty(),
+            "{} of {listings} code listings do not start at column 0:\n  {}",
+            indented.len(),
+            indented.join("\n  ")
+        );
+    });
+}
+
+/// The listings are the measured code, not playground examples: no Play buttons
+/// (book.toml: `[output.html.playground] runnable = false`).
+#[test]
+#[ignore = "needs Chromium and a published site: make test-browser"]
+fn no_play_buttons_anywhere() {
+    with_browser(|b| async move {
+        let mut found = Vec::new();
+        for page in pages()
+            .into_iter()
+            .map(|(_, p)| p)
+            .chain(["print.html".to_string()])
+        {
+            let r = b.open(&page, DESKTOP, "light").await;
+            no_errors(&page, &r);
+            let n = r["play_buttons"].as_u64().unwrap();
+            if n > 0 {
+                found.push(format!("{page}: {n}"));
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "Play buttons on the pages: {}",
+            found.join(", ")
+        );
     });
 }
 
