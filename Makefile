@@ -118,7 +118,8 @@ publish: build
 	@$(MAKE) --no-print-directory check-site SITE=book
 	@echo "The site is in book/; its numbers were measured on this machine."
 
-# The published site in headless Chromium (Debian: apt-get install chromium chromium-driver).
+# The published site in headless Chromium over WebDriver (Debian: apt-get install chromium
+# chromium-driver; CHROMIUM=… and CHROMEDRIVER=… pick another browser and its driver).
 test-browser: publish
 	cargo test -p book-tests --test browser -- --ignored --test-threads=1
 

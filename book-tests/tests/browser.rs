@@ -1,92 +1,119 @@
 //! The published site (`make publish` → `book/`) in a real browser: headless Chromium
-//! from the Debian packages, driven through its command line.
+//! driven over WebDriver (chromedriver, through the fantoccini client).
 //!
-//! A small HTTP server on a loopback port (bound to port 0) serves the site and slips
-//! one script into the head of every HTML page. The script records console errors,
-//! uncaught exceptions, failed resource loads and rejected promises from the first
-//! moment, and after the page has loaded writes a report of what a reader would see
-//! (tables and their numbers, plot sizes, sidebar links, search results, theme) into
-//! the page, where `--dump-dom` picks it up. Screenshots go to `test-artifacts/browser/`.
+//! tower-http's `ServeDir` serves the site on a loopback port bound to port 0 and notes
+//! every request that finds no file. Before any script of a page runs, a script injected
+//! through the DevTools protocol (`Page.addScriptToEvaluateOnNewDocument`, reached through
+//! chromedriver's `goog/cdp/execute`) records console errors, uncaught exceptions, failed
+//! loads, rejected promises and requests to other hosts, which it leaves pending: the site
+//! must not need the network, and Chromium's resolver knows no host but the loopback one.
+//! What a reader would see is then measured in the page with `execute_script`; the phone
+//! width is DevTools' device emulation. Screenshots go to `test-artifacts/browser/`.
 //!
 //! Every test is `#[ignore]`d so that `cargo test --workspace` needs no browser; run
 //! them with `make test-browser` (or `cargo test -p book-tests --test browser --
-//! --ignored`). `COW_SITE` points them at another built site; `CHROMIUM` at another
-//! browser binary.
+//! --ignored --test-threads=1`). `COW_SITE` points them at another built site,
+//! `CHROMIUM` at another browser binary and `CHROMEDRIVER` at its matching driver.
 
+use axum::handler::HandlerWithoutStateExt;
+use axum::http::{Method, StatusCode, Uri};
 use book_tests::{book_root, summary_entries};
-use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use fantoccini::wd::WebDriverCompatibleCommand;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+use std::future::Future;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+use tower_http::services::ServeDir;
 
-const INSTRUMENT: &str = r#"<script>(function () {
-  var q = new URLSearchParams(location.search);
-  if (q.get('cow-theme')) { try { localStorage.setItem('mdbook-theme', q.get('cow-theme')); } catch (e) {} }
-  var errors = [];
-  window.addEventListener('error', function (e) {
-    var t = e.target;
-    errors.push(t && t !== window && (t.src || t.href) ? 'failed to load ' + (t.src || t.href) : 'error: ' + e.message);
+/// A desktop reader's window, the same with room for a whole-page screenshot, and a phone.
+const DESKTOP: (u32, u32) = (1280, 900);
+const TALL: (u32, u32) = (1280, 2400);
+const PHONE: (u32, u32) = (390, 2400);
+
+/// Runs in every document before its own scripts.
+const INSTRUMENT: &str = r#"(() => {
+  const cow = window.__cow = { errors: [], external: [] };
+  addEventListener('error', e => {
+    const t = e.target;
+    cow.errors.push(t && t !== window && (t.src || t.href) ? 'failed to load ' + (t.src || t.href) : 'error: ' + e.message);
   }, true);
-  window.addEventListener('unhandledrejection', function (e) { errors.push('unhandled rejection: ' + e.reason); });
-  var ce = console.error;
-  console.error = function () { errors.push('console.error: ' + Array.prototype.join.call(arguments, ' ')); return ce.apply(console, arguments); };
-  window.print = function () {};
-  // Hermetic: requests to other hosts (the Rust playground's crate list) are recorded
-  // and left pending instead of depending on the network.
-  var external = [];
-  var realFetch = window.fetch;
-  window.fetch = function (input, init) {
-    var url = new URL(typeof input === 'string' ? input : input.url, location.href);
-    if (url.origin !== location.origin) { external.push(url.href); return new Promise(function () {}); }
+  addEventListener('unhandledrejection', e => cow.errors.push('unhandled rejection: ' + e.reason));
+  const consoleError = console.error;
+  console.error = (...args) => { cow.errors.push('console.error: ' + args.join(' ')); return consoleError.apply(console, args); };
+  window.print = () => {};
+  const realFetch = window.fetch;
+  window.fetch = (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input.url, location.href);
+    if (url.origin !== location.origin) { cow.external.push(url.href); return new Promise(() => {}); }
     return realFetch.call(window, input, init);
   };
-  function box(el) { var r = el.getBoundingClientRect(); return { w: r.width, h: r.height }; }
-  function visible(el) { var b = box(el); var s = getComputedStyle(el); return b.w > 0 && b.h > 0 && s.visibility !== 'hidden' && s.display !== 'none'; }
-  function report() {
-    var main = document.querySelector('main') || document.body;
-    var r = {
-      errors: errors,
-      external: external,
-      title: document.title,
-      theme: document.documentElement.className,
-      h1: Array.prototype.map.call(main.querySelectorAll('h1'), function (h) { return h.textContent.trim(); }),
-      text: main.innerText.length,
-      tables: Array.prototype.map.call(main.querySelectorAll('table'), function (t) {
-        var cells = Array.prototype.filter.call(t.querySelectorAll('td'), function (td) { return /[0-9]/.test(td.textContent); });
-        return { visible: visible(t), numeric: cells.length, rows: t.rows.length };
-      }),
-      plots: Array.prototype.map.call(main.querySelectorAll('.cow-plot svg'), function (s) {
-        var b = box(s); return { w: b.w, h: b.h, bg: getComputedStyle(s).backgroundColor, marks: s.querySelectorAll('polyline, circle, rect, path').length };
-      }),
-      provenance: main.querySelectorAll('.cow-provenance').length,
-      sidebar: Array.prototype.map.call(document.querySelectorAll('.sidebar a[href]'), function (a) { return a.href; }),
-      search: Array.prototype.map.call(document.querySelectorAll('#searchresults a[href]'), function (a) { return a.href; }),
-      published: (document.getElementById('cow-published') || {}).textContent || null,
-      width: { page: document.documentElement.scrollWidth, window: window.innerWidth }
-    };
-    var pre = document.createElement('pre');
-    pre.id = 'cow-report';
-    pre.textContent = 'COW' + 'REPORT:' + encodeURIComponent(JSON.stringify(r)) + ':COW' + 'REPORT';
-    document.body.appendChild(pre);
-  }
-  window.addEventListener('load', function () { setTimeout(report, 1500); });
-})();</script>"#;
+})();"#;
 
-/// A phone-sized frame around a page (see `serve_one`).
-const PHONE: &str = r#"<!doctype html><html><body style="margin:0;background:#777">
-<iframe id="f" src="/PAGE" style="width:390px;height:2400px;border:0;background:#fff"></iframe>
-<script>
-var f = document.getElementById('f');
-function poll() {
-  var d = f.contentDocument, pre = d && d.getElementById('cow-report');
-  if (pre) { var p = document.createElement('pre'); p.textContent = pre.textContent; document.body.appendChild(p); }
-  else setTimeout(poll, 200);
-}
-poll();
-</script></body></html>"#;
+/// What a reader would see on the loaded page, once its fonts are in and it has been laid out.
+const REPORT: &str = r#"return (async () => {
+  const cow = window.__cow;
+  if (!cow) throw new Error('the instrumenting script did not run');
+  await document.fonts.ready;
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const main = document.querySelector('main') || document.body;
+  const all = (root, sel) => Array.from(root.querySelectorAll(sel));
+  const box = el => el.getBoundingClientRect();
+  const visible = el => {
+    const b = box(el), s = getComputedStyle(el);
+    return b.width > 0 && b.height > 0 && s.visibility !== 'hidden' && s.display !== 'none';
+  };
+  const foreign = performance.getEntriesByType('resource').map(e => e.name)
+    .filter(u => new URL(u).origin !== location.origin);
+  return {
+    errors: cow.errors,
+    external: cow.external.concat(foreign),
+    theme: document.documentElement.className,
+    h1: all(main, 'h1').map(h => h.textContent.trim()),
+    text: main.innerText.length,
+    column: box(main).width,
+    viewport: window.innerWidth,
+    page: document.scrollingElement.scrollWidth,
+    // Boxes between the text and the window that are wider inside than out: mdBook's
+    // .content scrolls, so a page that overflows scrolls there rather than the document.
+    sideways: (() => {
+      const wide = [];
+      for (let el = main; el; el = el.parentElement) {
+        const by = el.scrollWidth - el.clientWidth;
+        if (by > 1) wide.push(el.tagName.toLowerCase() + (el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '') + ' by ' + by + ' px');
+      }
+      return wide;
+    })(),
+    tables: all(main, 'table').map(t => {
+      const wrapper = t.parentElement.classList.contains('table-wrapper') ? t.parentElement : t;
+      return {
+        visible: visible(t),
+        numeric: all(t, 'td').filter(td => /[0-9]/.test(td.textContent)).length,
+        head: all(t, 'th').slice(0, 3).map(th => th.textContent.trim()),
+        width: Math.max(box(t).width, t.scrollWidth),
+        box: box(wrapper).width,
+        overflow: getComputedStyle(wrapper).overflowX,
+      };
+    }),
+    plots: all(main, '.cow-plot svg').map(s => ({
+      w: box(s).width, h: box(s).height, bg: getComputedStyle(s).backgroundColor,
+      marks: s.querySelectorAll('polyline, circle, rect, path').length,
+    })),
+    provenance: all(main, '.cow-provenance').length,
+    listings: all(main, 'pre > code').map(c => {
+      const lines = c.textContent.split('\n').filter(l => l.trim() !== '');
+      return {
+        indent: lines.length ? Math.min(...lines.map(l => l.length - l.trimStart().length)) : 0,
+        first: (lines[0] || '').trim(),
+      };
+    }),
+    play_buttons: document.querySelectorAll('.play-button').length,
+    published: (document.getElementById('cow-published') || {}).textContent || null,
+  };
+})();"#;
 
 /// The built site the tests read.
 fn site() -> PathBuf {
@@ -95,11 +122,11 @@ fn site() -> PathBuf {
         .unwrap_or_else(|| book_root().join("book"))
 }
 
-fn chromium() -> Option<PathBuf> {
-    let p = std::env::var_os("CHROMIUM")
+/// `$VAR` if set, else the Debian path.
+fn binary(var: &str, default: &str) -> PathBuf {
+    std::env::var_os(var)
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    p.exists().then_some(p)
+        .unwrap_or_else(|| PathBuf::from(default))
 }
 
 fn artifacts() -> PathBuf {
@@ -108,192 +135,257 @@ fn artifacts() -> PathBuf {
     dir
 }
 
-struct Server {
-    port: u16,
+/// The site on a loopback port, served from a thread of its own for the whole test run.
+struct Site {
+    base: String,
     /// Every request that found no file.
     missing: Arc<Mutex<Vec<String>>>,
 }
 
-fn content_type(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "html" => "text/html; charset=utf-8",
-        "css" => "text/css",
-        "js" => "text/javascript",
-        "json" => "application/json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "woff" => "font/woff",
-        "woff2" => "font/woff2",
-        "ttf" => "font/ttf",
-        "ico" => "image/x-icon",
-        _ => "application/octet-stream",
-    }
-}
-
-fn serve_one(mut stream: TcpStream, root: &Path, missing: &Mutex<Vec<String>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-            break;
-        }
-    }
-    let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let path = target.split(['?', '#']).next().unwrap_or("/");
-    let decoded = path.replace("%20", " ");
-    let rel = decoded.trim_start_matches('/');
-    let mut file = root.join(if rel.is_empty() { "index.html" } else { rel });
-    if file.is_dir() {
-        file = file.join("index.html");
-    }
-    let inside = !rel.split('/').any(|p| p == "..");
-    // Headless Chromium will not make its window narrower than 500 px; a phone-sized
-    // iframe gives the page a real 390 px viewport, and its report is copied out.
-    if let Some(page) = rel.strip_prefix("__phone/") {
-        let body = PHONE.replace("PAGE", page).into_bytes();
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-        let _ = stream.write_all(head.as_bytes());
-        let _ = stream.write_all(&body);
-        return;
-    }
-    let (status, body, ctype) = match std::fs::read(&file) {
-        Ok(bytes) if inside => {
-            let body = if file.extension().is_some_and(|e| e == "html") {
-                let html = String::from_utf8_lossy(&bytes);
-                html.replacen("<head>", &format!("<head>{INSTRUMENT}"), 1)
-                    .into_bytes()
-            } else {
-                bytes
-            };
-            ("200 OK", body, content_type(&file))
-        }
-        _ => {
-            missing.lock().unwrap().push(target.clone());
-            ("404 Not Found", b"not found".to_vec(), "text/plain")
-        }
-    };
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(&body);
-}
-
-fn server() -> &'static Server {
-    static S: OnceLock<Server> = OnceLock::new();
-    S.get_or_init(|| {
+fn served() -> &'static Site {
+    static SITE: OnceLock<Site> = OnceLock::new();
+    SITE.get_or_init(|| {
         let root = site();
         assert!(
             root.join("index.html").exists(),
             "no built site at {} — run `make publish` first (or set COW_SITE)",
             root.display()
         );
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
         let missing = Arc::new(Mutex::new(Vec::new()));
-        let m = missing.clone();
+        let noted = missing.clone();
+        let not_found = move |uri: Uri| async move {
+            noted.lock().unwrap().push(uri.to_string());
+            StatusCode::NOT_FOUND
+        };
+        let files = ServeDir::new(root).not_found_service(not_found.into_service());
+        let app = axum::Router::new().fallback_service(files);
         std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (root, m) = (root.clone(), m.clone());
-                std::thread::spawn(move || serve_one(stream, &root, &m));
-            }
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, app).await.unwrap();
+            });
         });
-        Server { port, missing }
+        Site { base, missing }
     })
 }
 
-/// Skips (with a message) when there is no browser; these tests only run on request.
-fn browser_or_skip() -> Option<PathBuf> {
-    let b = chromium();
-    if b.is_none() {
-        eprintln!(
-            "SKIPPED: no Chromium at /usr/bin/chromium (apt-get install chromium chromium-driver, or set CHROMIUM)"
-        );
-    }
-    b
+/// A chromedriver on a port of its own choosing; killed when dropped.
+struct Driver {
+    child: Child,
+    url: String,
 }
 
-/// Loads `page` (a path with optional query) in headless Chromium at a window size,
-/// optionally saving a screenshot, and returns the page's report.
-fn visit(page: &str, size: (u32, u32), shot: Option<&str>) -> Value {
-    let browser = chromium().expect("checked by the caller");
-    let profile = tempfile::tempdir().unwrap();
-    let url = format!("http://127.0.0.1:{}/{page}", server().port);
-    let mut cmd = Command::new(browser);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        "--virtual-time-budget=5000",
-    ])
-    .arg(format!("--user-data-dir={}", profile.path().display()))
-    .arg(format!("--window-size={},{}", size.0, size.1));
-    if let Some(name) = shot {
-        cmd.arg(format!(
-            "--screenshot={}",
-            artifacts().join(format!("{name}.png")).display()
-        ));
+impl Driver {
+    fn start(bin: &Path) -> Driver {
+        let mut child = Command::new(bin)
+            .arg("--port=0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        // "ChromeDriver was started successfully on port 38215."
+        let port: u16 = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|l| {
+                let digits = l.split("successfully on port ").nth(1)?;
+                digits
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("{} did not say which port it took", bin.display()));
+        std::thread::spawn(move || lines.for_each(drop));
+        Driver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
     }
-    cmd.arg("--dump-dom").arg(&url);
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("cannot start chromium");
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A DevTools command sent through chromedriver.
+#[derive(Debug)]
+struct Cdp(&'static str, Value);
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
+        let body = json!({ "cmd": self.0, "params": self.1 });
+        (Method::POST, Some(body.to_string()))
+    }
+}
+
+/// One browser session on the served site.
+#[derive(Clone)]
+struct Browser {
+    client: Client,
+    base: String,
+}
+
+impl Browser {
+    async fn cdp(&self, cmd: &'static str, params: Value) -> Value {
+        self.client
+            .issue_cmd(Cdp(cmd, params))
+            .await
+            .unwrap_or_else(|e| panic!("DevTools {cmd}: {e}"))
+    }
+
+    fn url(&self, page: &str) -> String {
+        format!("{}/{page}", self.base)
+    }
+
+    /// Loads `page` in a viewport of `size` CSS pixels with mdBook's `theme`, and measures it.
+    async fn open(&self, page: &str, size: (u32, u32), theme: &str) -> Value {
+        // DevTools' device emulation sets the viewport itself, exact to the pixel, and
+        // at phone width with a phone's handling of <meta name="viewport">.
+        self.cdp(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": size.0, "height": size.1, "deviceScaleFactor": 1, "mobile": size.0 < 500 }),
+        )
+        .await;
+        let set_theme =
+            format!("try {{ localStorage.setItem('mdbook-theme', '{theme}'); }} catch (e) {{}}");
+        let id = self
+            .cdp(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({ "source": set_theme }),
+            )
+            .await["identifier"]
+            .clone();
+        let url = self.url(page);
+        self.client
+            .goto(&url)
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        self.cdp(
+            "Page.removeScriptToEvaluateOnNewDocument",
+            json!({ "identifier": id }),
+        )
+        .await;
+        self.report(page).await
+    }
+
+    async fn report(&self, page: &str) -> Value {
+        self.client
+            .execute(REPORT, vec![])
+            .await
+            .unwrap_or_else(|e| panic!("{page}: cannot measure the page: {e}"))
+    }
+
+    async fn screenshot(&self, name: &str) {
+        let png = self.client.screenshot().await.unwrap();
+        std::fs::write(artifacts().join(format!("{name}.png")), png).unwrap();
+    }
+}
+
+/// Skips (with a message) when there is no browser or driver; these tests only run on request.
+fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
+    let chromium = binary("CHROMIUM", "/usr/bin/chromium");
+    let driver = binary("CHROMEDRIVER", "/usr/bin/chromedriver");
+    for (what, path, var) in [
+        ("Chromium", &chromium, "CHROMIUM"),
+        ("chromedriver", &driver, "CHROMEDRIVER"),
+    ] {
+        if !path.exists() {
+            eprintln!(
+                "SKIPPED: no {what} at {} (apt-get install chromium chromium-driver, or set {var})",
+                path.display()
+            );
+            return None;
+        }
+    }
+    Some((chromium, driver))
+}
+
+/// Runs `test` against a fresh headless browser session on the served site, then ends the
+/// session (and the browser) whether the test passed or panicked.
+fn with_browser<F, Fut>(test: F)
+where
+    F: FnOnce(Browser) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let Some((chromium, chromedriver)) = browser_or_skip() else {
+        return;
+    };
+    let base = served().base.clone();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let driver = Driver::start(&chromedriver);
+        let profile = tempfile::tempdir().unwrap();
+        let caps = json!({
+            "browserName": "chrome",
+            "timeouts": { "pageLoad": 60_000, "script": 30_000 },
+            "goog:chromeOptions": {
+                "binary": chromium,
+                "args": [
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--disable-dev-shm-usage",
+                    "--hide-scrollbars",
+                    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                    format!("--user-data-dir={}", profile.path().display()),
+                    format!("--window-size={},{}", DESKTOP.0, DESKTOP.1),
+                ],
+            },
+        });
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps.as_object().unwrap().clone())
+            .connect(&driver.url)
+            .await
+            .unwrap_or_else(|e| panic!("chromedriver could not start {}: {e}", chromium.display()));
+        let browser = Browser {
+            client: client.clone(),
+            base,
+        };
+        browser
+            .cdp(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({ "source": INSTRUMENT }),
+            )
+            .await;
+        let outcome = tokio::spawn(test(browser)).await;
+        let _ = client.close().await;
+        drop(driver);
+        if let Err(e) = outcome {
+            std::panic::resume_unwind(e.into_panic());
+        }
     });
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            panic!("chromium did not finish loading {url} within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let dom = reader.join().unwrap();
-    let encoded = dom
-        .split("COWREPORT:")
-        .nth(1)
-        .and_then(|s| s.split(":COWREPORT").next())
-        .unwrap_or_else(|| panic!("{url}: no report in the page (did its scripts run?)"));
-    serde_json::from_str(&percent_decode(encoded)).expect("a JSON report")
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8(out).unwrap()
 }
 
 fn pages() -> Vec<(String, String)> {
@@ -304,25 +396,43 @@ fn pages() -> Vec<(String, String)> {
         .collect()
 }
 
+fn slug(page: &str) -> &str {
+    page.trim_end_matches(".html")
+}
+
+fn list(v: &Value) -> &Vec<Value> {
+    v.as_array().unwrap()
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+/// No errors in the browser, and nothing asked of another host.
 fn no_errors(page: &str, r: &Value) {
-    let errors = r["errors"].as_array().unwrap();
+    let errors = list(&r["errors"]);
     assert!(
         errors.is_empty(),
         "{page}: errors in the browser: {errors:?}"
     );
+    let external = list(&r["external"]);
+    assert!(
+        external.is_empty(),
+        "{page}: requests to other hosts (the site must work offline): {external:?}"
+    );
 }
 
 fn check_content(page: &str, r: &Value) {
-    for (i, t) in r["tables"].as_array().unwrap().iter().enumerate() {
+    for (i, t) in list(&r["tables"]).iter().enumerate() {
         assert_eq!(t["visible"], true, "{page}: table {i} is not visible");
         assert!(
             t["numeric"].as_u64().unwrap() > 0,
             "{page}: table {i} holds no numbers"
         );
     }
-    for (i, p) in r["plots"].as_array().unwrap().iter().enumerate() {
+    for (i, p) in list(&r["plots"]).iter().enumerate() {
         assert!(
-            p["w"].as_f64().unwrap() > 50.0 && p["h"].as_f64().unwrap() > 50.0,
+            num(&p["w"]) > 50.0 && num(&p["h"]) > 50.0,
             "{page}: plot {i} renders at {}×{}",
             p["w"],
             p["h"]
@@ -334,84 +444,110 @@ fn check_content(page: &str, r: &Value) {
     }
 }
 
+/// How a table is named in a failure: its first header cells.
+fn table_name(t: &Value) -> String {
+    let head: Vec<&str> = list(&t["head"]).iter().filter_map(Value::as_str).collect();
+    format!("[{}]", head.join(" | "))
+}
+
 #[test]
 #[ignore = "needs Chromium and a published site: make test-browser"]
 fn every_page_loads_cleanly_with_visible_tables_and_plots() {
-    if browser_or_skip().is_none() {
-        return;
-    }
-    let mut plots = 0;
-    let mut tables = 0;
-    for (title, page) in pages() {
-        let r = visit(&page, (1280, 2400), Some(page.trim_end_matches(".html")));
-        no_errors(&page, &r);
+    with_browser(|b| async move {
+        let mut plots = 0;
+        let mut tables = 0;
+        for (title, page) in pages() {
+            let r = b.open(&page, TALL, "light").await;
+            b.screenshot(slug(&page)).await;
+            no_errors(&page, &r);
+            assert!(
+                list(&r["h1"]).iter().any(|h| h == &title),
+                "{page}: no heading {title:?}: {}",
+                r["h1"]
+            );
+            assert!(r["text"].as_u64().unwrap() > 200, "{page}: almost no text");
+            check_content(&page, &r);
+            let sideways = list(&r["sideways"]);
+            assert!(
+                sideways.is_empty(),
+                "{page}: the page scrolls sideways, inside {sideways:?}"
+            );
+            let src =
+                std::fs::read_to_string(book_root().join("src").join(page.replace(".html", ".md")))
+                    .unwrap();
+            let markers = src.matches("<!-- cmdrun -0").count() as u64;
+            assert!(
+                r["provenance"].as_u64().unwrap() >= markers,
+                "{page}: {markers} live markers but {} provenance lines visible",
+                r["provenance"]
+            );
+            plots += list(&r["plots"]).len();
+            tables += list(&r["tables"]).len();
+        }
         assert!(
-            r["h1"].as_array().unwrap().iter().any(|h| h == &title),
-            "{page}: no heading {title:?}: {}",
-            r["h1"]
+            plots > 0 && tables > 0,
+            "no plots or no tables in the whole site"
         );
-        assert!(r["text"].as_u64().unwrap() > 200, "{page}: almost no text");
-        check_content(&page, &r);
-        let src =
-            std::fs::read_to_string(book_root().join("src").join(page.replace(".html", ".md")))
-                .unwrap();
-        let markers = src.matches("<!-- cmdrun -0").count() as u64;
+        let missing = served().missing.lock().unwrap().clone();
         assert!(
-            r["provenance"].as_u64().unwrap() >= markers,
-            "{page}: {markers} live markers but {} provenance lines visible",
-            r["provenance"]
+            missing.is_empty(),
+            "requests that found no file: {missing:?}"
         );
-        plots += r["plots"].as_array().unwrap().len();
-        tables += r["tables"].as_array().unwrap().len();
-    }
-    assert!(
-        plots > 0 && tables > 0,
-        "no plots or no tables in the whole site"
-    );
-    let missing = server().missing.lock().unwrap().clone();
-    assert!(
-        missing.is_empty(),
-        "requests that found no file: {missing:?}"
-    );
-    eprintln!(
-        "{tables} tables and {plots} plots checked; screenshots in {}",
-        artifacts().display()
-    );
+        eprintln!(
+            "{tables} tables and {plots} plots checked; screenshots in {}",
+            artifacts().display()
+        );
+    });
 }
 
 #[test]
 #[ignore = "needs Chromium and a published site: make test-browser"]
 fn sidebar_links_reach_every_chapter() {
-    if browser_or_skip().is_none() {
-        return;
-    }
-    let r = visit("brigades.html", (1280, 900), None);
-    no_errors("brigades.html", &r);
-    let links: Vec<String> = r["sidebar"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l.as_str().unwrap().to_string())
-        .collect();
-    for (title, page) in pages() {
-        let href = links
-            .iter()
-            .find(|l| {
-                l.split(['?', '#'])
+    with_browser(|b| async move {
+        let r = b.open("brigades.html", DESKTOP, "light").await;
+        no_errors("brigades.html", &r);
+        // From each page, click the next chapter's link in its sidebar, as a reader would.
+        for (title, page) in pages() {
+            let mut link = None;
+            let mut hrefs = Vec::new();
+            for a in b
+                .client
+                .find_all(Locator::Css("#sidebar a[href]"))
+                .await
+                .unwrap()
+            {
+                let href = a.prop("href").await.unwrap().unwrap_or_default();
+                if href
+                    .split(['?', '#'])
                     .next()
                     .unwrap()
                     .ends_with(&format!("/{page}"))
-            })
-            .unwrap_or_else(|| panic!("the sidebar has no link to {page}: {links:?}"));
-        // Follow it as a reader would and check that it lands on that chapter.
-        let path = href.splitn(4, '/').nth(3).unwrap();
-        let target = visit(path, (1280, 900), None);
-        no_errors(path, &target);
-        assert!(
-            target["h1"].as_array().unwrap().iter().any(|h| h == &title),
-            "sidebar link {href} does not lead to {title:?}"
-        );
-    }
+                {
+                    link = Some((a, href));
+                    break;
+                }
+                hrefs.push(href);
+            }
+            let (a, href) =
+                link.unwrap_or_else(|| panic!("the sidebar has no link to {page}: {hrefs:?}"));
+            a.click()
+                .await
+                .unwrap_or_else(|e| panic!("cannot click the sidebar link to {page}: {e}"));
+            b.client
+                .wait()
+                .at_most(Duration::from_secs(30))
+                .for_url(&url::Url::parse(&href).unwrap())
+                .await
+                .unwrap_or_else(|e| panic!("the sidebar link {href} did not load: {e}"));
+            let target = b.report(&page).await;
+            no_errors(&page, &target);
+            assert!(
+                list(&target["h1"]).iter().any(|h| h == &title),
+                "sidebar link {href} does not lead to {title:?}: {}",
+                target["h1"]
+            );
+        }
+    });
 }
 
 /// A word of six letters or more that the page's source uses and no other page's does
@@ -442,124 +578,265 @@ fn distinctive_word(page: &str) -> String {
         .unwrap_or_else(|| panic!("{page} uses no word of its own"))
 }
 
+/// Opens the search bar with its button, types `word` and waits (up to 10 s) until a
+/// result links to `want`; returns the results' links.
+async fn search(b: &Browser, word: &str, want: &str) -> Vec<String> {
+    let r = b.open("introduction.html", (1280, 1600), "light").await;
+    no_errors("introduction.html", &r);
+    b.client
+        .find(Locator::Id("search-toggle"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    b.client
+        .find(Locator::Id("searchbar"))
+        .await
+        .unwrap()
+        .send_keys(word)
+        .await
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let hits = b
+            .client
+            .execute("return Array.from(document.querySelectorAll('#searchresults a[href]'), a => a.href);", vec![])
+            .await
+            .unwrap();
+        let hits: Vec<String> = list(&hits)
+            .iter()
+            .filter_map(|h| h.as_str().map(String::from))
+            .collect();
+        if hits.iter().any(|h| h.contains(want)) || start.elapsed() > Duration::from_secs(10) {
+            return hits;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[test]
 #[ignore = "needs Chromium and a published site: make test-browser"]
 fn search_finds_each_chapter_by_a_word_in_it() {
-    if browser_or_skip().is_none() {
-        return;
-    }
-    for (_, page) in pages() {
-        let word = distinctive_word(&page);
-        let r = visit(
-            &format!("introduction.html?search={word}"),
-            (1280, 1600),
-            None,
-        );
-        no_errors("search", &r);
-        let hits: Vec<&str> = r["search"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h.as_str().unwrap())
-            .collect();
-        assert!(
-            hits.iter().any(|h| h.contains(&format!("/{page}"))),
-            "searching for {word:?} does not find {page}: {hits:?}"
-        );
-        eprintln!("search: {word:?} finds {page}");
-    }
-    let shot = visit(
-        "introduction.html?search=spinning",
-        (1280, 1600),
-        Some("search-spinning"),
-    );
-    assert!(!shot["search"].as_array().unwrap().is_empty());
+    with_browser(|b| async move {
+        for (_, page) in pages() {
+            let word = distinctive_word(&page);
+            let hits = search(&b, &word, &format!("/{page}")).await;
+            let r = b.report("search").await;
+            no_errors("search", &r);
+            assert!(
+                hits.iter().any(|h| h.contains(&format!("/{page}"))),
+                "searching for {word:?} does not find {page}: {hits:?}"
+            );
+            eprintln!("search: {word:?} finds {page}");
+        }
+        let hits = search(&b, "spinning", "/spinning-vs-sleeping.html").await;
+        b.screenshot("search-spinning").await;
+        assert!(!hits.is_empty(), "searching for \"spinning\" finds nothing");
+    });
 }
 
 #[test]
 #[ignore = "needs Chromium and a published site: make test-browser"]
 fn the_print_page_renders_everything() {
-    if browser_or_skip().is_none() {
-        return;
-    }
-    let r = visit("print.html", (1280, 2400), Some("print"));
-    no_errors("print.html", &r);
-    check_content("print.html", &r);
-    let h1 = r["h1"].as_array().unwrap();
-    for (title, _) in pages() {
-        assert!(h1.iter().any(|h| h == &title), "print page lacks {title:?}");
-    }
-    assert!(!r["plots"].as_array().unwrap().is_empty());
+    with_browser(|b| async move {
+        let r = b.open("print.html", TALL, "light").await;
+        b.screenshot("print").await;
+        no_errors("print.html", &r);
+        check_content("print.html", &r);
+        let h1 = list(&r["h1"]);
+        for (title, _) in pages() {
+            assert!(h1.iter().any(|h| h == &title), "print page lacks {title:?}");
+        }
+        assert!(!list(&r["plots"]).is_empty());
+    });
 }
 
 #[test]
 #[ignore = "needs Chromium and a published site: make test-browser"]
-fn phone_width_and_dark_theme_keep_plots_readable() {
-    if browser_or_skip().is_none() {
-        return;
-    }
-    for (_, page) in pages() {
-        let slug = page.trim_end_matches(".html");
-        let dark = visit(
-            &format!("{page}?cow-theme=navy"),
-            (1280, 2400),
-            Some(&format!("{slug}.navy")),
-        );
-        no_errors(&page, &dark);
-        assert!(
-            dark["theme"].as_str().unwrap().contains("navy"),
-            "{page}: the dark theme did not apply: {}",
-            dark["theme"]
-        );
-        check_content(&page, &dark);
-        for p in dark["plots"].as_array().unwrap() {
-            // The plots draw dark ink, so they need their own light background.
-            assert_eq!(
-                p["bg"], "rgb(255, 255, 255)",
-                "{page}: a plot on a dark background"
-            );
-        }
-        let phone = visit(
-            &format!("__phone/{page}"),
-            (500, 2400),
-            Some(&format!("{slug}.phone")),
-        );
-        no_errors(&page, &phone);
-        check_content(&page, &phone);
-        for p in phone["plots"].as_array().unwrap() {
+fn phone_width_and_dark_theme_keep_plots_and_tables_readable() {
+    with_browser(|b| async move {
+        for (_, page) in pages() {
+            let slug = slug(&page);
+            let dark = b.open(&page, TALL, "navy").await;
+            b.screenshot(&format!("{slug}.navy")).await;
+            no_errors(&page, &dark);
             assert!(
-                p["w"].as_f64().unwrap() <= 390.0,
-                "{page}: a plot wider than a phone screen ({}; page {})",
-                p["w"],
-                phone["width"]
+                dark["theme"].as_str().unwrap().contains("navy"),
+                "{page}: the dark theme did not apply: {}",
+                dark["theme"]
+            );
+            check_content(&page, &dark);
+            for p in list(&dark["plots"]) {
+                // The plots draw dark ink, so they need their own light background.
+                assert_eq!(
+                    p["bg"], "rgb(255, 255, 255)",
+                    "{page}: a plot on a dark background"
+                );
+            }
+
+            let phone = b.open(&page, PHONE, "light").await;
+            b.screenshot(&format!("{slug}.phone")).await;
+            no_errors(&page, &phone);
+            check_content(&page, &phone);
+            let viewport = num(&phone["viewport"]);
+            assert_eq!(
+                viewport,
+                f64::from(PHONE.0),
+                "{page}: the phone viewport did not apply"
+            );
+            for p in list(&phone["plots"]) {
+                assert!(
+                    num(&p["w"]) <= viewport,
+                    "{page}: a plot wider than a phone screen ({} px)",
+                    p["w"]
+                );
+            }
+            // A table wider than the screen scrolls inside its own box ...
+            for t in list(&phone["tables"]) {
+                if num(&t["width"]) > num(&t["box"]) + 1.0 {
+                    assert!(
+                        matches!(t["overflow"].as_str(), Some("auto" | "scroll")),
+                        "{page}: table {} ({} px) overflows its box ({} px) without scrolling",
+                        table_name(t),
+                        t["width"],
+                        t["box"]
+                    );
+                }
+                assert!(
+                    num(&t["box"]) <= viewport,
+                    "{page}: the box of table {} is {} px wide on a {viewport} px screen",
+                    table_name(t),
+                    t["box"]
+                );
+            }
+            // ... and the page itself never scrolls sideways.
+            assert!(
+                num(&phone["page"]) <= viewport,
+                "{page}: the page scrolls sideways at phone width ({} px on a {viewport} px screen)",
+                phone["page"]
+            );
+            let sideways = list(&phone["sideways"]);
+            assert!(
+                sideways.is_empty(),
+                "{page}: the page scrolls sideways at phone width, inside {sideways:?}"
             );
         }
-        let w = &phone["width"];
+    });
+}
+
+/// At 1280 × 900, with the sidebar open as a first visit shows it, every table fits the
+/// text column. Lists every table that does not, on every page.
+#[test]
+#[ignore = "needs Chromium and a published site: make test-browser"]
+fn tables_fit_the_text_column_at_1280_px() {
+    with_browser(|b| async move {
+        let mut wide = Vec::new();
+        let mut tables = 0;
+        for (_, page) in pages() {
+            let r = b.open(&page, DESKTOP, "light").await;
+            b.screenshot(&format!("{}.1280x900", slug(&page))).await;
+            no_errors(&page, &r);
+            let column = num(&r["column"]);
+            for t in list(&r["tables"]) {
+                tables += 1;
+                let width = num(&t["width"]);
+                if width > column + 0.5 {
+                    wide.push(format!(
+                        "{page}: table {} is {width:.0} px wide, the text column {column:.0} px",
+                        table_name(t)
+                    ));
+                }
+            }
+        }
+        assert!(tables > 0, "no tables in the whole site");
         assert!(
-            w["page"].as_f64().unwrap() <= w["window"].as_f64().unwrap() + 1.0,
-            "{page}: the page scrolls sideways at phone width ({w})"
+            wide.is_empty(),
+            "{} of {tables} tables are wider than the text column at {}×{}:\n  {}",
+            wide.len(),
+            DESKTOP.0,
+            DESKTOP.1,
+            wide.join("\n  ")
         );
-    }
+    });
+}
+
+/// Every code listing is dedented: its lines' common leading indentation is zero.
+#[test]
+#[ignore = "needs Chromium and a published site: make test-browser"]
+fn code_listings_start_at_column_0() {
+    with_browser(|b| async move {
+        let mut indented = Vec::new();
+        let mut listings = 0;
+        for (_, page) in pages() {
+            let r = b.open(&page, DESKTOP, "light").await;
+            no_errors(&page, &r);
+            for l in list(&r["listings"]) {
+                listings += 1;
+                let indent = l["indent"].as_u64().unwrap();
+                if indent > 0 {
+                    indented.push(format!(
+                        "{page}: indented by {indent}: {}",
+                        l["first"].as_str().unwrap()
+                    ));
+                }
+            }
+        }
+        assert!(listings > 0, "no code listings in the whole site");
+        assert!(
+            indented.is_empty(),
+            "{} of {listings} code listings do not start at column 0:\n  {}",
+            indented.len(),
+            indented.join("\n  ")
+        );
+    });
+}
+
+/// The listings are the measured code, not playground examples: no Play buttons
+/// (book.toml: `[output.html.playground] runnable = false`).
+#[test]
+#[ignore = "needs Chromium and a published site: make test-browser"]
+fn no_play_buttons_anywhere() {
+    with_browser(|b| async move {
+        let mut found = Vec::new();
+        for page in pages()
+            .into_iter()
+            .map(|(_, p)| p)
+            .chain(["print.html".to_string()])
+        {
+            let r = b.open(&page, DESKTOP, "light").await;
+            no_errors(&page, &r);
+            let n = r["play_buttons"].as_u64().unwrap();
+            if n > 0 {
+                found.push(format!("{page}: {n}"));
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "Play buttons on the pages: {}",
+            found.join(", ")
+        );
+    });
 }
 
 #[test]
-#[ignore = "needs a published site: make test-browser"]
+#[ignore = "needs Chromium and a published site: make test-browser"]
 fn the_published_front_page_names_the_measuring_machine_and_offers_the_results() {
-    if browser_or_skip().is_none() {
-        return;
-    }
-    let r = visit("index.html", (1280, 1200), Some("front-page"));
-    no_errors("index.html", &r);
-    let stamp = r["published"]
-        .as_str()
-        .unwrap_or_else(|| panic!("the front page does not say which machine measured it"));
-    assert!(
-        stamp.contains("Measured on") && stamp.contains("rustc"),
-        "{stamp}"
-    );
-    let json = std::fs::read_to_string(site().join("cost-of-waiting-results.json")).unwrap();
-    let doc: Value = serde_json::from_str(&json).unwrap();
-    assert!(!doc["results"].as_array().unwrap().is_empty());
+    with_browser(|b| async move {
+        let r = b.open("index.html", (1280, 1200), "light").await;
+        b.screenshot("front-page").await;
+        no_errors("index.html", &r);
+        let stamp = r["published"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the front page does not say which machine measured it"));
+        assert!(
+            stamp.contains("Measured on") && stamp.contains("rustc"),
+            "{stamp}"
+        );
+        let json = std::fs::read_to_string(site().join("cost-of-waiting-results.json")).unwrap();
+        let doc: Value = serde_json::from_str(&json).unwrap();
+        assert!(!list(&doc["results"]).is_empty());
+    });
 }
 
 /// Every relative link and fragment in the published HTML points at something that exists.
