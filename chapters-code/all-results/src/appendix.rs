@@ -85,6 +85,59 @@ pub fn summary_provenance(records: &[&Record]) -> String {
     format!("<p class=\"cow-provenance\">{}</p>\n", escape_html(&text))
 }
 
+/// The measuring budgets the code declares, per chapter and in all, beside what the
+/// shown results took to measure (and in which profile).
+pub fn budgets(shown: &[Shown]) -> String {
+    use harness::Profile;
+    let secs = |d: std::time::Duration| d.as_secs_f64();
+    let fmt_s = |s: f64| fmt_ns(s * 1e9);
+    let mut t = Table::new(["chapter", "quick budget", "full budget", "this build measured"]);
+    let (mut quick, mut full, mut bound) = (0.0, 0.0, 0.0);
+    let mut took_total = 0.0;
+    for ch in crate::CHAPTERS {
+        let q: f64 = ch.experiments.iter().map(|e| secs(e.budget(Profile::Quick).time)).sum();
+        let f: f64 = ch.experiments.iter().map(|e| secs(e.budget(Profile::Full).time)).sum();
+        let b: f64 = ch.experiments.iter().map(|e| secs(e.budget(Profile::Full).bound())).sum();
+        let mine: Vec<&Record> = shown
+            .iter()
+            .map(|s| &s.record)
+            .filter(|r| r.chapter == ch.name)
+            .collect();
+        let took: f64 = mine.iter().map(|r| r.wall_s).sum();
+        let profiles: std::collections::BTreeSet<&str> = mine.iter().map(|r| r.profile.name()).collect();
+        quick += q;
+        full += f;
+        bound += b;
+        took_total += took;
+        t.row([
+            format!("[{}](./{}.md)", ch.name, ch.name),
+            fmt_s(q),
+            fmt_s(f),
+            format!(
+                "{} ({})",
+                fmt_s(took),
+                profiles.into_iter().collect::<Vec<_>>().join(" and ")
+            ),
+        ]);
+    }
+    t.row([
+        "**the whole book**".to_string(),
+        format!("**{}**", fmt_s(quick)),
+        format!("**{}**", fmt_s(full)),
+        format!("**{}**", fmt_s(took_total)),
+    ]);
+    let records: Vec<&Record> = shown.iter().map(|s| &s.record).collect();
+    format!(
+        "{}\nThe budgets are when each experiment stops starting new rounds; its hard bound adds \
+         half again (the full profile's bounds add up to {}). *This build measured* is the \
+         time the results shown in this book took, from their records, in the profile \
+         named.\n\n{}",
+        t.to_markdown(),
+        fmt_s(bound),
+        summary_provenance(&records)
+    )
+}
+
 /// Every chapter's headline figures: the numbers the guide and comparisons use.
 pub fn headlines(figures: &[Figure]) -> String {
     let mut t = Table::new(["figure", "median (95 % interval)", "rounds", "parameters"])

@@ -20,7 +20,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Markdown for the appendix's markers: overview, download, headlines, compare-data, or a chapter's slug
+    /// Markdown for the appendix's markers: overview, download, headlines, compare-data, budgets, or a chapter's slug
     Table { name: String },
     /// The whole run (headline figures and every record) as one JSON document
     Json,
@@ -42,7 +42,7 @@ enum Command {
 }
 
 fn table_names() -> Vec<&'static str> {
-    let mut v = vec!["overview", "download", "headlines", "compare-data"];
+    let mut v = vec!["overview", "download", "headlines", "compare-data", "budgets"];
     v.extend(CHAPTERS.iter().map(|c| c.name));
     v
 }
@@ -84,6 +84,7 @@ fn main() -> ExitCode {
                 "download" => appendix::download(&Bundle::of(records(&shown))),
                 "headlines" => Ok(appendix::headlines(&figures(&records(&shown)))),
                 "compare-data" => appendix::compare_data(&Bundle::of(records(&shown))),
+                "budgets" => Ok(appendix::budgets(&shown)),
                 slug => Ok(appendix::chapter_tables(
                     all_results::chapter(slug).expect("listed"),
                     &shown,
