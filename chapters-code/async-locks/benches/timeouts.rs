@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the chapter's designs: wall time to start N short timeouts
 //! and handle every expiry. `cargo bench -p async-locks`.
 
-use async_locks::designs::{Design, Flavour, run_design};
+use async_locks::{Design, Flavour, run_design};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
 

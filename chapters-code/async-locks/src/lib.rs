@@ -1,644 +1,546 @@
 //! Chapter 5 of *The Cost of Waiting*: synchronous locks in async code.
 //!
-//! N timeouts of 20 ms each report their expiry to a handler, built the three ways
-//! the write-up built them, against a baseline that shares nothing and a fix. The
-//! designs live in [`designs`], the re-created timeout in [`timeout`]; this file
-//! holds the experiments and their views.
+//! N timeouts of 20 ms each report their expiry to a handler, built the ways the
+//! write-up built them, against a baseline that shares nothing and a fix. Every design
+//! returns one [`Sample`] per handled expiry; a timeout's lateness runs from its *own*
+//! deadline to the moment its expiry was handled, on the monotonic clock. Every wait is
+//! bounded: a design that has not handled every expiry by its `give_up` instant stops
+//! and returns what it has.
+//!
+//! `lib.rs` holds the mechanism (the timeout, the designs) and the chapter's registry;
+//! `experiments.rs` the rounds; `views.rs` the tables and plots.
 
-pub mod designs;
-pub mod timeout;
-
-use designs::{Design, Flavour, Run, run_design};
-use harness::plot::{Axis, Plot, Series, Unit};
-use harness::reference::{self, Compare, RefMachine, Source};
-use harness::render::{Table, fmt_count, fmt_ns, latency_cells, latency_headers};
-use harness::stats::quantile_curve;
-use harness::{Chapter, Ctx, Experiment, NoteKind, Profile, Record, Summary, View, ViewKind};
+use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio::time::timeout_at;
+
+pub mod experiments;
+pub mod views;
+
+use experiments::{DESIGNS, SWEEP, UNIT_CHECK};
+use harness::Headline;
+
+/// The chapter: its experiments, views and headline figures.
+pub static CHAPTER: harness::Chapter = harness::chapter!(
+    experiments: [DESIGNS, SWEEP, UNIT_CHECK],
+    views: [
+        views::DESIGNS_TABLE, views::FINDINGS, views::WRITEUP, views::PAIRING,
+        views::FLAVOURS, views::COST, views::DESIGNS_CDF, views::FLAVOURS_CDF,
+        views::SWEEP_TABLE, views::SWEEP_FINDINGS, views::SWEEP_MULTI, views::SWEEP_CURRENT,
+        views::UNIT_CHECK_TABLE,
+    ],
+    headlines: [
+        Headline::new(
+            "design2-multi-thread-lateness-p50",
+            &DESIGNS,
+            "2: tokio mutex, channel(1) · multi-thread",
+        )
+        .params(&["timeouts"])
+        .about("design 2 (tokio mutex, channel of capacity 1), multi-thread runtime: median lateness of a timeout past its own deadline"),
+        Headline::new("fix-multi-thread-lateness-p50", &DESIGNS, "fix · multi-thread")
+            .params(&["timeouts"])
+            .about("the chapter's fix (own deadline in the message, channel with room for all), multi-thread runtime: median lateness"),
+        Headline::new(
+            "std-mutex-multi-thread-lateness-p50",
+            &DESIGNS,
+            "1 inline (ours) · multi-thread",
+        )
+        .params(&["timeouts"])
+        .about("the std-mutex design with its callback inline under join_all (the chapter's variant of design 1), multi-thread runtime: median lateness"),
+    ],
+);
 
 /// Every timeout's length, as in the write-up.
 pub const TIMEOUT: Duration = Duration::from_millis(20);
 
-pub const CHAPTER: Chapter = Chapter {
-    name: env!("CARGO_PKG_NAME"),
-    dir: env!("CARGO_MANIFEST_DIR"),
-    experiments: EXPERIMENTS,
-    views: VIEWS,
-};
+// ANCHOR: timeout
+/// A timeout whose deadline can be pushed back while it runs, from any thread: the
+/// deadline is an atomic offset from the creation instant that only grows, so after
+/// each sleep the timeout reads it again and sleeps on if it moved.
+#[derive(Clone)]
+pub struct Timeout {
+    created: Instant,
+    deadline_ns: Arc<AtomicU64>,
+}
 
-const EXPERIMENTS: &[Experiment] = &[
-    Experiment {
-        name: "designs",
-        about: "N timeouts of 20 ms per design and runtime flavour: lateness distributions",
-        bound: |p| p.pick(Duration::from_secs(5), Duration::from_secs(60)),
-        run: run_designs,
-    },
-    Experiment {
-        name: "sweep",
-        about: "N = 1 … 100,000 timeouts per design and runtime flavour",
-        bound: |p| p.pick(Duration::from_secs(5), Duration::from_secs(100)),
-        run: run_sweep,
-    },
-    Experiment {
-        name: "unit-check",
-        about: "the write-up's unit check: 20 ms extended by 20 ms fires within 36–44 ms",
-        bound: |p| p.pick(Duration::from_secs(2), Duration::from_secs(10)),
-        run: run_unit_check,
-    },
-];
+impl Timeout {
+    pub fn new(after: Duration) -> Timeout {
+        Timeout {
+            created: Instant::now(),
+            deadline_ns: Arc::new(AtomicU64::new(nanos(after))),
+        }
+    }
 
-const VIEWS: &[View] = &[
-    View {
-        name: "designs",
-        kind: ViewKind::Table,
-        experiment: "designs",
-        render: table_designs,
-    },
-    View {
-        name: "writeup",
-        kind: ViewKind::Table,
-        experiment: "designs",
-        render: table_writeup,
-    },
-    View {
-        name: "pairing",
-        kind: ViewKind::Table,
-        experiment: "designs",
-        render: table_pairing,
-    },
-    View {
-        name: "flavours",
-        kind: ViewKind::Table,
-        experiment: "designs",
-        render: table_flavours,
-    },
-    View {
-        name: "designs-cdf",
-        kind: ViewKind::Plot,
-        experiment: "designs",
-        render: plot_designs_cdf,
-    },
-    View {
-        name: "flavours-cdf",
-        kind: ViewKind::Plot,
-        experiment: "designs",
-        render: plot_flavours_cdf,
-    },
-    View {
-        name: "sweep",
-        kind: ViewKind::Table,
-        experiment: "sweep",
-        render: table_sweep,
-    },
-    View {
-        name: "sweep-multi-thread",
-        kind: ViewKind::Plot,
-        experiment: "sweep",
-        render: plot_sweep_multi,
-    },
-    View {
-        name: "sweep-current-thread",
-        kind: ViewKind::Plot,
-        experiment: "sweep",
-        render: plot_sweep_current,
-    },
-    View {
-        name: "unit-check",
-        kind: ViewKind::Table,
-        experiment: "unit-check",
-        render: table_unit_check,
-    },
-];
+    /// Pushes the deadline back by `by`.
+    pub fn extend(&self, by: Duration) {
+        self.deadline_ns.fetch_add(nanos(by), Ordering::Relaxed);
+    }
 
-// ---------------------------------------------------------------------------
-// Data
+    pub fn deadline(&self) -> Instant {
+        self.created + Duration::from_nanos(self.deadline_ns.load(Ordering::Relaxed))
+    }
 
-/// The summary of one or more runs of one design on one runtime flavour.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DesignResult {
-    pub design: Design,
-    pub flavour: Flavour,
-    /// Timeouts started, over all repetitions.
-    pub started: usize,
-    /// Expiries handled, over all repetitions.
-    pub handled: usize,
+    /// Completes at or after the deadline, following any extension made meanwhile.
+    pub async fn expire(&self) {
+        loop {
+            let due = self.deadline();
+            if Instant::now() >= due {
+                return;
+            }
+            tokio::time::sleep_until(due.into()).await;
+        }
+    }
+}
+// ANCHOR_END: timeout
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// One handled timeout.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
     /// Own deadline → handled.
-    pub lateness: Option<Summary>,
+    pub lateness: Duration,
     /// Own start → handled.
-    pub elapsed: Option<Summary>,
-    /// Oldest queued start → handled (the write-up's measure), for queue designs.
-    pub fifo_elapsed: Option<Summary>,
-    /// Handled expiries that popped another timeout's start.
-    pub mispaired: usize,
-    /// Mean wall time of one run, ns.
-    pub wall_ns: f64,
-    /// Mean process CPU time of one run, ns.
-    pub cpu_ns: Option<f64>,
-    /// (quantile, lateness ns) points for the distribution plot.
-    pub curve: Vec<(f64, f64)>,
+    pub elapsed: Duration,
+    /// Oldest queued start → handled: the write-up's quantity, for the queue designs.
+    pub fifo_elapsed: Option<Duration>,
+    /// The start popped for this expiry was another timeout's.
+    pub mispaired: bool,
 }
 
-impl DesignResult {
-    /// Pools repeated runs of the same design and flavour.
-    pub fn of(runs: &[Run], curve_points: usize) -> Option<DesignResult> {
-        let first = runs.first()?;
-        let ns = |d: Duration| d.as_nanos() as f64;
-        let samples = runs.iter().flat_map(|r| r.samples.iter());
-        let mut lateness: Vec<f64> = samples.clone().map(|s| ns(s.lateness)).collect();
-        let elapsed: Vec<f64> = samples.clone().map(|s| ns(s.elapsed)).collect();
-        let fifo: Vec<f64> = samples
-            .clone()
-            .filter_map(|s| s.fifo_elapsed.map(ns))
-            .collect();
-        let lateness_summary = Summary::of(&lateness);
-        lateness.sort_by(f64::total_cmp);
-        let cpus: Vec<f64> = runs.iter().filter_map(|r| r.cpu.map(ns)).collect();
-        Some(DesignResult {
-            design: first.design,
-            flavour: first.flavour,
-            started: runs.iter().map(|r| r.n).sum(),
-            handled: lateness.len(),
-            lateness: lateness_summary,
-            elapsed: Summary::of(&elapsed),
-            fifo_elapsed: Summary::of(&fifo),
-            mispaired: samples.filter(|s| s.mispaired).count(),
-            wall_ns: runs.iter().map(|r| ns(r.wall)).sum::<f64>() / runs.len() as f64,
-            cpu_ns: (cpus.len() == runs.len())
-                .then(|| cpus.iter().sum::<f64>() / runs.len() as f64),
-            curve: quantile_curve(&lateness, curve_points.min(lateness.len())),
-        })
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DesignsData {
-    pub n: usize,
-    pub repetitions: usize,
-    pub results: Vec<DesignResult>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepData {
-    pub ns: Vec<usize>,
-    pub results: Vec<(usize, DesignResult)>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct UnitCheckData {
-    pub first_ms: u64,
-    pub extra_ms: u64,
-    pub low_ms: u64,
-    pub high_ms: u64,
-    pub fired: Summary,
-    pub inside: usize,
-    pub early: usize,
-    pub late: usize,
-}
-
-// ---------------------------------------------------------------------------
-// Experiments
-
-/// How long one run may take before it counts as stalled.
-fn run_cap(profile: Profile) -> Duration {
-    profile.pick(Duration::from_secs(2), Duration::from_secs(15))
-}
-
-/// Runs one design, stopping at the run cap or the experiment's deadline, and adds a
-/// note if it stalled.
-fn run_one(ctx: &mut Ctx, design: Design, flavour: Flavour, n: usize) -> anyhow::Result<Run> {
-    let give_up = (Instant::now() + run_cap(ctx.profile)).min(ctx.deadline());
-    let run = run_design(design, flavour, n, TIMEOUT, give_up)?;
-    if run.stalled() {
-        ctx.note(
-            NoteKind::Timeout,
-            format!(
-                "{} on the {} runtime handled {} of {} expiries before its time ran out \
-                 ({}); it is reported as stalled and its numbers cover only what was handled.",
-                design.label(),
-                flavour.label(),
-                fmt_count(run.samples.len() as u64),
-                fmt_count(n as u64),
-                fmt_ns(run.wall.as_nanos() as f64),
-            ),
-        );
-    }
-    Ok(run)
-}
-
-fn run_designs(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let n = ctx.param("N", ctx.profile.pick(10_000, 10_000));
-    let reps = ctx.param("repetitions", ctx.profile.pick(1, 5));
-    ctx.param("timeout", "20 ms");
-    let configs: Vec<(Flavour, Design)> = Flavour::ALL
-        .into_iter()
-        .flat_map(|f| Design::ALL.into_iter().map(move |d| (f, d)))
-        .collect();
-    let bar = ctx.progress((configs.len() * reps) as u64, "designs × flavours");
-    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); configs.len()];
-    // Interleave: every configuration once per repetition, so drift hits all alike.
-    'reps: for rep in 0..reps {
-        for (i, &(flavour, design)) in configs.iter().enumerate() {
-            if ctx.past_deadline() {
-                ctx.note(
-                    NoteKind::Timeout,
-                    format!("the time bound was reached during repetition {}", rep + 1),
-                );
-                break 'reps;
-            }
-            runs[i].push(run_one(ctx, design, flavour, n)?);
-            bar.inc(1);
+impl Sample {
+    pub fn new(start: Instant, deadline: Instant, fifo: Option<Instant>, done: Instant) -> Sample {
+        Sample {
+            lateness: done.saturating_duration_since(deadline),
+            elapsed: done.saturating_duration_since(start),
+            fifo_elapsed: fifo.map(|f| done.saturating_duration_since(f)),
+            mispaired: fifo.is_some_and(|f| f != start),
         }
     }
-    bar.finish_and_clear();
-    let results = runs
-        .iter()
-        .filter_map(|r| DesignResult::of(r, 200))
-        .collect();
-    Ok(serde_json::to_value(DesignsData {
-        n,
-        repetitions: reps,
-        results,
-    })?)
 }
 
-fn run_sweep(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let ns: Vec<usize> = ctx.profile.pick(
-        vec![1, 10, 100, 1_000, 10_000],
-        vec![1, 10, 100, 1_000, 10_000, 100_000],
-    );
-    let shown: Vec<String> = ns.iter().map(|&n| fmt_count(n as u64)).collect();
-    ctx.param("N", shown.join(", "));
-    let reps = ctx.param("repetitions", ctx.profile.pick(1, 3));
-    ctx.param("timeout", "20 ms");
-    let per_n = reps * Flavour::ALL.len() * Design::ALL.len();
-    let bar = ctx.progress((ns.len() * per_n) as u64, "N sweep");
-    let mut results = Vec::new();
-    let mut done_ns = Vec::new();
-    'sizes: for &n in &ns {
-        let mut runs: Vec<Vec<Run>> = vec![Vec::new(); Flavour::ALL.len() * Design::ALL.len()];
-        for _ in 0..reps {
-            for (i, (flavour, design)) in Flavour::ALL
-                .into_iter()
-                .flat_map(|f| Design::ALL.into_iter().map(move |d| (f, d)))
-                .enumerate()
-            {
-                if ctx.past_deadline() {
-                    let largest = done_ns
-                        .last()
-                        .map_or("none".into(), |&m: &usize| fmt_count(m as u64));
-                    ctx.note(
-                        NoteKind::Timeout,
-                        format!(
-                            "the time bound was reached at N = {}; the largest N measured \
-                             for every design is {largest}",
-                            fmt_count(n as u64),
-                        ),
-                    );
-                    break 'sizes;
+/// What an expired timeout sends to its handler in the channel designs.
+#[derive(Debug, Clone, Copy)]
+pub struct Fired {
+    pub start: Instant,
+    pub deadline: Instant,
+}
+
+/// The start-time queue of the designs that share one. A lock is poisoned only if a
+/// holder panicked; the queue is still sound then, so the designs go on with it.
+type Starts = Arc<Mutex<VecDeque<Instant>>>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+// ANCHOR: baseline
+/// Baseline: N timeouts in one task (`join_all`), sharing nothing. Each future
+/// returns its own measurement.
+pub async fn baseline(n: usize, after: Duration) -> Vec<Sample> {
+    let timeouts = (0..n).map(|_| async move {
+        let start = Instant::now();
+        let timeout = Timeout::new(after);
+        timeout.expire().await;
+        Sample::new(start, timeout.deadline(), None, Instant::now())
+    });
+    join_all(timeouts).await
+}
+// ANCHOR_END: baseline
+
+// ANCHOR: unconstrained
+/// The baseline with tokio's cooperative budget switched off for the `join_all`
+/// task: every expired timer may complete in the same poll.
+pub async fn baseline_unconstrained(n: usize, after: Duration) -> Vec<Sample> {
+    tokio::task::coop::unconstrained(baseline(n, after)).await
+}
+// ANCHOR_END: unconstrained
+
+// ANCHOR: std_mutex_task
+/// Design 1 as the write-up ran it: N futures under one `join_all` push their start
+/// times into a queue behind a `std::sync::Mutex`; each creates a timeout that starts
+/// a task of its own, and the synchronous callback runs in that task: it locks the
+/// queue and pops the oldest start. The future only waits for the task to end. On a
+/// multi-thread runtime two callbacks can want the lock at once on two workers.
+pub async fn std_mutex_task_each(n: usize, after: Duration) -> Vec<Sample> {
+    let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
+    let timeouts = (0..n).map(|_| {
+        let starts = Arc::clone(&starts);
+        async move {
+            let start = Instant::now();
+            lock(&starts).push_back(start);
+            let timeout = Timeout::new(after);
+            let task = tokio::spawn(async move {
+                timeout.expire().await;
+                // The synchronous callback, in the timeout's own task.
+                let fifo_start = lock(&starts).pop_front();
+                Sample::new(start, timeout.deadline(), fifo_start, Instant::now())
+            });
+            task.await.ok()
+        }
+    });
+    join_all(timeouts).await.into_iter().flatten().collect()
+}
+// ANCHOR_END: std_mutex_task
+
+// ANCHOR: std_mutex
+/// Design 1, our inline variant: the same queue and callback, but the timer runs in
+/// the future itself, so all N timers and callbacks live in the one `join_all` task
+/// and the lock is never contended.
+pub async fn std_mutex_inline(n: usize, after: Duration) -> Vec<Sample> {
+    let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
+    let timeouts = (0..n).map(|_| {
+        let starts = Arc::clone(&starts);
+        async move {
+            let start = Instant::now();
+            lock(&starts).push_back(start);
+            let timeout = Timeout::new(after);
+            timeout.expire().await;
+            // The synchronous callback, inline: locked and released right here.
+            let fifo_start = lock(&starts).pop_front();
+            Sample::new(start, timeout.deadline(), fifo_start, Instant::now())
+        }
+    });
+    join_all(timeouts).await
+}
+// ANCHOR_END: std_mutex
+
+/// The start-time queue of designs 2 and 3, behind tokio's mutex.
+type AsyncStarts = Arc<tokio::sync::Mutex<VecDeque<Instant>>>;
+
+// ANCHOR: tokio_mutex
+/// Design 2: a spawner task spawns one task per timeout; start times go into a
+/// `tokio::sync::Mutex<VecDeque>`; each expiry is signalled over a bounded channel
+/// (capacity 1 in the write-up) to a handler that pops the oldest start.
+pub async fn tokio_mutex_channel(
+    n: usize,
+    after: Duration,
+    capacity: usize,
+    give_up: Instant,
+) -> Vec<Sample> {
+    let (tx, rx) = mpsc::channel::<Fired>(capacity);
+    let starts: AsyncStarts = Arc::new(tokio::sync::Mutex::new(VecDeque::with_capacity(n)));
+    let spawner_starts = Arc::clone(&starts);
+    tokio::spawn(async move {
+        for _ in 0..n {
+            let (tx, starts) = (tx.clone(), Arc::clone(&spawner_starts));
+            tokio::spawn(async move {
+                let start = Instant::now();
+                starts.lock().await.push_back(start);
+                let timeout = Timeout::new(after);
+                timeout.expire().await;
+                let fired = Fired {
+                    start,
+                    deadline: timeout.deadline(),
+                };
+                let _ = tx.send(fired).await; // waits while the channel is full
+            });
+        }
+    });
+    handle_with_queue(rx, starts, n, give_up).await
+}
+// ANCHOR_END: tokio_mutex
+
+// ANCHOR: handler
+/// The handler of designs 2 and 3: one message per expiry, then the shared queue.
+/// It stops at `give_up` with what it has.
+pub async fn handle_with_queue(
+    mut rx: mpsc::Receiver<Fired>,
+    starts: AsyncStarts,
+    n: usize,
+    give_up: Instant,
+) -> Vec<Sample> {
+    let mut samples = Vec::with_capacity(n);
+    while samples.len() < n {
+        let Ok(Some(fired)) = timeout_at(give_up.into(), rx.recv()).await else {
+            break; // past the bound, or every sender gone
+        };
+        let fifo_start = starts.lock().await.pop_front();
+        samples.push(Sample::new(
+            fired.start,
+            fired.deadline,
+            fifo_start,
+            Instant::now(),
+        ));
+    }
+    samples
+}
+// ANCHOR_END: handler
+
+/// The channel capacity of the write-up's third design.
+pub const TWO_RUNTIMES_CAPACITY: usize = 100_000;
+
+// ANCHOR: two_runtimes
+/// Design 3: the timeouts run under `join_all` on a second OS thread with its own
+/// runtime; the handler runs on `handler`'s runtime and hears of each expiry over a
+/// channel of capacity 100,000. Start times share a `tokio::sync::Mutex<VecDeque>`.
+pub fn two_runtimes(
+    handler: &tokio::runtime::Runtime,
+    timer_runtime: tokio::runtime::Runtime,
+    n: usize,
+    after: Duration,
+    give_up: Instant,
+) -> Vec<Sample> {
+    let (tx, rx) = mpsc::channel::<Fired>(TWO_RUNTIMES_CAPACITY);
+    let starts: AsyncStarts = Arc::new(tokio::sync::Mutex::new(VecDeque::with_capacity(n)));
+    let timer_starts = Arc::clone(&starts);
+    let timers = std::thread::spawn(move || {
+        timer_runtime.block_on(async move {
+            let all = join_all((0..n).map(|_| {
+                let (tx, starts) = (tx.clone(), Arc::clone(&timer_starts));
+                async move {
+                    let start = Instant::now();
+                    starts.lock().await.push_back(start);
+                    let timeout = Timeout::new(after);
+                    timeout.expire().await;
+                    let fired = Fired {
+                        start,
+                        deadline: timeout.deadline(),
+                    };
+                    let _ = tx.send(fired).await;
                 }
-                runs[i].push(run_one(ctx, design, flavour, n)?);
-                bar.inc(1);
-            }
+            }));
+            let _ = timeout_at(give_up.into(), all).await;
+        });
+        timer_runtime.shutdown_timeout(Duration::from_millis(100));
+    });
+    let samples = handler.block_on(handle_with_queue(rx, starts, n, give_up));
+    join_until(timers, give_up + Duration::from_millis(500));
+    samples
+}
+// ANCHOR_END: two_runtimes
+
+/// Waits for a thread until `until` at the latest; a thread still running then is
+/// left behind (the worker process ends with the round).
+fn join_until(thread: std::thread::JoinHandle<()>, until: Instant) {
+    while !thread.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if thread.is_finished() {
+        let _ = thread.join();
+    }
+}
+
+// ANCHOR: fix
+/// The fix: each timeout carries its own start and deadline in the message (no
+/// shared queue, no lock, no FIFO pairing), tasks are spawned directly, and the
+/// channel has room for every expiry, so a timer never waits for the handler.
+pub async fn own_deadline_channel(n: usize, after: Duration, give_up: Instant) -> Vec<Sample> {
+    let (tx, mut rx) = mpsc::channel::<Fired>(n.max(1));
+    for _ in 0..n {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let start = Instant::now();
+            let timeout = Timeout::new(after);
+            timeout.expire().await;
+            let _ = tx.try_send(Fired {
+                start,
+                deadline: timeout.deadline(),
+            });
+        });
+    }
+    drop(tx);
+    let mut samples = Vec::with_capacity(n);
+    while let Ok(Some(fired)) = timeout_at(give_up.into(), rx.recv()).await {
+        let done = Instant::now();
+        samples.push(Sample::new(fired.start, fired.deadline, None, done));
+    }
+    samples
+}
+// ANCHOR_END: fix
+
+// ANCHOR: unit_check
+/// The write-up's unit check: a 20 ms timeout, extended by 20 ms before anyone
+/// waits on it, should fire between 36 and 44 ms after it was created.
+pub async fn extended_timeout(first: Duration, extra: Duration) -> Duration {
+    let start = Instant::now();
+    let timeout = Timeout::new(first);
+    timeout.extend(extra);
+    timeout.expire().await;
+    start.elapsed()
+}
+// ANCHOR_END: unit_check
+
+/// The runtime a design's handler (and, in design 3, its timers) runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Flavour {
+    /// `#[tokio::main(flavor = "current_thread")]`, `#[tokio::test]`.
+    CurrentThread,
+    /// `#[tokio::main]`: one worker per core.
+    MultiThread,
+}
+
+impl Flavour {
+    pub const ALL: [Flavour; 2] = [Flavour::MultiThread, Flavour::CurrentThread];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Flavour::CurrentThread => "current-thread",
+            Flavour::MultiThread => "multi-thread",
         }
-        results.extend(
-            runs.iter()
-                .filter_map(|r| DesignResult::of(r, 0))
-                .map(|r| (n, r)),
-        );
-        done_ns.push(n);
     }
-    bar.finish_and_clear();
-    Ok(serde_json::to_value(SweepData {
-        ns: done_ns,
-        results,
-    })?)
-}
 
-fn run_unit_check(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let reps = ctx.param("repetitions", ctx.profile.pick(10, 50));
-    ctx.param("runtime", "current-thread, as #[tokio::test]");
-    let (first, extra) = (TIMEOUT, TIMEOUT);
-    let (low, high) = (Duration::from_millis(36), Duration::from_millis(44));
-    let rt = Flavour::CurrentThread.runtime()?;
-    let mut fired = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        if ctx.past_deadline() {
-            ctx.note(
-                NoteKind::Timeout,
-                format!("stopped after {} of {reps} checks", fired.len()),
-            );
-            break;
+    pub fn runtime(self) -> std::io::Result<tokio::runtime::Runtime> {
+        match self {
+            Flavour::CurrentThread => tokio::runtime::Builder::new_current_thread(),
+            Flavour::MultiThread => tokio::runtime::Builder::new_multi_thread(),
         }
-        fired.push(rt.block_on(designs::extended_timeout(first, extra)));
+        .enable_time()
+        .build()
     }
-    let Some(summary) = Summary::of_durations(&fired) else {
-        anyhow::bail!("no check finished within the time bound");
-    };
-    Ok(serde_json::to_value(UnitCheckData {
-        first_ms: first.as_millis() as u64,
-        extra_ms: extra.as_millis() as u64,
-        low_ms: low.as_millis() as u64,
-        high_ms: high.as_millis() as u64,
-        fired: summary,
-        inside: fired.iter().filter(|d| **d > low && **d < high).count(),
-        early: fired.iter().filter(|d| **d <= low).count(),
-        late: fired.iter().filter(|d| **d >= high).count(),
-    })?)
 }
 
-// ---------------------------------------------------------------------------
-// Reference numbers
-
-#[derive(Debug, Deserialize)]
-pub struct RefData {
-    pub source: Source,
-    pub machines: Vec<RefMachine>,
-    pub designs: Vec<RefDesign>,
+/// The designs, in the order the chapter shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Design {
+    Baseline,
+    BaselineUnconstrained,
+    /// Design 1 as the write-up's crate ran it: a task per timeout.
+    StdMutexTask,
+    /// Design 1 with its timers inline under `join_all`: our variant.
+    StdMutex,
+    TokioMutexCap1,
+    TokioMutexCapN,
+    TwoRuntimes,
+    Fix,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct RefDesign {
-    pub design: String,
-    pub n: usize,
-    pub timeout_ms: f64,
-    pub mean_ms: f64,
-}
+impl Design {
+    pub const ALL: [Design; 8] = [
+        Design::Baseline,
+        Design::BaselineUnconstrained,
+        Design::StdMutexTask,
+        Design::StdMutex,
+        Design::TokioMutexCap1,
+        Design::TokioMutexCapN,
+        Design::TwoRuntimes,
+        Design::Fix,
+    ];
 
-pub fn reference_data() -> anyhow::Result<RefData> {
-    let r: RefData = reference::parse(include_str!("../../../assets/reference/async-locks.toml"))?;
-    for d in &r.designs {
-        Design::parse(&d.design)?;
+    /// The short name used in the data and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Design::Baseline => "baseline",
+            Design::BaselineUnconstrained => "baseline-unconstrained",
+            Design::StdMutexTask => "std-mutex-task",
+            Design::StdMutex => "std-mutex",
+            Design::TokioMutexCap1 => "tokio-mutex-cap1",
+            Design::TokioMutexCapN => "tokio-mutex-cap-n",
+            Design::TwoRuntimes => "two-runtimes",
+            Design::Fix => "fix",
+        }
     }
-    Ok(r)
-}
 
-// ---------------------------------------------------------------------------
-// Views
+    /// How the tables and the readings name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Design::Baseline => "baseline",
+            Design::BaselineUnconstrained => "baseline, no budget",
+            Design::StdMutexTask => "1: std mutex, task each",
+            Design::StdMutex => "1 inline (ours)",
+            Design::TokioMutexCap1 => "2: tokio mutex, channel(1)",
+            Design::TokioMutexCapN => "2′: channel(N)",
+            Design::TwoRuntimes => "3: two runtimes",
+            Design::Fix => "fix",
+        }
+    }
 
-fn pick(results: &[DesignResult], flavour: Flavour) -> Vec<&DesignResult> {
-    results.iter().filter(|r| r.flavour == flavour).collect()
-}
+    pub fn parse(s: &str) -> anyhow::Result<Design> {
+        Design::ALL
+            .into_iter()
+            .find(|d| d.name() == s.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = Design::ALL.iter().map(|d| d.name()).collect();
+                anyhow::anyhow!("unknown design `{s}`; valid designs: {}", names.join(", "))
+            })
+    }
 
-fn handled_cell(r: &DesignResult) -> String {
-    if r.handled == r.started {
-        fmt_count(r.handled as u64)
-    } else {
-        format!(
-            "{} of {} (stalled)",
-            fmt_count(r.handled as u64),
-            fmt_count(r.started as u64)
+    /// Whether the design pairs expiries with start times through a FIFO queue.
+    pub fn uses_queue(self) -> bool {
+        matches!(
+            self,
+            Design::StdMutexTask
+                | Design::StdMutex
+                | Design::TokioMutexCap1
+                | Design::TokioMutexCapN
+                | Design::TwoRuntimes
         )
     }
 }
 
-fn table_designs(record: &Record) -> anyhow::Result<String> {
-    let data: DesignsData = record.data()?;
-    let mut headers = vec!["design (multi-thread runtime)"];
-    headers.extend(latency_headers(true));
-    headers.extend(["CPU per run", "wall per run"]);
-    let mut t = Table::new(headers);
-    for r in pick(&data.results, Flavour::MultiThread) {
-        let mut cells = vec![r.design.label().to_string()];
-        match &r.lateness {
-            Some(s) => {
-                cells.extend(latency_cells(s, true));
-                cells[1] = handled_cell(r);
-            }
-            None => cells.push(handled_cell(r)),
+/// One run of one design.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub design: Design,
+    pub flavour: Flavour,
+    pub n: usize,
+    pub samples: Vec<Sample>,
+    pub wall: Duration,
+    /// CPU time of the whole process during the run, where the OS reports it.
+    pub cpu: Option<Duration>,
+}
+
+impl Run {
+    /// Fewer expiries were handled than timeouts were started.
+    pub fn stalled(&self) -> bool {
+        self.samples.len() < self.n
+    }
+}
+
+/// Runs `design` with `n` timeouts of `after` on a fresh runtime of `flavour`,
+/// stopping (and keeping what was handled) at `give_up`. The runtime is shut down
+/// with a bound, so a task left waiting cannot hold the round up.
+pub fn run_design(
+    design: Design,
+    flavour: Flavour,
+    n: usize,
+    after: Duration,
+    give_up: Instant,
+) -> anyhow::Result<Run> {
+    anyhow::ensure!(n >= 1, "N must be at least 1 timeout (got {n})");
+    let rt = flavour.runtime()?;
+    let cpu0 = harness::process_cpu_time();
+    let t0 = Instant::now();
+    let samples = match design {
+        Design::TwoRuntimes => two_runtimes(&rt, flavour.runtime()?, n, after, give_up),
+        Design::Baseline => rt.block_on(all_or_nothing(baseline(n, after), give_up)),
+        Design::BaselineUnconstrained => {
+            rt.block_on(all_or_nothing(baseline_unconstrained(n, after), give_up))
         }
-        cells.resize(8, "–".into());
-        cells.push(r.cpu_ns.map(fmt_ns).unwrap_or_else(|| "–".into()));
-        cells.push(fmt_ns(r.wall_ns));
-        t.row(cells);
-    }
-    Ok(format!(
-        "Lateness of each timeout past its own deadline, {} timeouts of 20 ms per run.\n\n{}",
-        fmt_count(data.n as u64),
-        t.to_markdown()
-    ))
+        Design::StdMutexTask => rt.block_on(all_or_nothing(std_mutex_task_each(n, after), give_up)),
+        Design::StdMutex => rt.block_on(all_or_nothing(std_mutex_inline(n, after), give_up)),
+        Design::TokioMutexCap1 => rt.block_on(tokio_mutex_channel(n, after, 1, give_up)),
+        Design::TokioMutexCapN => rt.block_on(tokio_mutex_channel(n, after, n, give_up)),
+        Design::Fix => rt.block_on(own_deadline_channel(n, after, give_up)),
+    };
+    let wall = t0.elapsed();
+    let cpu = harness::process_cpu_time()
+        .zip(cpu0)
+        .map(|(b, a)| b.saturating_sub(a));
+    rt.shutdown_timeout(Duration::from_millis(200));
+    Ok(Run {
+        design,
+        flavour,
+        n,
+        samples,
+        wall,
+        cpu,
+    })
 }
 
-fn table_writeup(record: &Record) -> anyhow::Result<String> {
-    let data: DesignsData = record.data()?;
-    let reference = reference_data()?;
-    let rows: Vec<Compare> = reference
-        .designs
-        .iter()
-        .map(|d| {
-            let design = Design::parse(&d.design).expect("checked by reference_data");
-            let yours = data
-                .results
-                .iter()
-                .find(|r| r.design == design && r.flavour == Flavour::MultiThread)
-                .and_then(|r| r.fifo_elapsed.as_ref().or(r.elapsed.as_ref()))
-                .map(|s| s.mean);
-            Compare {
-                label: format!("{} (N = {})", design.label(), fmt_count(d.n as u64)),
-                theirs: Some(d.mean_ms * 1e6),
-                yours,
-            }
-        })
-        .collect();
-    let t = reference::compare_table("design, start → handled, mean", "theirs", &rows, fmt_ns);
-    let machines: Vec<&RefMachine> = reference.machines.iter().collect();
-    Ok(format!(
-        "{}\n{}\n\nYours: the same quantity (start time popped from the shared queue → \
-         expiry handled, including the 20 ms itself), multi-thread runtime, {} timeouts per run.\n",
-        t.to_markdown(),
-        reference::attribution(&reference.source, &machines),
-        fmt_count(data.n as u64)
-    ))
-}
-
-fn table_pairing(record: &Record) -> anyhow::Result<String> {
-    let data: DesignsData = record.data()?;
-    let mut t = Table::new([
-        "design (multi-thread)",
-        "mis-paired",
-        "mean, own start",
-        "mean, FIFO",
-        "p99, own start",
-        "p99, FIFO",
-        "max, own start",
-        "max, FIFO",
-    ]);
-    for r in pick(&data.results, Flavour::MultiThread)
-        .into_iter()
-        .filter(|r| r.design.uses_queue())
-    {
-        let (Some(own), Some(fifo)) = (&r.elapsed, &r.fifo_elapsed) else {
-            continue;
-        };
-        t.row([
-            r.design.label().to_string(),
-            format!(
-                "{} of {}",
-                fmt_count(r.mispaired as u64),
-                fmt_count(r.handled as u64)
-            ),
-            fmt_ns(own.mean),
-            fmt_ns(fifo.mean),
-            fmt_ns(own.p99),
-            fmt_ns(fifo.p99),
-            fmt_ns(own.max),
-            fmt_ns(fifo.max),
-        ]);
-    }
-    Ok(t.to_markdown())
-}
-
-fn table_flavours(record: &Record) -> anyhow::Result<String> {
-    let data: DesignsData = record.data()?;
-    let mut t = Table::new([
-        "design",
-        "p50, current-thread",
-        "p50, multi-thread",
-        "p99, current-thread",
-        "p99, multi-thread",
-        "mean, current-thread",
-        "mean, multi-thread",
-        "CPU/run, current-thread",
-        "CPU/run, multi-thread",
-    ]);
-    for design in Design::ALL {
-        let find = |f: Flavour| {
-            data.results
-                .iter()
-                .find(|r| r.design == design && r.flavour == f)
-        };
-        let (ct, mt) = (find(Flavour::CurrentThread), find(Flavour::MultiThread));
-        let cell = |r: Option<&DesignResult>, get: fn(&Summary) -> f64| {
-            r.and_then(|r| r.lateness.as_ref())
-                .map(|s| fmt_ns(get(s)))
-                .unwrap_or_else(|| "–".into())
-        };
-        let cpu = |r: Option<&DesignResult>| {
-            r.and_then(|r| r.cpu_ns)
-                .map(fmt_ns)
-                .unwrap_or_else(|| "–".into())
-        };
-        t.row([
-            design.label().to_string(),
-            cell(ct, |s| s.p50),
-            cell(mt, |s| s.p50),
-            cell(ct, |s| s.p99),
-            cell(mt, |s| s.p99),
-            cell(ct, |s| s.mean),
-            cell(mt, |s| s.mean),
-            cpu(ct),
-            cpu(mt),
-        ]);
-    }
-    Ok(t.to_markdown())
-}
-
-fn cdf_plot(data: &DesignsData, flavour: Flavour) -> anyhow::Result<String> {
-    let mut plot = Plot::new(
-        format!(
-            "Lateness past the deadline, {} timeouts, {} runtime",
-            fmt_count(data.n as u64),
-            flavour.label()
-        ),
-        "lateness past own deadline (log scale)",
-        "fraction of timeouts ≤ lateness",
-    )
-    .x(Axis::Log, Unit::Nanos)
-    .y(Axis::Linear, Unit::Percent);
-    for r in pick(&data.results, flavour) {
-        let pts = r.curve.iter().map(|&(q, v)| (v, q)).collect();
-        plot = plot.series(Series::new(r.design.label(), pts).line_only());
-    }
-    plot.to_svg()
-}
-
-fn plot_designs_cdf(record: &Record) -> anyhow::Result<String> {
-    cdf_plot(&record.data()?, Flavour::MultiThread)
-}
-
-fn plot_flavours_cdf(record: &Record) -> anyhow::Result<String> {
-    cdf_plot(&record.data()?, Flavour::CurrentThread)
-}
-
-fn table_sweep(record: &Record) -> anyhow::Result<String> {
-    let data: SweepData = record.data()?;
-    let mut headers = vec!["design".to_string(), "runtime".to_string()];
-    headers.extend(
-        data.ns
-            .iter()
-            .map(|&n| format!("N = {}", fmt_count(n as u64))),
-    );
-    let mut t = Table::new(headers);
-    for flavour in Flavour::ALL {
-        for design in Design::ALL {
-            let mut cells = vec![design.label().to_string(), flavour.label().to_string()];
-            for &n in &data.ns {
-                let r = data
-                    .results
-                    .iter()
-                    .find(|(m, r)| *m == n && r.design == design && r.flavour == flavour);
-                cells.push(match r {
-                    Some((_, r)) if r.handled < r.started => "stalled".into(),
-                    Some((_, r)) => r.lateness.as_ref().map_or("–".into(), |s| fmt_ns(s.mean)),
-                    None => "–".into(),
-                });
-            }
-            t.row(cells);
-        }
-    }
-    Ok(format!(
-        "Mean lateness past each timeout's own deadline, by number of timeouts N.\n\n{}",
-        t.to_markdown()
-    ))
-}
-
-fn sweep_plot(data: &SweepData, flavour: Flavour) -> anyhow::Result<String> {
-    let mut plot = Plot::new(
-        format!(
-            "Mean lateness vs number of timeouts, {} runtime",
-            flavour.label()
-        ),
-        "N timeouts started together (log scale)",
-        "mean lateness past own deadline (log scale)",
-    )
-    .x(Axis::Log, Unit::Number)
-    .y(Axis::Log, Unit::Nanos);
-    for design in Design::ALL {
-        let pts: Vec<(f64, f64)> = data
-            .results
-            .iter()
-            .filter(|(_, r)| r.design == design && r.flavour == flavour)
-            .filter_map(|(n, r)| r.lateness.as_ref().map(|s| (*n as f64, s.mean)))
-            .collect();
-        plot = plot.series(Series::new(design.label(), pts));
-    }
-    plot.to_svg()
-}
-
-fn plot_sweep_multi(record: &Record) -> anyhow::Result<String> {
-    sweep_plot(&record.data()?, Flavour::MultiThread)
-}
-
-fn plot_sweep_current(record: &Record) -> anyhow::Result<String> {
-    sweep_plot(&record.data()?, Flavour::CurrentThread)
-}
-
-fn table_unit_check(record: &Record) -> anyhow::Result<String> {
-    let d: UnitCheckData = record.data()?;
-    let mut headers = vec!["check"];
-    headers.extend(latency_headers(false));
-    headers.extend(["inside the window", "too early", "too late"]);
-    let mut t = Table::new(headers);
-    let mut cells = vec![format!(
-        "{} ms, extended by {} ms; window ({}, {}) ms",
-        d.first_ms, d.extra_ms, d.low_ms, d.high_ms
-    )];
-    cells.extend(latency_cells(&d.fired, false));
-    cells.extend([
-        fmt_count(d.inside as u64),
-        fmt_count(d.early as u64),
-        fmt_count(d.late as u64),
-    ]);
-    t.row(cells);
-    Ok(t.to_markdown())
+/// `join_all` hands back all its outputs or none: past `give_up`, none.
+async fn all_or_nothing(
+    f: impl std::future::Future<Output = Vec<Sample>>,
+    give_up: Instant,
+) -> Vec<Sample> {
+    timeout_at(give_up.into(), f).await.unwrap_or_default()
 }

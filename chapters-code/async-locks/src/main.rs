@@ -1,3 +1,5 @@
+//! `async-locks list | run | table NAME | plot NAME` — see `--help`.
+
 fn main() -> std::process::ExitCode {
     harness::cli::main(&async_locks::CHAPTER)
 }

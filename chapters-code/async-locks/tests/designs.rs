@@ -1,9 +1,13 @@
-//! Correctness of the chapter's designs and views. Nothing here asserts speed.
+//! Correctness of the chapter's designs, rounds and views. Nothing here asserts speed.
 
-use async_locks::designs::{Design, Flavour, extended_timeout, run_design};
-use async_locks::timeout::Timeout;
-use async_locks::{CHAPTER, DesignResult, DesignsData, SweepData};
-use harness::{Profile, ViewKind};
+use async_locks::experiments::{DESIGNS, SWEEP, UNIT_CHECK, sizes};
+use async_locks::{CHAPTER, Design, Flavour, Timeout, extended_timeout, run_design};
+use harness::experiment::AnyExperiment;
+use harness::machine::Machine;
+use harness::params::{Override, resolve};
+use harness::record::{FORMAT, Provenance, Record};
+use harness::runner::{InProcess, run_rounds};
+use harness::{Budget, Profile, ViewKind};
 use std::time::{Duration, Instant};
 
 fn far() -> Instant {
@@ -34,24 +38,26 @@ fn every_design_handles_exactly_n_expiries_on_both_runtimes() {
 }
 
 #[test]
-fn the_full_size_runs_with_the_write_ups_timeout() {
-    let run = run_design(
-        Design::StdMutex,
-        Flavour::MultiThread,
-        10_000,
-        async_locks::TIMEOUT,
-        far(),
-    )
-    .unwrap();
-    assert_eq!(run.samples.len(), 10_000);
-    // FIFO pairing pops every start exactly once, so its mean equals the true one.
-    let fifo: f64 = run
-        .samples
-        .iter()
-        .map(|s| s.fifo_elapsed.unwrap().as_secs_f64())
-        .sum();
-    let own: f64 = run.samples.iter().map(|s| s.elapsed.as_secs_f64()).sum();
-    assert!((fifo - own).abs() / own < 1e-9, "{fifo} vs {own}");
+fn fifo_pairing_keeps_the_mean_at_the_full_size() {
+    for design in [Design::StdMutexTask, Design::StdMutex] {
+        let run = run_design(
+            design,
+            Flavour::MultiThread,
+            10_000,
+            async_locks::TIMEOUT,
+            far(),
+        )
+        .unwrap();
+        assert_eq!(run.samples.len(), 10_000);
+        // FIFO pairing pops every start exactly once, so its mean equals the true one.
+        let fifo: f64 = run
+            .samples
+            .iter()
+            .map(|s| s.fifo_elapsed.unwrap().as_secs_f64())
+            .sum();
+        let own: f64 = run.samples.iter().map(|s| s.elapsed.as_secs_f64()).sum();
+        assert!((fifo - own).abs() / own < 1e-9, "{fifo} vs {own}");
+    }
 }
 
 #[test]
@@ -71,6 +77,10 @@ fn zero_timeouts_is_a_clear_error() {
 #[test]
 fn unknown_design_names_list_the_valid_ones() {
     assert_eq!(Design::parse("two-runtimes").unwrap(), Design::TwoRuntimes);
+    assert_eq!(
+        Design::parse("std-mutex-task").unwrap(),
+        Design::StdMutexTask
+    );
     let err = Design::parse("spinlock").unwrap_err().to_string();
     for d in Design::ALL {
         assert!(err.contains(d.name()), "{err}");
@@ -78,25 +88,23 @@ fn unknown_design_names_list_the_valid_ones() {
 }
 
 #[test]
-fn a_stalled_design_is_reported_not_hung() {
-    // The handler gives up long before the timeouts are due.
-    let give_up = Instant::now() + Duration::from_millis(20);
-    for design in [
-        Design::TokioMutexCap1,
-        Design::TwoRuntimes,
-        Design::Fix,
-        Design::StdMutex,
-    ] {
-        let run = run_design(
-            design,
-            Flavour::MultiThread,
-            50,
-            Duration::from_millis(400),
-            give_up,
-        )
-        .unwrap();
-        assert!(run.stalled(), "{}", design.name());
-        assert!(run.samples.len() < 50);
+fn a_design_past_its_bound_stops_with_what_it_has() {
+    // Every design gives up long before its timeouts are due, and returns promptly.
+    for flavour in Flavour::ALL {
+        for design in Design::ALL {
+            let t0 = Instant::now();
+            let give_up = t0 + Duration::from_millis(30);
+            let run = run_design(design, flavour, 50, Duration::from_millis(800), give_up).unwrap();
+            assert!(run.stalled(), "{} {}", design.name(), flavour.label());
+            assert!(run.samples.is_empty());
+            assert!(
+                t0.elapsed() < Duration::from_millis(700),
+                "{} on {} took {:?} to stop",
+                design.name(),
+                flavour.label(),
+                t0.elapsed()
+            );
+        }
     }
 }
 
@@ -140,14 +148,10 @@ fn an_extension_made_while_waiting_is_followed() {
 }
 
 #[test]
-fn reference_numbers_parse_and_name_known_designs() {
-    let r = async_locks::reference_data().unwrap();
-    assert_eq!(r.designs.len(), 3);
-    assert!(
-        r.designs
-            .iter()
-            .all(|d| d.n == 10_000 && d.timeout_ms == 20.0)
-    );
+fn sweep_sizes_are_decades_up_to_the_largest() {
+    assert_eq!(sizes(1), vec![1]);
+    assert_eq!(sizes(1_000), vec![1, 10, 100, 1_000]);
+    assert_eq!(sizes(30_000), vec![1, 10, 100, 1_000, 10_000, 30_000]);
 }
 
 #[test]
@@ -156,6 +160,7 @@ fn bad_cli_names_fail() {
         vec!["async-locks", "table", "no-such-table"],
         vec!["async-locks", "plot", "designs"],
         vec!["async-locks", "run", "--only", "nope"],
+        vec!["async-locks", "run", "--set", "timeouts=0"],
     ] {
         let code = harness::cli::main_from(&CHAPTER, args.clone());
         assert_ne!(code, std::process::ExitCode::SUCCESS, "{args:?}");
@@ -163,48 +168,89 @@ fn bad_cli_names_fail() {
 }
 
 #[test]
-fn every_view_renders_from_small_runs() {
-    let after = Duration::from_millis(2);
-    let mut results = Vec::new();
-    let mut sweep = Vec::new();
-    for flavour in Flavour::ALL {
-        for design in Design::ALL {
-            let run = run_design(design, flavour, 20, after, far()).unwrap();
-            let r = DesignResult::of(std::slice::from_ref(&run), 50).unwrap();
-            assert_eq!(r.handled, 20);
-            sweep.push((20, DesignResult::of(&[run], 0).unwrap()));
-            results.push(r);
-        }
+fn the_registry_is_consistent() {
+    CHAPTER.check().unwrap();
+    for name in [
+        "design2-multi-thread-lateness-p50",
+        "fix-multi-thread-lateness-p50",
+        "std-mutex-multi-thread-lateness-p50",
+    ] {
+        assert!(CHAPTER.headline(name).is_some(), "{name}");
     }
-    let designs = serde_json::to_value(DesignsData {
-        n: 20,
-        repetitions: 1,
-        results,
-    })
-    .unwrap();
-    let sweep = serde_json::to_value(SweepData {
-        ns: vec![20],
-        results: sweep,
-    })
-    .unwrap();
-    let unit = harness::experiment::measure(
-        &CHAPTER,
-        CHAPTER.experiment("unit-check").unwrap(),
-        Profile::Quick,
+}
+
+/// Runs `rounds` rounds of an experiment in this process with small parameters and
+/// stores them as the harness would.
+fn record(exp: &'static dyn AnyExperiment, sets: &[&str], rounds: u32) -> Record {
+    let overrides: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
+    let params = resolve(exp.name(), exp.params(), Profile::Quick, &overrides).unwrap();
+    let mut exec = InProcess {
+        experiment: exp,
+        profile: Profile::Quick,
+        params: params.clone(),
+    };
+    let budget = Budget {
+        time: Duration::from_secs(30),
+        min_rounds: rounds,
+        max_rounds: rounds,
+        target: 0.0,
+    };
+    let out = run_rounds(budget, &mut exec, |_| {});
+    assert_eq!(out.rounds.len() as u32, rounds, "{:?}", out.status);
+    Record {
+        format: FORMAT,
+        chapter: CHAPTER.name.into(),
+        experiment: exp.name().into(),
+        key: "test".into(),
+        profile: Profile::Quick,
+        build: "debug".into(),
+        provenance: Provenance {
+            machine: Machine::current(),
+            measured_at: "now".into(),
+            measured_unix: 0,
+        },
+        params,
+        details: out.details,
+        isolation: "test".into(),
+        status: out.status,
+        notes: out.notes,
+        wall_s: 0.0,
+        rounds: out.rounds,
+    }
+}
+
+#[test]
+fn rounds_give_one_reading_per_run_and_every_view_renders() {
+    let small = ["timeout_ms=2", "run_bound_ms=5000"];
+    let designs = record(&DESIGNS, &[&["timeouts=1200"], &small[..]].concat(), 3);
+    // One reading per design and runtime, each a round's median lateness.
+    for round in &designs.rounds {
+        assert_eq!(round.readings.len(), Design::ALL.len() * Flavour::ALL.len());
+    }
+    assert!(
+        designs
+            .estimate("2: tokio mutex, channel(1) · multi-thread")
+            .is_some()
     );
-    assert!(unit.is_ok(), "{:?}", unit.status);
+    let sweep = record(&SWEEP, &[&["largest_timeouts=100"], &small[..]].concat(), 3);
+    assert_eq!(sweep.rounds[0].readings.len(), 7 * 2 * 3);
+    let unit = record(&UNIT_CHECK, &["checks=2"], 3);
     for view in CHAPTER.views {
-        let mut record = unit.clone();
-        record.experiment = view.experiment.into();
-        record.data = match view.experiment {
-            "designs" => designs.clone(),
-            "sweep" => sweep.clone(),
-            _ => unit.data.clone(),
+        let rec = match view.experiment() {
+            "designs" => &designs,
+            "sweep" => &sweep,
+            _ => &unit,
         };
-        let out = (view.render)(&record).unwrap_or_else(|e| panic!("{}: {e:#}", view.name));
-        match view.kind {
-            ViewKind::Table => assert!(out.contains("| ---: |"), "{}: {out}", view.name),
-            ViewKind::Plot => assert!(out.starts_with("<svg"), "{}", view.name),
+        let out = view
+            .render(rec)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", view.name()));
+        match view.kind() {
+            ViewKind::Table => assert!(
+                out.contains("| ---: |") || out.contains("\n- "),
+                "{}: {out}",
+                view.name()
+            ),
+            ViewKind::Plot => assert!(out.starts_with("<svg"), "{}", view.name()),
         }
     }
 }

@@ -1,0 +1,413 @@
+//! The chapter's experiments: what one round runs, with which parameters, and the one
+//! value per variant each round is summarised by (the run's median lateness).
+//!
+//! A round runs every design on both runtime flavours once, in the round's rotated
+//! order, each run on a fresh runtime; the harness runs each round in a fresh worker
+//! process, so the placement of threads, the allocator and the timer wheel start anew
+//! every round, as on a rebuild of the book.
+
+use crate::{Design, Flavour, Run, extended_timeout, run_design};
+use harness::stats::{median_sorted, percentile_sorted};
+use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+const TIMEOUTS: Param = Param::int("timeouts", 1, 1_000_000)
+    .defaults(10_000, 10_000)
+    .unit("per design, runtime and round")
+    .about("timeouts started together in one run of a design (the write-up's 10,000)");
+const TIMEOUT_MS: Param = Param::int("timeout_ms", 1, 10_000)
+    .defaults(20, 20)
+    .unit("ms")
+    .about("the length of every timeout (the write-up's 20 ms)");
+const RUN_BOUND_MS: Param = Param::int("run_bound_ms", 100, 600_000)
+    .defaults(3_000, 10_000)
+    .unit("ms")
+    .about("how long one run of a design may take before it is stopped with what it has handled");
+const LARGEST: Param = Param::int("largest_timeouts", 1, 1_000_000)
+    .defaults(1_000, 30_000)
+    .unit("timeouts")
+    .about("the largest N of the sweep, which runs N = 1, 10, 100, … up to it");
+const CHECKS: Param = Param::int("checks", 1, 1_000)
+    .defaults(2, 10)
+    .unit("per round")
+    .about("extended timeouts timed in one round");
+
+pub static DESIGNS: Experiment<DesignsRound> = Experiment::new(
+    "designs",
+    "N timeouts of 20 ms per design and runtime flavour: how late each was handled",
+    designs,
+    DesignsRound::readings,
+)
+.params(&[TIMEOUTS, TIMEOUT_MS, RUN_BOUND_MS])
+.budget(|p| p.pick(Budget::quick(6), Budget::full(30, 10)));
+
+pub static SWEEP: Experiment<SweepRound> = Experiment::new(
+    "sweep",
+    "N = 1, 10, 100, … timeouts per design and runtime flavour",
+    sweep,
+    SweepRound::readings,
+)
+.params(&[LARGEST, TIMEOUT_MS, RUN_BOUND_MS])
+.budget(|p| p.pick(Budget::quick(5), Budget::full(45, 10)));
+
+pub static UNIT_CHECK: Experiment<UnitRound> = Experiment::new(
+    "unit-check",
+    "the write-up's unit check: 20 ms extended by 20 ms fires within 36–44 ms",
+    unit_check,
+    UnitRound::readings,
+)
+.params(&[CHECKS])
+.budget(|p| p.pick(Budget::quick(1), Budget::full(6, 10)));
+
+/// The designs the sweep runs: the write-up's three (design 1 as it ran it and as our
+/// inline variant), both baselines and the fix. The capacity ablation (2′) stays at the
+/// designs experiment's size.
+pub const SWEPT: [Design; 7] = [
+    Design::Baseline,
+    Design::BaselineUnconstrained,
+    Design::StdMutexTask,
+    Design::StdMutex,
+    Design::TokioMutexCap1,
+    Design::TwoRuntimes,
+    Design::Fix,
+];
+
+/// The reading key of a design on a runtime: `2: tokio mutex, channel(1) · multi-thread`.
+pub fn key(design: Design, flavour: Flavour) -> String {
+    format!("{} · {}", design.label(), flavour.label())
+}
+
+/// The reading key of a design on a runtime at one size of the sweep.
+pub fn sweep_key(design: Design, flavour: Flavour, n: usize) -> String {
+    format!(
+        "{} · N = {}",
+        key(design, flavour),
+        harness::render::fmt_count(n as u64)
+    )
+}
+
+/// How the write-up's measure compares with the timeouts' own: from the start time
+/// popped off the shared queue to the handled expiry, against from the timeout's own
+/// start. Per run; the pooled-sample tails are per run too, each over the run's
+/// timeouts (a p99 only over 1,000 or more).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pairing {
+    /// Handled expiries paired with another timeout's start.
+    pub mispaired: usize,
+    pub own_mean_ns: f64,
+    pub fifo_mean_ns: f64,
+    pub fifo_p50_ns: f64,
+    pub own_p99_ns: Option<f64>,
+    pub fifo_p99_ns: Option<f64>,
+    pub own_max_ns: f64,
+    pub fifo_max_ns: f64,
+}
+
+/// One design on one runtime in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DesignRun {
+    pub design: Design,
+    pub flavour: Flavour,
+    /// Timeouts started.
+    pub n: usize,
+    /// Expiries handled within the run's bound.
+    pub handled: usize,
+    /// Lateness past each timeout's own deadline, for pooling over rounds (only where
+    /// an experiment shows distributions).
+    pub lateness: Option<Dist>,
+    /// This run's median lateness, exact: the value the round contributes.
+    pub p50_ns: Option<f64>,
+    pub mean_ns: Option<f64>,
+    /// Only over 1,000 handled timeouts or more.
+    pub p99_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+    /// For the designs with a shared start-time queue.
+    pub pairing: Option<Pairing>,
+    /// CPU time of the whole process during the run, every thread.
+    pub cpu_ns: Option<f64>,
+    pub wall_ns: f64,
+}
+
+fn ns(d: Duration) -> f64 {
+    d.as_nanos() as f64
+}
+
+fn sorted(v: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = v.collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn p99(sorted: &[f64]) -> Option<f64> {
+    (sorted.len() as u64 >= harness::stats::P99_MIN_SAMPLES)
+        .then(|| percentile_sorted(sorted, 0.99))
+}
+
+impl DesignRun {
+    pub fn new(run: &Run, keep_dist: bool) -> DesignRun {
+        let late = sorted(run.samples.iter().map(|s| ns(s.lateness)));
+        let some = !late.is_empty();
+        let pairing = (run.design.uses_queue() && some).then(|| {
+            let own = sorted(run.samples.iter().map(|s| ns(s.elapsed)));
+            let fifo = sorted(run.samples.iter().filter_map(|s| s.fifo_elapsed.map(ns)));
+            Pairing {
+                mispaired: run.samples.iter().filter(|s| s.mispaired).count(),
+                own_mean_ns: mean(&own),
+                fifo_mean_ns: mean(&fifo),
+                fifo_p50_ns: median_sorted(&fifo),
+                own_p99_ns: p99(&own),
+                fifo_p99_ns: p99(&fifo),
+                own_max_ns: own[own.len() - 1],
+                fifo_max_ns: fifo[fifo.len() - 1],
+            }
+        });
+        DesignRun {
+            design: run.design,
+            flavour: run.flavour,
+            n: run.n,
+            handled: late.len(),
+            lateness: keep_dist.then(|| Dist::from_samples(late.iter().copied())),
+            p50_ns: some.then(|| median_sorted(&late)),
+            mean_ns: some.then(|| mean(&late)),
+            p99_ns: p99(&late),
+            max_ns: late.last().copied(),
+            pairing,
+            cpu_ns: run.cpu.map(ns),
+            wall_ns: ns(run.wall),
+        }
+    }
+
+    /// Every started timeout was handled within the bound.
+    pub fn complete(&self) -> bool {
+        self.handled == self.n
+    }
+
+    /// The value a round contributes: the median lateness of a complete run. A run
+    /// stopped at its bound handled only its earliest expiries, so it has none.
+    pub fn reading(&self) -> Option<f64> {
+        self.p50_ns.filter(|_| self.complete())
+    }
+}
+
+/// One round of the designs experiment: every design on both runtimes once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DesignsRound {
+    pub runs: Vec<DesignRun>,
+}
+
+impl DesignsRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.runs
+            .iter()
+            .filter_map(|r| {
+                let v = r.reading()?;
+                Some(Reading::new(key(r.design, r.flavour), Unit::Nanos, v))
+            })
+            .collect()
+    }
+
+    pub fn find(&self, design: Design, flavour: Flavour) -> Option<&DesignRun> {
+        self.runs
+            .iter()
+            .find(|r| r.design == design && r.flavour == flavour)
+    }
+}
+
+/// One round of the sweep: every swept design on both runtimes at every size once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepRound {
+    pub sizes: Vec<usize>,
+    pub runs: Vec<DesignRun>,
+}
+
+impl SweepRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.runs
+            .iter()
+            .filter_map(|r| {
+                let v = r.reading()?;
+                Some(Reading::new(
+                    sweep_key(r.design, r.flavour, r.n),
+                    Unit::Nanos,
+                    v,
+                ))
+            })
+            .collect()
+    }
+}
+
+/// One run to make: a design, a runtime, a number of timeouts.
+#[derive(Debug, Clone, Copy)]
+struct Spec {
+    design: Design,
+    flavour: Flavour,
+    n: usize,
+}
+
+/// Runs the specs of one round in the round's rotated order. Each run stops at its own
+/// bound or at the round's deadline, whichever comes first; a run that could not
+/// handle every expiry by then leaves a note and the round goes on. Runs come back in
+/// the specs' order, so every round's data reads alike.
+fn run_round(ctx: &mut Ctx, specs: &[Spec], keep_dist: bool) -> Vec<DesignRun> {
+    let after = Duration::from_millis(ctx.int(&TIMEOUT_MS));
+    let bound = Duration::from_millis(ctx.int(&RUN_BOUND_MS));
+    let order = ctx.rotated(&(0..specs.len()).collect::<Vec<_>>());
+    let mut runs: Vec<Option<DesignRun>> = vec![None; specs.len()];
+    for i in order {
+        let Spec { design, flavour, n } = specs[i];
+        if ctx.past_deadline() {
+            ctx.note(
+                NoteKind::Timeout,
+                "the time bound was reached before every run of a round had started; the missing ones have fewer rounds",
+            );
+            break;
+        }
+        let give_up = (Instant::now() + bound).min(ctx.deadline());
+        match run_design(design, flavour, n, after, give_up) {
+            Ok(run) => {
+                let what = format!(
+                    "{} on the {} runtime with {} timeouts",
+                    design.label(),
+                    flavour.label(),
+                    harness::render::fmt_count(n as u64)
+                );
+                if run.stalled() && Instant::now() >= give_up {
+                    ctx.note(
+                        NoteKind::Timeout,
+                        format!(
+                            "{what} had not handled every expiry when its bound ({} ms, or the round's deadline) came in at least one round; that run has no reading and the round went on",
+                            bound.as_millis()
+                        ),
+                    );
+                } else if run.stalled() {
+                    ctx.note(
+                        NoteKind::Info,
+                        format!(
+                            "{what} stopped before it had handled every expiry in at least one round (its timers ended early); that run has no reading"
+                        ),
+                    );
+                }
+                runs[i] = Some(DesignRun::new(&run, keep_dist));
+            }
+            Err(e) => ctx.note(
+                NoteKind::Info,
+                format!(
+                    "{} on the {} runtime could not run: {e:#}",
+                    design.label(),
+                    flavour.label()
+                ),
+            ),
+        }
+    }
+    runs.into_iter().flatten().collect()
+}
+
+fn designs(ctx: &mut Ctx) -> anyhow::Result<DesignsRound> {
+    let n = ctx.count(&TIMEOUTS);
+    let specs: Vec<Spec> = Flavour::ALL
+        .into_iter()
+        .flat_map(|flavour| {
+            Design::ALL
+                .into_iter()
+                .map(move |design| Spec { design, flavour, n })
+        })
+        .collect();
+    Ok(DesignsRound {
+        runs: run_round(ctx, &specs, true),
+    })
+}
+
+/// N = 1, 10, 100, … up to `largest` (and `largest` itself if it is no power of ten).
+pub fn sizes(largest: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(10))
+        .take_while(|n| *n <= largest)
+        .collect();
+    if v.last() != Some(&largest) {
+        v.push(largest);
+    }
+    v
+}
+
+fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
+    let sizes = sizes(ctx.count(&LARGEST));
+    let mut specs = Vec::new();
+    for &n in &sizes {
+        for flavour in Flavour::ALL {
+            for design in SWEPT {
+                specs.push(Spec { design, flavour, n });
+            }
+        }
+    }
+    Ok(SweepRound {
+        runs: run_round(ctx, &specs, false),
+        sizes,
+    })
+}
+
+/// The write-up's unit check, as one round: `checks` extended timeouts, one after the
+/// other, on a current-thread runtime as `#[tokio::test]` builds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UnitRound {
+    /// Creation → expiry of each check, ns.
+    pub fired_ns: Vec<f64>,
+    pub low_ms: u64,
+    pub high_ms: u64,
+}
+
+pub const UNIT_FIRST: Duration = Duration::from_millis(20);
+pub const UNIT_EXTRA: Duration = Duration::from_millis(20);
+pub const UNIT_WINDOW_MS: (u64, u64) = (36, 44);
+
+impl UnitRound {
+    fn readings(&self) -> Vec<Reading> {
+        let s = sorted(self.fired_ns.iter().copied());
+        if s.is_empty() {
+            return Vec::new();
+        }
+        vec![Reading::new("fired after", Unit::Nanos, median_sorted(&s))]
+    }
+
+    /// (inside the window, too early, too late).
+    pub fn verdicts(&self) -> (usize, usize, usize) {
+        let (lo, hi) = (self.low_ms as f64 * 1e6, self.high_ms as f64 * 1e6);
+        let inside = self
+            .fired_ns
+            .iter()
+            .filter(|f| **f > lo && **f < hi)
+            .count();
+        let early = self.fired_ns.iter().filter(|f| **f <= lo).count();
+        (inside, early, self.fired_ns.len() - inside - early)
+    }
+}
+
+fn unit_check(ctx: &mut Ctx) -> anyhow::Result<UnitRound> {
+    let checks = ctx.count(&CHECKS);
+    let rt = Flavour::CurrentThread.runtime()?;
+    let mut fired_ns = Vec::with_capacity(checks);
+    for _ in 0..checks {
+        let give_up = (Instant::now() + Duration::from_secs(2)).min(ctx.deadline());
+        let check = rt.block_on(async {
+            tokio::time::timeout_at(give_up.into(), extended_timeout(UNIT_FIRST, UNIT_EXTRA)).await
+        });
+        match check {
+            Ok(fired) => fired_ns.push(ns(fired)),
+            Err(_) => {
+                ctx.note(
+                    NoteKind::Timeout,
+                    "a check did not fire within 2 s (or the round's deadline); the round kept the checks before it",
+                );
+                break;
+            }
+        }
+    }
+    Ok(UnitRound {
+        fired_ns,
+        low_ms: UNIT_WINDOW_MS.0,
+        high_ms: UNIT_WINDOW_MS.1,
+    })
+}
