@@ -1,3 +1,5 @@
+//! `short-sleeps list | run | table NAME | plot NAME` — see `--help`.
+
 fn main() -> std::process::ExitCode {
     harness::cli::main(&short_sleeps::CHAPTER)
 }

@@ -1,134 +1,264 @@
-//! The chapter's tables and plots.
+//! How the chapter's results are shown: Markdown tables, sentences decided by the
+//! intervals, the write-up's numbers beside the reader's, and an SVG plot. Every
+//! figure is a median over rounds with its 95 % interval; tails pool every sleep of
+//! every round and are shown only where enough sleeps support them.
 
-use crate::{CallRow, CallsData, Mode, Slack, SweepData};
-use harness::plot::{Axis, Plot, Series, Unit};
+use crate::experiments::{CALLS_EXP, CallsRound, SWEEP_EXP, SweepRound, plan, sweep_key};
+use crate::{Mode, Sample, Slack, VARIANTS, fmt_request, fmt_slack, key, sweep_requests};
+use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::{self, RefMachine, Source};
-use harness::render::{Table, fmt_count, fmt_ns, fmt_ratio};
-use harness::{MeanCi, Record};
+use harness::render::{
+    Better, Table, compare_sentence, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate,
+    fmt_ratio_estimate,
+};
+use harness::stats::{P99_MIN_SAMPLES, Verdict, verdict};
+use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
-use std::collections::BTreeMap;
 
-/// "12.3 µs ± 45.6 ns"
-pub fn fmt_mean_ci(m: &MeanCi) -> String {
-    format!("{} ± {}", fmt_ns(m.mean), fmt_ns(m.half_width))
+pub static CALLS: View<CallsRound> = View::table("calls", &CALLS_EXP, calls_table);
+pub static SLACK: View<CallsRound> = View::table("slack", &CALLS_EXP, slack_table).brief();
+pub static FINDINGS: View<CallsRound> = View::table("findings", &CALLS_EXP, findings).brief();
+pub static REFERENCE: View<CallsRound> =
+    View::table("reference", &CALLS_EXP, reference_table).brief();
+pub static REFERENCE_YOURS: View<CallsRound> =
+    View::table("reference-yours", &CALLS_EXP, reference_yours_table).brief();
+pub static SWEEP_PLOT: View<SweepRound> = View::plot("sweep", &SWEEP_EXP, sweep_plot);
+pub static SWEEP_TABLE: View<SweepRound> = View::table("sweep", &SWEEP_EXP, sweep_table).brief();
+pub static SWEEP_TAILS: View<SweepRound> =
+    View::table("sweep-tails", &SWEEP_EXP, sweep_tails_table).brief();
+pub static SWEEP_CPU: View<SweepRound> =
+    View::table("sweep-cpu", &SWEEP_EXP, sweep_cpu_table).brief();
+
+/// The low slack the result was measured with (1 ns unless set).
+fn low_slack<R>(r: &Results<R>) -> u64 {
+    r.param("low_slack_ns").map_or(1, |v| v as u64)
 }
 
-fn per_call_cell(row: &CallRow) -> String {
-    match (&row.per_call, &row.error) {
-        (_, Some(e)) => format!("unavailable: {e}"),
-        (Some(m), None) => fmt_mean_ci(m),
-        (None, None) => "not measured (time bound)".into(),
-    }
+fn param_count<R>(r: &Results<R>, name: &str) -> String {
+    r.param(name)
+        .map_or_else(|| "?".into(), |v| fmt_count(v as u64))
 }
 
-fn runs_cell(row: &CallRow) -> String {
-    let reps = row.per_call.map(|m| m.n).unwrap_or(0);
-    format!("{} × {reps}", fmt_count(u64::from(row.calls)))
+// ---------------------------------------------------------------------------------
+// `calls`
+// ---------------------------------------------------------------------------------
+
+/// Median over rounds of a per-loop value of one cell.
+fn per_loop(
+    r: &Results<CallsRound>,
+    key: &str,
+    f: impl Fn(&Sample) -> Option<f64>,
+) -> Option<Estimate> {
+    r.estimate_of(|round| round.find(key).and_then(|l| f(&l.sample)))
 }
 
-fn frac(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into())
+/// A count per call, to two decimals.
+fn per_call_count(e: Option<Estimate>) -> String {
+    e.map_or_else(|| "–".into(), |e| format!("{:.2}", e.median))
 }
 
-pub fn calls_table(record: &Record) -> anyhow::Result<String> {
-    let data: CallsData = record.data()?;
+/// The timer slack the rounds found on the measuring thread: one value, or a range.
+fn thread_slack(r: &Results<CallsRound>) -> Option<String> {
+    let v: Vec<u64> = r.data().filter_map(|x| x.thread_slack_ns).collect();
+    let (lo, hi) = (*v.iter().min()?, *v.iter().max()?);
+    Some(if lo == hi {
+        fmt_slack(lo)
+    } else {
+        format!("{}–{}", fmt_slack(lo), fmt_slack(hi))
+    })
+}
+
+/// Every variant with the thread's own slack: time, CPU and context switches per call.
+fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
     let mut t = Table::new([
         "call",
-        "argument",
-        "calls × repetitions",
-        "time per call (mean ± 99.9 % CI)",
+        "time per call",
         "CPU per call",
-        "blocked per call",
-        "preempted per call",
+        "blocked",
+        "preempted",
     ]);
-    for row in data.rows.iter().filter(|r| r.slack == Slack::Default) {
+    for v in VARIANTS {
+        let k = v.call.name();
+        let Some(e) = r.estimate(&k) else {
+            t.row([k, "not measured (see the notes)".into()]);
+            continue;
+        };
         t.row([
-            row.label.clone(),
-            row.arg.label().to_string(),
-            runs_cell(row),
-            per_call_cell(row),
-            row.cpu_per_call
-                .map(|m| fmt_ns(m.mean))
-                .unwrap_or_else(|| "–".into()),
-            frac(row.voluntary_per_call),
-            frac(row.involuntary_per_call),
+            k.clone(),
+            fmt_estimate(&e, Unit::Nanos),
+            fmt_opt_estimate(per_loop(r, &k, |s| s.cpu_ns), Unit::Nanos),
+            per_call_count(per_loop(r, &k, |s| s.voluntary)),
+            per_call_count(per_loop(r, &k, |s| s.involuntary)),
         ]);
     }
-    let mut out = t.to_markdown();
-    out.push_str(
-        "\n*Blocked* and *preempted* count the measuring thread's voluntary and involuntary \
-         context switches per call (`getrusage`); a call that really slept blocks about once.\n",
+    anyhow::ensure!(
+        r.rounds.iter().any(|x| !x.data.loops.is_empty()),
+        "no variant could run on this machine"
     );
-    Ok(out)
+    Ok(format!(
+        "{}\nEach round times one loop of every call: {} calls per loop, {} for the calls \
+         that take milliseconds (the 1 ms sleeps and tokio's). *Time per call* and *CPU per \
+         call* (the measuring thread's own CPU time) are medians over the {} rounds, with \
+         their 95 % intervals in brackets. *Blocked* and *preempted* are the thread's \
+         voluntary and involuntary context switches per call (`getrusage`), medians over the \
+         rounds: a call that really slept blocked about once.\n",
+        t.to_markdown(),
+        param_count(r, "calls"),
+        param_count(r, "slow_calls"),
+        r.rounds.len()
+    ))
 }
 
-pub fn slack_table(record: &Record) -> anyhow::Result<String> {
-    let data: CallsData = record.data()?;
-    if !cfg!(target_os = "linux") {
+/// The sleeping variants with the thread's slack and with the low slack, and the
+/// per-round ratio where the two intervals are apart.
+fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
+    if !crate::experiments::LOW_SLACK_HERE {
         return Ok(
-            "Timer slack is a Linux feature (`prctl(PR_SET_TIMERSLACK)`); this OS has nothing \
-             to compare.\n"
+            "Timer slack is a Linux feature (`prctl(PR_SET_TIMERSLACK)`); this system \
+                   has no such setting, so there is nothing to compare.\n"
                 .into(),
         );
     }
-    let default = data
-        .thread_slack_ns
-        .map(|ns| format!("default slack ({})", fmt_ns(ns as f64)))
-        .unwrap_or_else(|| "default slack".into());
+    let low = low_slack(r);
+    let default = thread_slack(r).map_or_else(
+        || "default slack".to_string(),
+        |s| format!("default slack ({s})"),
+    );
     let mut t = Table::new([
         "call".to_string(),
-        "argument".to_string(),
         default,
-        "slack 1 ns".to_string(),
-        "default ÷ 1 ns".to_string(),
+        format!("slack {}", fmt_slack(low)),
+        "default ÷ low".to_string(),
     ]);
-    let key = |r: &CallRow| (r.id.clone(), r.slack);
-    let by: BTreeMap<(String, Slack), &CallRow> = data.rows.iter().map(|r| (key(r), r)).collect();
-    for row in data
-        .rows
-        .iter()
-        .filter(|r| r.slack == Slack::Default && r.sleeps)
-    {
-        let Some(min) = by.get(&(row.id.clone(), Slack::OneNs)) else {
+    for v in VARIANTS.iter().filter(|v| v.call.sleeps()) {
+        let (dk, lk) = (
+            key(v.call, Slack::Default, low),
+            key(v.call, Slack::Low, low),
+        );
+        let (Some(de), Some(le)) = (r.estimate(&dk), r.estimate(&lk)) else {
             continue;
         };
-        let ratio = match (row.per_call, min.per_call) {
-            (Some(a), Some(b)) => harness::stats::speedup(a.mean, b.mean),
-            _ => None,
+        let ratio = match verdict(&de, &le) {
+            Verdict::Unclear => "no clear difference".to_string(),
+            _ => r
+                .ratio(&dk, &lk)
+                .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x)),
         };
         t.row([
-            row.label.clone(),
-            row.arg.label().to_string(),
-            per_call_cell(row),
-            per_call_cell(min),
-            fmt_ratio(ratio),
+            v.call.name(),
+            fmt_estimate(&de, Unit::Nanos),
+            fmt_estimate(&le, Unit::Nanos),
+            ratio,
         ]);
     }
-    let mut out = String::new();
-    if let Some(p) = data.proc_slack_ns {
-        out.push_str(&format!(
-            "`/proc/self/timerslack_ns` reads {} on this machine.\n\n",
-            fmt_ns(p as f64)
+    anyhow::ensure!(
+        !t.is_empty(),
+        "no sleeping call ran with both slack settings"
+    );
+    Ok(format!(
+        "{}\nBoth columns come from the same rounds: each round runs every call once with the \
+         thread's slack and once after `prctl(PR_SET_TIMERSLACK, {low})`. *Default ÷ low* is \
+         the median of the rounds' own ratios, with its interval; where the two columns' \
+         intervals overlap it says so instead.\n",
+        t.to_markdown()
+    ))
+}
+
+/// A sentence's first letter in upper case (a sentence that starts with code stays).
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// A call's name as a sentence shows it: in code type, except the empty loop.
+fn code(call: &str) -> String {
+    if call == "empty loop" {
+        "the empty loop".into()
+    } else {
+        format!("`{call}`")
+    }
+}
+
+/// The comparisons the page draws: (key a, key b, name a, name b). Pairs whose keys
+/// this system does not measure are left out when the findings are written.
+pub fn finding_pairs(low: u64) -> Vec<(String, String, String, String)> {
+    let s = fmt_slack(low);
+    let slack = |call: &str| {
+        (
+            format!("{call} · slack {s}"),
+            call.to_string(),
+            format!("{} with slack {s}", code(call)),
+            format!("{} with the default slack", code(call)),
+        )
+    };
+    let plain = |a: &str, b: &str| (a.to_string(), b.to_string(), code(a), code(b));
+    vec![
+        slack("nanosleep(1 ns)"),
+        slack("timerfd re-armed (1 ns)"),
+        slack("timerfd per call (1 ns)"),
+        slack("timerfd interval (1 ns)"),
+        (
+            "timerfd re-armed (1 ns)".to_string(),
+            "nanosleep(1 ns)".to_string(),
+            code("timerfd re-armed (1 ns)"),
+            format!("{} with the default slack", code("nanosleep(1 ns)")),
+        ),
+        (
+            format!("timerfd re-armed (1 ns) · slack {s}"),
+            format!("nanosleep(1 ns) · slack {s}"),
+            format!("{} with slack {s}", code("timerfd re-armed (1 ns)")),
+            format!("{} with slack {s}", code("nanosleep(1 ns)")),
+        ),
+        plain("nanosleep(0)", "nanosleep(1 ns)"),
+        plain("sched_yield()", "yield_now()"),
+        plain("pselect(0)", "sched_yield()"),
+        plain("thread::sleep(0)", "nanosleep(0)"),
+        plain("thread::sleep(0)", "empty loop"),
+        plain("Sleep(0)", "SleepEx(0, FALSE)"),
+        plain("Sleep(0)", "yield_now()"),
+        plain("tokio::time::sleep(1 ms)", "thread::sleep(1 ms)"),
+    ]
+}
+
+/// Sentences decided by the intervals: what this run shows, and what it cannot tell.
+fn findings(r: &Results<CallsRound>) -> anyhow::Result<String> {
+    let mut out = Vec::new();
+    for (a, b, an, bn) in finding_pairs(low_slack(r)) {
+        let (Some(ae), Some(be)) = (r.estimate(&a), r.estimate(&b)) else {
+            continue;
+        };
+        out.push(compare_sentence(
+            (&an, &ae),
+            (&bn, &be),
+            r.ratio(&a, &b).as_ref(),
+            Better::Lower,
         ));
     }
-    out.push_str(&t.to_markdown());
-    Ok(out)
+    anyhow::ensure!(!out.is_empty(), "no pair of calls has results to compare");
+    Ok(out
+        .iter()
+        .map(|s| format!("- {}.\n", capitalise(s)))
+        .collect())
 }
 
 // ---------------------------------------------------------------------------------
 // The write-up's numbers
 // ---------------------------------------------------------------------------------
 
+/// A value as the write-up published it: a central value and the half-width of its
+/// 99.9 % confidence interval, per call or (with `per`) per loop of that many calls.
 #[derive(Debug, Clone, Deserialize)]
 pub struct RefValue {
     pub mean: f64,
     pub ci: f64,
-    /// Published per loop of this many calls (divide to get per call).
     #[serde(default)]
     pub per: Option<f64>,
 }
 
 impl RefValue {
+    /// Per call: as published, or divided by the loop's calls (our division).
     pub fn per_call(&self) -> (f64, f64) {
         let d = self.per.unwrap_or(1.0);
         (self.mean / d, self.ci / d)
@@ -144,6 +274,17 @@ pub struct RefRow {
     pub macos: Option<RefValue>,
 }
 
+impl RefRow {
+    pub fn on(&self, os: &str) -> Option<&RefValue> {
+        match os {
+            "linux" => self.linux.as_ref(),
+            "macos" => self.macos.as_ref(),
+            "windows" => self.windows.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct RefData {
     pub source: Source,
@@ -157,168 +298,300 @@ pub fn reference_data() -> anyhow::Result<RefData> {
     reference::parse(REFERENCE_TOML)
 }
 
-/// The reader's OS as the reference data names it.
-pub fn this_os() -> Option<&'static str> {
+/// The reader's OS as the reference data names it, and as a column header.
+pub fn this_os() -> Option<(&'static str, &'static str)> {
     if cfg!(target_os = "linux") {
-        Some("linux")
+        Some(("linux", "Linux 4.1"))
     } else if cfg!(target_os = "macos") {
-        Some("macos")
+        Some(("macos", "OS X 10.10"))
     } else if cfg!(windows) {
-        Some("windows")
+        Some(("windows", "Windows 10"))
     } else {
         None
     }
 }
 
-fn fmt_ref(v: &Option<RefValue>) -> String {
-    match v {
-        None => "–".into(),
-        Some(v) => {
+fn fmt_ref(v: Option<&RefValue>) -> String {
+    v.map_or_else(
+        || "–".into(),
+        |v| {
             let (m, ci) = v.per_call();
             format!("{} ± {}", fmt_ns(m), fmt_ns(ci))
-        }
-    }
+        },
+    )
 }
 
-pub fn reference_table(record: &Record) -> anyhow::Result<String> {
-    let data: CallsData = record.data()?;
+fn ref_attribution(refs: &RefData) -> String {
+    let machines: Vec<&RefMachine> = refs.machines.iter().collect();
+    reference::attribution(&refs.source, &machines)
+}
+
+/// The write-up's per-call numbers on its three systems, as published.
+fn reference_table(_: &Results<CallsRound>) -> anyhow::Result<String> {
     let refs = reference_data()?;
-    let os = this_os();
-    let yours: BTreeMap<&str, &CallRow> = data
-        .rows
-        .iter()
-        .filter(|r| r.slack == Slack::Default)
-        .map(|r| (r.id.as_str(), r))
-        .collect();
-    let mut t = Table::new([
-        "call",
-        "theirs: Windows 10",
-        "theirs: Linux 4.1",
-        "theirs: OS X 10.10",
-        "yours (this machine)",
-        "yours ÷ theirs (same OS)",
-    ]);
+    let mut t = Table::new(["call (theirs)", "Windows 10", "Linux 4.1", "OS X 10.10"]);
     for row in &refs.rows {
-        let mine = yours.get(row.id.as_str());
-        let theirs = match os {
-            Some("linux") => &row.linux,
-            Some("macos") => &row.macos,
-            Some("windows") => &row.windows,
-            _ => &None,
-        };
-        let ratio = match (mine.and_then(|m| m.per_call), theirs) {
-            (Some(m), Some(t)) => {
-                let (tm, _) = t.per_call();
-                (tm > 0.0).then(|| m.mean / tm)
-            }
-            _ => None,
-        };
         t.row([
             row.label.clone(),
-            fmt_ref(&row.windows),
-            fmt_ref(&row.linux),
-            fmt_ref(&row.macos),
-            mine.map(|m| per_call_cell(m)).unwrap_or_else(|| "–".into()),
-            fmt_ratio(ratio),
+            fmt_ref(row.windows.as_ref()),
+            fmt_ref(row.linux.as_ref()),
+            fmt_ref(row.macos.as_ref()),
         ]);
     }
-    let machines: Vec<&RefMachine> = refs.machines.iter().collect();
-    let mut out = t.to_markdown();
-    out.push('\n');
-    out.push_str(&reference::attribution(&refs.source, &machines));
-    out.push_str(
-        " Their values are per call, mean ± 99.9 % CI; those published per loop of 3,000 \
-         calls are divided by 3,000. A dash means the write-up did not measure it, or this \
-         OS lacks it.\n",
+    Ok(format!(
+        "{}\n{} Each cell is the write-up's value for one call ± the half-width of the 99.9 % \
+         confidence interval it gives; that the value is a mean over its repetitions is our \
+         reading (the write-up does not say how it computed the value or the interval). It \
+         published the empty loop and some zero-length sleeps per loop of 3,000 calls; those \
+         are divided by 3,000 here (our division). A dash: not measured on that system.\n",
+        t.to_markdown(),
+        ref_attribution(&refs)
+    ))
+}
+
+/// Theirs on the reader's OS beside the reader's median, and our ratio of the two.
+fn reference_yours_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
+    let refs = reference_data()?;
+    let Some((os, os_name)) = this_os() else {
+        return Ok(
+            "The write-up measured Windows, Linux and OS X; this system is none of \
+                   them, so there is nothing of theirs to set beside yours.\n"
+                .into(),
+        );
+    };
+    let mut t = Table::new([
+        "call".to_string(),
+        format!("theirs, {os_name}"),
+        "yours".to_string(),
+        "yours ÷ theirs".to_string(),
+    ]);
+    for row in &refs.rows {
+        let (Some(theirs), Some(v)) = (row.on(os), VARIANTS.iter().find(|v| v.id == row.id)) else {
+            continue;
+        };
+        let yours = r.estimate(&v.call.name());
+        let (their_ns, _) = theirs.per_call();
+        let ratio = yours.filter(|_| their_ns > 0.0).map_or_else(
+            || "–".into(),
+            |e| fmt_ratio_estimate(&e.scaled(1.0 / their_ns)),
+        );
+        t.row([
+            v.call.name(),
+            fmt_ref(Some(theirs)),
+            fmt_opt_estimate(yours, Unit::Nanos),
+            ratio,
+        ]);
+    }
+    anyhow::ensure!(
+        !t.is_empty(),
+        "no call here matches one the write-up measured"
     );
-    Ok(out)
+    Ok(format!(
+        "{}\n*Theirs* as in the table above (per call, ± the half-width of their 99.9 % \
+         interval). *Yours*: the median over rounds with its 95 % interval, with the thread's \
+         own slack. *Yours ÷ theirs* is our division of your median and interval by their \
+         value: it mixes differences of hardware, kernel and compiler.\n",
+        t.to_markdown()
+    ))
 }
 
 // ---------------------------------------------------------------------------------
-// The sweep
+// `sweep`
 // ---------------------------------------------------------------------------------
 
-pub fn sweep_table(record: &Record) -> anyhow::Result<String> {
-    let data: SweepData = record.data()?;
-    let modes: Vec<Mode> = Mode::available()
+/// The modes that have at least one result, in their fixed order.
+fn sweep_modes(r: &Results<SweepRound>) -> Vec<Mode> {
+    Mode::available()
         .iter()
         .copied()
-        .filter(|m| data.points.iter().any(|p| p.mode == *m))
-        .collect();
-    let mut headers = vec!["requested".to_string()];
-    for m in &modes {
-        headers.push(format!("{}: mean / p99", m.label()));
-    }
-    headers.push("hybrid: CPU per sleep".into());
-    let mut t = Table::new(headers);
-    let mut requests: Vec<f64> = data.points.iter().map(|p| p.request_ns).collect();
-    requests.sort_by(f64::total_cmp);
-    requests.dedup();
-    for r in requests {
-        let mut cells = vec![fmt_ns(r)];
-        for m in &modes {
-            let cell = data
-                .points
-                .iter()
-                .find(|p| p.mode == *m && p.request_ns == r)
-                .map(|p| format!("{} / {}", fmt_ns(p.actual.mean), fmt_ns(p.actual.p99)))
-                .unwrap_or_else(|| "–".into());
-            cells.push(cell);
-        }
-        cells.push(
-            data.points
-                .iter()
-                .find(|p| p.mode == Mode::Hybrid && p.request_ns == r)
-                .and_then(|p| p.cpu_ns)
-                .map(fmt_ns)
-                .unwrap_or_else(|| "–".into()),
-        );
-        t.row(cells);
-    }
-    let n_min = data.points.iter().map(|p| p.actual.n).min().unwrap_or(0);
-    let n_max = data.points.iter().map(|p| p.actual.n).max().unwrap_or(0);
-    let mut out = t.to_markdown();
-    out.push_str(&format!(
-        "\nEach cell: mean / p99 of the actual length of {}–{} single sleeps. The hybrid \
-         sleeper spins the last {} of every sleep.\n",
-        fmt_count(n_min),
-        fmt_count(n_max),
-        fmt_ns(data.margin_ns)
-    ));
-    Ok(out)
+        .filter(|m| r.data().any(|x| x.points.iter().any(|p| p.mode == *m)))
+        .collect()
 }
 
-fn sweep_plot(record: &Record, p99: bool) -> anyhow::Result<String> {
-    let data: SweepData = record.data()?;
-    let stat = if p99 { "p99" } else { "mean" };
-    let mut plot = Plot::new(
-        format!("Requested vs actual sleep ({stat})"),
-        "requested (log scale)",
-        format!("actual, {stat} (log scale)"),
-    )
-    .x(Axis::Log, Unit::Nanos)
-    .y(Axis::Log, Unit::Nanos);
-    let mut requests: Vec<f64> = data.points.iter().map(|p| p.request_ns).collect();
-    requests.sort_by(f64::total_cmp);
-    requests.dedup();
-    for m in Mode::available() {
-        let pts: Vec<(f64, f64)> = data
-            .points
-            .iter()
-            .filter(|p| p.mode == *m)
-            .map(|p| (p.request_ns, if p99 { p.actual.p99 } else { p.actual.mean }))
-            .collect();
-        plot = plot.series(Series::new(m.label(), pts));
+fn request_ns() -> Vec<f64> {
+    sweep_requests()
+        .iter()
+        .map(|d| d.as_nanos() as f64)
+        .collect()
+}
+
+/// Every round's lateness at one point, pooled.
+fn pooled(r: &Results<SweepRound>, mode: Mode, request_ns: f64) -> Dist {
+    let mut d = Dist::new();
+    for round in r.data() {
+        if let Some(p) = round.find(mode, request_ns) {
+            d.merge(&p.late);
+        }
     }
-    let ideal = requests.iter().map(|&r| (r, r)).collect();
-    plot = plot.series(Series::new("requested (ideal)", ideal).line_only());
+    d
+}
+
+fn request_label(ns: f64) -> String {
+    fmt_request(std::time::Duration::from_nanos(ns as u64))
+}
+
+/// Median lateness per round against the request, with the intervals as bars.
+fn sweep_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let low = low_slack(r);
+    let mut plot = Plot::new(
+        "how late a sleep ends, by the length asked for",
+        "requested length (log scale; bars: 95 % intervals over rounds)",
+        "median lateness per round (log scale)",
+    )
+    .x(Axis::Log, PlotUnit::Nanos)
+    .y(Axis::Log, PlotUnit::Nanos);
+    for m in sweep_modes(r) {
+        let points = request_ns()
+            .into_iter()
+            .filter_map(|q| Some((q, r.estimate(&sweep_key(m, q, low))?)))
+            .collect();
+        plot = plot.series(Series::estimates(m.label(low), points));
+    }
     plot.to_svg()
 }
 
-pub fn sweep_mean_plot(record: &Record) -> anyhow::Result<String> {
-    sweep_plot(record, false)
+/// Median lateness per round, with intervals, one column per way of sleeping.
+fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let low = low_slack(r);
+    let modes = sweep_modes(r);
+    anyhow::ensure!(!modes.is_empty(), "no way of sleeping has a result");
+    let mut headers = vec!["requested".to_string()];
+    headers.extend(modes.iter().map(|m| m.label(low)));
+    let mut t = Table::new(headers);
+    for q in request_ns() {
+        let mut row = vec![request_label(q)];
+        row.extend(
+            modes
+                .iter()
+                .map(|m| fmt_opt_estimate(r.estimate(&sweep_key(*m, q, low)), Unit::Nanos)),
+        );
+        t.row(row);
+    }
+    Ok(format!(
+        "{}\nHow late each sleep ended (actual − requested): in each round, the median over \
+         that round's sleeps of one length; in the table, the median over the {} rounds with \
+         its 95 % interval.\n",
+        t.to_markdown(),
+        r.rounds.len()
+    ))
 }
 
-pub fn sweep_p99_plot(record: &Record) -> anyhow::Result<String> {
-    sweep_plot(record, true)
+/// The pooled tail of the lateness: p99 where every point of a row pooled at least
+/// 1,000 sleeps, the maximum otherwise (the row says which).
+fn sweep_tails_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let low = low_slack(r);
+    let modes = sweep_modes(r);
+    anyhow::ensure!(!modes.is_empty(), "no way of sleeping has a result");
+    let mut headers = vec!["requested · tail".to_string()];
+    headers.extend(modes.iter().map(|m| m.label(low)));
+    let mut t = Table::new(headers);
+    let (mut fewest, mut most) = (u64::MAX, 0u64);
+    for q in request_ns() {
+        let dists: Vec<Dist> = modes.iter().map(|m| pooled(r, *m, q)).collect();
+        let n = dists.iter().map(Dist::len).min().unwrap_or(0);
+        if n == 0 {
+            continue;
+        }
+        fewest = fewest.min(n);
+        most = most.max(dists.iter().map(Dist::len).max().unwrap_or(0));
+        let p99 = n >= P99_MIN_SAMPLES;
+        let mut row = vec![format!(
+            "{} · {}",
+            request_label(q),
+            if p99 { "p99" } else { "max" }
+        )];
+        row.extend(dists.iter().map(|d| {
+            d.summary().map_or_else(
+                || "–".into(),
+                |s| fmt_ns(if p99 { s.p99.unwrap_or(s.max) } else { s.max }),
+            )
+        }));
+        t.row(row);
+    }
+    anyhow::ensure!(!t.is_empty(), "no point has a sleep to pool");
+    Ok(format!(
+        "{}\nThe tail of the lateness, pooling every sleep of every round: from {} sleeps per \
+         point (long requests) to {} (short ones). A row shows the 99th percentile where each \
+         of its points pooled at least 1,000 sleeps, and the maximum where any pooled fewer.\n",
+        t.to_markdown(),
+        fmt_count(fewest),
+        fmt_count(most)
+    ))
+}
+
+/// What accuracy costs: the measuring thread's CPU time per sleep, native and hybrid.
+fn sweep_cpu_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let low = low_slack(r);
+    let shown = [Mode::Sleep, Mode::Hybrid];
+    let mut headers = vec!["requested".to_string()];
+    headers.extend(
+        shown
+            .iter()
+            .map(|m| format!("{}: CPU per sleep", m.label(low))),
+    );
+    let mut t = Table::new(headers);
+    for q in request_ns() {
+        let mut row = vec![request_label(q)];
+        row.extend(shown.iter().map(|m| {
+            fmt_opt_estimate(
+                r.estimate_of(|x| x.find(*m, q).and_then(|p| p.cpu_ns)),
+                Unit::Nanos,
+            )
+        }));
+        t.row(row);
+    }
+    let margin = r.estimate_of(|x| Some(x.margin_ns));
+    Ok(format!(
+        "{}\nThe measuring thread's CPU time per sleep: in each round the mean over that \
+         round's sleeps of one length, here the median over rounds with its 95 % interval. \
+         The hybrid sleeper spins, yielding, through the last {} of every sleep (its margin, \
+         calibrated in each round's process; the median over rounds).\n",
+        t.to_markdown(),
+        margin.map_or_else(|| "–".into(), |m| fmt_ns(m.median))
+    ))
+}
+
+/// The keys every view of `calls` may read, for tests: those of the plan.
+pub fn calls_keys(low: u64) -> Vec<String> {
+    plan().iter().map(|(v, s)| key(v.call, *s, low)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_data_parses_and_divides_per_loop_values() {
+        let refs = reference_data().unwrap();
+        let gt = refs.rows.iter().find(|r| r.id == "ground-truth").unwrap();
+        let (m, ci) = gt.linux.as_ref().unwrap().per_call();
+        assert!((m - 604.0 / 3000.0).abs() < 1e-9 && (ci - 44.0 / 3000.0).abs() < 1e-9);
+        assert_eq!(fmt_ref(gt.linux.as_ref()), "0.201 ns ± 0.0147 ns");
+        assert_eq!(fmt_ref(None), "–");
+    }
+
+    #[test]
+    fn findings_name_only_keys_the_plan_measures_or_other_systems_do() {
+        let keys = calls_keys(1);
+        let mut missing = Vec::new();
+        for (a, b, ..) in finding_pairs(1) {
+            for k in [a, b] {
+                if !keys.contains(&k) {
+                    missing.push(k);
+                }
+            }
+        }
+        if cfg!(target_os = "linux") {
+            // Only the Windows calls are absent on Linux.
+            assert!(
+                missing
+                    .iter()
+                    .all(|k| k.starts_with("Sleep") || k.starts_with("SleepEx")),
+                "{missing:?}"
+            );
+        }
+        assert_eq!(capitalise("there is"), "There is");
+        assert_eq!(capitalise("`pselect(0)` is"), "`pselect(0)` is");
+        assert_eq!(code("empty loop"), "the empty loop");
+    }
 }

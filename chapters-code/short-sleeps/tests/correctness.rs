@@ -1,7 +1,14 @@
-//! Correctness of the chapter's building blocks: counts, errors, the OS wrappers and
-//! the views. Nothing here asserts speed; the only time checks are lower bounds (a
-//! sleep never returns before it was asked to).
+//! Correctness of the chapter's building blocks: counts, bounds, errors, the OS
+//! wrappers, whole rounds and every view. Nothing here asserts speed; the only time
+//! checks are lower bounds (a sleep never returns before it was asked to) and bounds
+//! that must hold (a loop or a point stops at its limit).
 
+use harness::machine::Machine;
+use harness::noise::Noise;
+use harness::params::{Override, resolve};
+use harness::record::{FORMAT, Provenance, Record, RoundRecord, Status};
+use harness::{AnyExperiment, Ctx, Profile, ViewKind};
+use short_sleeps::experiments::{CALLS_EXP, SWEEP_EXP, plan};
 use short_sleeps::*;
 use std::cell::Cell;
 use std::io;
@@ -16,6 +23,7 @@ fn per_call_makes_exactly_the_calls_asked_for() {
     })
     .unwrap();
     assert_eq!(count.get(), 3_000);
+    assert_eq!(s.calls, 3_000);
     assert!(s.ns >= 0.0 && s.ns.is_finite());
 }
 
@@ -38,23 +46,37 @@ fn per_call_stops_at_the_first_error_and_returns_it() {
 #[test]
 fn every_variant_runs_a_few_calls() {
     for v in VARIANTS {
-        let n = if v.slow { 2 } else { 5 };
-        let s = (v.run)(n).unwrap_or_else(|e| panic!("{} failed: {e}", v.id));
+        let n = if v.call.slow() { 2 } else { 5 };
+        let s = run_loop(v.call, n).unwrap_or_else(|e| panic!("{} failed: {e}", v.id));
+        assert_eq!(s.calls, n, "{}", v.id);
         assert!(s.ns.is_finite() && s.ns >= 0.0, "{}: {s:?}", v.id);
     }
 }
 
 #[test]
+fn a_loop_that_would_outrun_its_bound_makes_fewer_calls() {
+    // 1,000 sleeps of 1 ms cannot fit in 30 ms: the probe sees it and the loop shrinks.
+    let start = Instant::now();
+    let s = bounded_loop(Call::StdSleep(MS1), None, 1_000, Duration::from_millis(30)).unwrap();
+    assert!(s.calls >= 1 && s.calls <= 30, "{s:?}");
+    assert!(start.elapsed() < Duration::from_millis(500));
+    // A loop that fits makes every call.
+    let s = bounded_loop(Call::Nothing, None, 1_000, Duration::from_secs(1)).unwrap();
+    assert_eq!(s.calls, 1_000);
+}
+
+#[test]
 fn tokio_sleep_waits_at_least_what_was_asked() {
     let start = Instant::now();
-    tokio_sleep(3, Duration::from_millis(1)).unwrap();
+    let s = tokio_sleep(3, MS1).unwrap();
     assert!(start.elapsed() >= Duration::from_millis(3));
+    assert!(s.ns >= 1e6, "{s:?}");
 }
 
 #[test]
 fn hybrid_sleep_never_returns_early() {
     for request in [Duration::from_micros(1), Duration::from_micros(300)] {
-        for margin in [Duration::from_micros(10), Duration::from_millis(1)] {
+        for margin in [Duration::from_micros(10), MS1] {
             let start = Instant::now();
             hybrid_sleep(request, margin);
             assert!(start.elapsed() >= request);
@@ -65,17 +87,42 @@ fn hybrid_sleep_never_returns_early() {
 }
 
 #[test]
+fn timed_sleeps_are_never_early_and_stop_at_their_bound() {
+    let request = Duration::from_micros(200);
+    let far = Instant::now() + Duration::from_secs(10);
+    for &mode in Mode::available() {
+        let t = timed_sleeps(mode, request, Duration::from_micros(50), 4, far).unwrap();
+        assert_eq!(t.len(), 4, "{mode:?}");
+        assert!(t.iter().all(|x| x.actual >= request), "{mode:?}: {t:?}");
+    }
+    let now = Instant::now();
+    let t = timed_sleeps(Mode::Sleep, request, request, 1_000, now).unwrap();
+    assert!(t.is_empty(), "a bound already past takes no sleep");
+}
+
+#[test]
 fn sweep_requests_span_1us_to_10ms() {
     let r = sweep_requests();
     assert_eq!(r.first(), Some(&Duration::from_micros(1)));
     assert_eq!(r.last(), Some(&Duration::from_millis(10)));
     assert_eq!(r.len(), 13);
     assert!(r.windows(2).all(|w| w[0] < w[1]));
-    let budget = Duration::from_millis(30);
-    assert_eq!(sweep_count(Duration::from_micros(1), budget, 20, 300), 300);
-    assert_eq!(sweep_count(Duration::from_millis(10), budget, 20, 300), 20);
-    assert_eq!(sweep_count(Duration::from_millis(1), budget, 20, 300), 30);
-    assert_eq!(sweep_count(Duration::ZERO, budget, 20, 300), 300);
+}
+
+#[test]
+fn the_registry_is_consistent_and_headlines_name_planned_readings() {
+    CHAPTER.check().unwrap();
+    let keys: Vec<String> = plan().iter().map(|(v, s)| key(v.call, *s, 1)).collect();
+    for h in CHAPTER.headlines {
+        let here = keys.iter().any(|k| k == h.reading);
+        // The low-slack headline exists only where timer slack does.
+        assert!(
+            here || (!cfg!(target_os = "linux") && h.reading.contains("slack")),
+            "{} reads `{}`, which no round gives",
+            h.name,
+            h.reading
+        );
+    }
 }
 
 #[cfg(unix)]
@@ -96,6 +143,7 @@ mod unix {
         os::nanosleep(Duration::ZERO).unwrap();
         os::pselect(Duration::ZERO).unwrap();
         os::sched_yield().unwrap();
+        assert!(os::context_switches().is_some());
     }
 
     #[test]
@@ -121,7 +169,7 @@ mod linux {
     #[test]
     fn timerfd_one_shot_fires_once_and_then_refuses_to_block_forever() {
         let t = os::TimerFd::new().unwrap();
-        let d = Duration::from_millis(1);
+        let d = MS1;
         let start = Instant::now();
         t.set_oneshot(d).unwrap();
         assert_eq!(t.wait().unwrap(), 1);
@@ -130,17 +178,14 @@ mod linux {
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
         assert!(err.to_string().contains("not armed"), "{err}");
         // Re-arming makes it usable again.
-        t.set_oneshot(Duration::from_nanos(1)).unwrap();
+        t.set_oneshot(NS1).unwrap();
         assert_eq!(t.wait().unwrap(), 1);
     }
 
     #[test]
     fn timerfd_rejects_zero_which_would_disarm_it() {
         let t = os::TimerFd::new().unwrap();
-        for r in [
-            t.set_oneshot(Duration::ZERO),
-            t.set_interval(Duration::ZERO),
-        ] {
+        for r in [t.set_oneshot(ZERO), t.set_interval(ZERO)] {
             let err = r.unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
             assert!(err.to_string().contains("zero"), "{err}");
@@ -174,8 +219,8 @@ mod linux {
             let other = std::thread::spawn(|| os::timer_slack().unwrap());
             // A new thread inherits the slack at creation: 1 here.
             assert_eq!(other.join().unwrap(), 1);
-            with_min_slack(|| {
-                assert_eq!(os::timer_slack().unwrap(), 1);
+            with_slack(7, || {
+                assert_eq!(os::timer_slack().unwrap(), 7);
                 Ok(())
             })
             .unwrap();
@@ -198,182 +243,166 @@ mod linux {
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
         assert_eq!(os::timer_slack().unwrap(), before);
     }
+
+    #[test]
+    fn a_low_slack_loop_runs_with_that_slack_and_restores_it() {
+        let before = os::timer_slack().unwrap();
+        let s = bounded_loop(Call::Nanosleep(NS1), Some(1), 20, Duration::from_secs(1)).unwrap();
+        assert_eq!(s.calls, 20);
+        assert_eq!(os::timer_slack().unwrap(), before);
+    }
 }
 
-mod views {
-    use super::*;
-    use harness::record::{Provenance, Status};
-    use harness::{Profile, Record};
-
-    fn record(experiment: &str, data: serde_json::Value) -> Record {
-        Record {
-            chapter: "short-sleeps".into(),
-            experiment: experiment.into(),
-            key: "test".into(),
-            profile: Profile::Quick,
-            provenance: Provenance {
-                machine: harness::machine::Machine::current(),
-                measured_at: "now".into(),
-            },
-            params: vec![],
-            status: Status::Ok,
-            notes: vec![],
-            wall_s: 0.0,
-            data,
-        }
-    }
-
-    fn row(id: &str, slack: Slack, mean: f64, error: Option<&str>) -> CallRow {
-        CallRow {
-            id: id.into(),
-            label: format!("`{id}`"),
-            arg: Arg::OneNs,
-            slack,
-            sleeps: true,
-            calls: 3_000,
-            per_call: error.is_none().then_some(harness::MeanCi {
-                n: 20,
-                mean,
-                stddev: 1.0,
-                half_width: 0.5,
-            }),
-            cpu_per_call: None,
-            voluntary_per_call: Some(1.0),
-            involuntary_per_call: None,
-            error: error.map(String::from),
-        }
-    }
-
-    fn calls_record() -> Record {
-        let data = CallsData {
-            calls: 3_000,
-            slow_calls: 100,
-            reps_planned: 20,
-            reps_done: 20,
-            thread_slack_ns: Some(50_000),
-            proc_slack_ns: Some(50_000),
-            rows: vec![
-                row("nanosleep-1ns", Slack::Default, 80_000.0, None),
-                row("nanosleep-1ns", Slack::OneNs, 10_000.0, None),
-                row(
-                    "timerfd-reuse-1ns",
-                    Slack::Default,
-                    0.0,
-                    Some("no timerfd here"),
-                ),
-            ],
-        };
-        record("calls", serde_json::to_value(data).unwrap())
-    }
-
-    fn view(name: &str) -> &'static harness::View {
-        CHAPTER.views.iter().find(|v| v.name == name).unwrap()
-    }
-
-    #[test]
-    fn calls_table_shows_every_row_and_errors() {
-        let md = (view("calls").render)(&calls_record()).unwrap();
-        assert!(
-            md.contains("| `nanosleep-1ns` | 1 ns | 3,000 × 20 | 80.0 µs ± 0.500 ns |"),
-            "{md}"
-        );
-        assert!(md.contains("unavailable: no timerfd here"), "{md}");
-        // Only the default-slack rows.
-        assert_eq!(md.matches("`nanosleep-1ns`").count(), 1, "{md}");
-    }
-
-    #[test]
-    fn slack_table_pairs_default_and_minimum() {
-        let md = (view("slack").render)(&calls_record()).unwrap();
-        if cfg!(target_os = "linux") {
-            assert!(md.contains("default slack (50.0 µs)"), "{md}");
-            assert!(
-                md.contains("80.0 µs ± 0.500 ns | 10.0 µs ± 0.500 ns | 8.00× |"),
-                "{md}"
-            );
-        } else {
-            assert!(md.contains("Linux"), "{md}");
-        }
-    }
-
-    #[test]
-    fn reference_table_names_the_source_and_machines() {
-        let md = (view("reference").render)(&calls_record()).unwrap();
-        assert!(md.contains("Daniel Schemmel"), "{md}");
-        assert!(md.contains("X5680") && md.contains("MacBook Pro"), "{md}");
-        // Linux 4.1 nanosleep(1 ns): 498 693 ns published.
-        assert!(md.contains("499 µs ± 353 ns"), "{md}");
-        // The ground truth was published per 3,000 calls: 604 / 3000 ns.
-        assert!(md.contains("0.201 ns"), "{md}");
-    }
-
-    #[test]
-    fn reference_ids_name_variants_of_this_os() {
-        let refs = short_sleeps::views::reference_data().unwrap();
-        let os = short_sleeps::views::this_os().unwrap();
-        for r in &refs.rows {
-            let measured_on_this_os = match os {
-                "linux" => r.linux.is_some(),
-                "macos" => r.macos.is_some(),
-                _ => r.windows.is_some(),
-            };
-            let exists = VARIANTS.iter().any(|v| v.id == r.id);
-            // Rows with no counterpart here are the write-up's extra C++ overloads.
-            if measured_on_this_os && !exists {
-                assert!(
-                    r.id.contains("0ms"),
-                    "reference row {} has no variant",
-                    r.id
-                );
+/// Runs `rounds` rounds of `exp` in this process with small sizes, as the harness
+/// would in workers, and stores them in a record the views can read.
+fn record_of(exp: &dyn AnyExperiment, overrides: &[&str], rounds: u32) -> Record {
+    let ov: Vec<Override> = overrides
+        .iter()
+        .map(|s| Override::parse(s).unwrap())
+        .collect();
+    let params = resolve(exp.name(), exp.params(), Profile::Quick, &ov).unwrap();
+    let mut notes = Vec::new();
+    let mut stored = Vec::new();
+    for index in 0..rounds {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let ctx = Ctx::new(Profile::Quick, index, params.clone(), deadline);
+        let out = exp.run_round(ctx).unwrap();
+        for n in out.notes {
+            if !notes.contains(&n) {
+                notes.push(n);
             }
         }
+        stored.push(RoundRecord {
+            index,
+            noise: Noise::default(),
+            readings: out.readings,
+            data: out.data,
+        });
     }
+    Record {
+        format: FORMAT,
+        chapter: "short-sleeps".into(),
+        experiment: exp.name().into(),
+        key: "test".into(),
+        profile: Profile::Quick,
+        build: "debug".into(),
+        provenance: Provenance {
+            machine: Machine::current(),
+            measured_at: "now".into(),
+            measured_unix: 0,
+        },
+        params,
+        details: Vec::new(),
+        isolation: "in this test's process".into(),
+        status: Status::Ok,
+        notes,
+        wall_s: 0.0,
+        rounds: stored,
+    }
+}
 
-    #[test]
-    fn sweep_views_render_and_refuse_empty_data() {
-        let s = harness::Summary::of(&[1_000.0, 2_000.0, 3_000.0]).unwrap();
-        let data = SweepData {
-            margin_ns: 50_000.0,
-            points: vec![
-                SweepPoint {
-                    mode: Mode::Sleep,
-                    request_ns: 1_000.0,
-                    actual: s.clone(),
-                    cpu_ns: None,
-                },
-                SweepPoint {
-                    mode: Mode::Hybrid,
-                    request_ns: 1_000.0,
-                    actual: s.clone(),
-                    cpu_ns: Some(900.0),
-                },
-                SweepPoint {
-                    mode: Mode::Sleep,
-                    request_ns: 10_000.0,
-                    actual: s,
-                    cpu_ns: None,
-                },
-            ],
-        };
-        let r = record("sweep", serde_json::to_value(data).unwrap());
-        let md = (view("sweep").render)(&r).unwrap();
-        assert!(md.contains("| 1.00 µs | 2.00 µs / 3.00 µs |"), "{md}");
-        assert!(md.contains("900 ns"), "{md}");
-        for p in ["sweep-mean", "sweep-p99"] {
-            let svg = (view(p).render)(&r).unwrap();
-            assert!(svg.starts_with("<svg") && svg.contains("requested (ideal)"));
-        }
-        let empty = record(
-            "sweep",
-            serde_json::to_value(SweepData {
-                margin_ns: 0.0,
-                points: vec![],
-            })
-            .unwrap(),
+fn render(name: &str, kind: ViewKind, r: &Record) -> anyhow::Result<String> {
+    CHAPTER.view(kind, name).unwrap().render(r)
+}
+
+#[test]
+fn calls_rounds_read_one_value_per_cell_and_every_view_renders() {
+    let r = record_of(&CALLS_EXP, &["calls=20", "slow_calls=2"], 3);
+    let cells = plan().len();
+    for round in &r.rounds {
+        assert_eq!(
+            round.readings.len(),
+            cells,
+            "one reading per (variant, slack)"
         );
-        assert!((view("sweep-mean").render)(&empty).is_err());
-        let wrong = record("sweep", serde_json::json!({"nonsense": 1}));
-        let err = (view("sweep").render)(&wrong).unwrap_err().to_string();
-        assert!(err.contains("expected shape"), "{err}");
     }
+    assert!(
+        r.notes.iter().all(|n| n.kind != harness::NoteKind::Limit),
+        "{:?}",
+        r.notes
+    );
+    let md = render("calls", ViewKind::Table, &r).unwrap();
+    for v in VARIANTS {
+        assert!(md.contains(&format!("| {} |", v.call.name())), "{md}");
+    }
+    assert!(md.contains("20 calls per loop, 2 for"), "{md}");
+    let slack = render("slack", ViewKind::Table, &r).unwrap();
+    if cfg!(target_os = "linux") {
+        assert!(slack.contains("| nanosleep(1 ns) |"), "{slack}");
+        assert!(slack.contains("default slack (50 µs)") || slack.contains("default slack ("));
+    } else {
+        assert!(slack.contains("Linux"), "{slack}");
+    }
+    let f = render("findings", ViewKind::Table, &r).unwrap();
+    assert!(f.lines().all(|l| l.starts_with("- ")), "{f}");
+    assert!(f.contains("`sched_yield()`") || !cfg!(unix), "{f}");
+    let refs = render("reference", ViewKind::Table, &r).unwrap();
+    assert!(
+        refs.contains("Daniel Schemmel") && refs.contains("our reading"),
+        "{refs}"
+    );
+    // Linux 4.1 nanosleep(1 ns): 498 693 ± 353 ns published.
+    assert!(refs.contains("499 µs ± 353 ns"), "{refs}");
+    let yours = render("reference-yours", ViewKind::Table, &r).unwrap();
+    if cfg!(target_os = "linux") {
+        assert!(
+            yours.contains("| nanosleep(1 ns) | 499 µs ± 353 ns |"),
+            "{yours}"
+        );
+    }
+}
+
+#[test]
+fn sweep_rounds_read_every_point_and_every_view_renders() {
+    let r = record_of(&SWEEP_EXP, &["sleeps=4", "min_sleeps=1", "point_ms=1"], 3);
+    let points = sweep_requests().len() * Mode::available().len();
+    for round in &r.rounds {
+        assert_eq!(round.readings.len(), points);
+    }
+    let svg = render("sweep", ViewKind::Plot, &r).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("hybrid"),
+        "{svg:.200}"
+    );
+    let md = render("sweep", ViewKind::Table, &r).unwrap();
+    assert!(md.contains("| 1 µs |") && md.contains("| 10 ms |"), "{md}");
+    let tails = render("sweep-tails", ViewKind::Table, &r).unwrap();
+    // 3 rounds of at most 4 sleeps: far from 1,000, so every row shows the max.
+    assert!(
+        tails.contains("| 1 µs · max |") && !tails.contains("p99 |"),
+        "{tails}"
+    );
+    let cpu = render("sweep-cpu", ViewKind::Table, &r).unwrap();
+    assert!(cpu.contains("hybrid: CPU per sleep"), "{cpu}");
+}
+
+#[test]
+fn a_stored_result_of_another_shape_is_an_error_not_a_panic() {
+    let mut r = record_of(&SWEEP_EXP, &["sleeps=1", "min_sleeps=1", "point_ms=1"], 1);
+    r.rounds[0].data = serde_json::json!({"nonsense": 1});
+    let err = render("sweep", ViewKind::Table, &r)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("expected shape"), "{err}");
+}
+
+#[test]
+fn the_binary_refuses_unknown_names_with_the_valid_ones() {
+    let bin = env!("CARGO_BIN_EXE_short-sleeps");
+    let out = std::process::Command::new(bin)
+        .args(["table", "nonsense"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("findings") && err.contains("sweep-tails"),
+        "{err}"
+    );
+    let out = std::process::Command::new(bin)
+        .arg("list")
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("calls") && s.contains("low_slack_ns"), "{s}");
 }
