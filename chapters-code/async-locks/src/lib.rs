@@ -48,10 +48,10 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         Headline::new(
             "std-mutex-multi-thread-lateness-p50",
             &DESIGNS,
-            "1 inline (ours) · multi-thread",
+            "1: std mutex, task each · multi-thread",
         )
         .params(&["timeouts"])
-        .about("the std-mutex design with its callback inline under join_all (the chapter's variant of design 1), multi-thread runtime: median lateness"),
+        .about("design 1 as re-created (std mutex, synchronous callback in a task per timeout), multi-thread runtime: median lateness"),
     ],
 );
 

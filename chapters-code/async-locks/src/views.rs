@@ -130,11 +130,11 @@ fn spoken(design: Design) -> &'static str {
     match design {
         Design::Baseline => "the baseline",
         Design::BaselineUnconstrained => "the baseline with the budget off",
-        Design::StdMutexTask => "design 1 (a task per timeout, as re-created)",
-        Design::StdMutex => "our inline design 1",
-        Design::TokioMutexCap1 => "design 2 (channel of capacity 1)",
-        Design::TokioMutexCapN => "design 2′ (channel of capacity N)",
-        Design::TwoRuntimes => "design 3 (two runtimes)",
+        Design::StdMutexTask => "design 1",
+        Design::StdMutex => "design 1 inline",
+        Design::TokioMutexCap1 => "design 2",
+        Design::TokioMutexCapN => "design 2′",
+        Design::TwoRuntimes => "design 3",
         Design::Fix => "the fix",
     }
 }
@@ -168,7 +168,13 @@ fn findings(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             (TokioMutexCap1, CurrentThread),
             (TokioMutexCap1, MultiThread),
             "design 2 on the current-thread runtime",
-            "on the multi-thread one",
+            "design 2 on the multi-thread one",
+        ),
+        pair(
+            (StdMutexTask, CurrentThread),
+            (StdMutex, CurrentThread),
+            "on the current-thread runtime, design 1",
+            "design 1 inline",
         ),
         pair(
             (BaselineUnconstrained, CurrentThread),
@@ -253,7 +259,8 @@ fn writeup_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             .find(|d| Design::parse(&d.design).ok() == Some(design))
             .map_or_else(
                 || "– (our variant)".to_string(),
-                |d| fmt_ns(d.medium_value_ms * 1e6),
+                // As printed: its digits, not rounded to three.
+                |d| format!("{} ms", d.medium_value_ms),
             );
         let fifo = |f: fn(&crate::experiments::Pairing) -> f64| {
             per_run(r, design, fl, |x| {
@@ -495,7 +502,7 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
                 let Some(g) = growth(design, flavour) else {
                     continue;
                 };
-                let named = format!("{} ({})", spoken(design), fmt_ratio_estimate(&g));
+                let named = format!("{} at {}", spoken(design), fmt_ratio_estimate(&g));
                 match verdict(&g, &fix) {
                     Verdict::Above => more.push(named),
                     Verdict::Unclear => same.push(spoken(design).to_string()),
