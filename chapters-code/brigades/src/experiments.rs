@@ -1,405 +1,379 @@
-//! The chapter's experiments: what runs in each profile, under which time bound, and
-//! the data each one keeps for its views.
+//! The chapter's experiments: what one round runs, with which parameters, and the one
+//! value per variant each round is summarised by.
+//!
+//! Every round gets a share of its experiment's time budget (the budget over the
+//! planned rounds) and shares it out among its brigades by their expected cost; a
+//! brigade whose share runs out keeps the laps it has, and a note says so. So a slow
+//! machine gets fewer laps, never a run that overshoots its budget.
 
-use crate::sys::{self, Usage};
-use crate::{AsyncBrigade, Caps, ChannelLink, Flavor, Link, PipeLink, Rounds, Stop};
-use harness::stats::{MeanCi, Summary};
-use harness::{Chapter, Ctx, Experiment, NoteKind, Profile};
+use crate::os::{self, Usage};
+use crate::{Brigade, Caps, Kind, Laps, MIN_MEMBERS, Refused, Stop, measure};
+use harness::render::fmt_count;
+use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};
-use std::io;
 use std::time::{Duration, Instant};
 
-pub const CHAPTER: Chapter = Chapter {
-    name: env!("CARGO_PKG_NAME"),
-    dir: env!("CARGO_MANIFEST_DIR"),
-    experiments: EXPERIMENTS,
-    views: crate::views::VIEWS,
-};
+// ---------------------------------------------------------------------------------
+// parameters
 
-pub const EXPERIMENTS: &[Experiment] = &[
-    Experiment {
-        name: "variants",
-        about: "every brigade at the write-up's size: time per lap and per hop, switches, CPU",
-        bound: |p| p.pick(Duration::from_secs(4), Duration::from_secs(140)),
-        run: variants,
-    },
-    Experiment {
-        name: "sweep",
-        about: "time per hop and resident memory per task against the number of tasks",
-        bound: |p| p.pick(Duration::from_secs(3), Duration::from_secs(20)),
-        run: sweep,
-    },
-    Experiment {
-        name: "limits",
-        about: "threads and async tasks as far as this machine allows, and what stops them",
-        bound: |p| p.pick(Duration::from_secs(3), Duration::from_secs(15)),
-        run: limits,
-    },
-    Experiment {
-        name: "spawn",
-        about: "what starting (and joining) one thread or one tokio task costs",
-        bound: |p| p.pick(Duration::from_secs(1), Duration::from_secs(5)),
-        run: spawn,
-    },
-];
+const TASKS: Param = Param::int("tasks", 2, 100_000)
+    .defaults(100, 500)
+    .unit("members per brigade")
+    .about("threads or tasks in every brigade (the write-up: 500)");
+const LAPS: Param = Param::int("laps", 1, 1_000_000)
+    .defaults(40, 1_000)
+    .unit("per brigade and round")
+    .about("timed laps of each brigade in one round (the write-up: 10,000 in all)");
+const BASELINE_LAPS: Param = Param::int("baseline_laps", 1, 1_000_000)
+    .defaults(40, 100)
+    .unit("per brigade and round")
+    .about("timed laps of the two baselines (threads pinned to one CPU; one thread doing all the I/O) in one round");
+const WARMUP: Param = Param::int("warmup", 0, 100_000)
+    .defaults(10, 50)
+    .unit("laps")
+    .about("untimed laps before each brigade's timed ones");
 
-/// The brigade kinds of the chapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Kind {
-    Thread,
-    ThreadPinned,
-    AsyncMultiSocket,
-    AsyncCurrentSocket,
-    AsyncMultiChannel,
-    AsyncCurrentChannel,
-    AsyncCurrentPipe,
-    OneThread,
+const HOPS: Param = Param::int("hops_per_point", 100, 100_000_000)
+    .defaults(3_000, 10_000)
+    .unit("hops")
+    .about("hops timed at each size of the sweep (laps = hops ÷ size, at least 3)");
+const MAX_THREADS: Param = Param::int("max_threads", 10, 1_000_000)
+    .defaults(1_000, 3_000)
+    .unit("members")
+    .about("largest thread and socket brigade of the sweep");
+const MAX_TASKS: Param = Param::int("max_tasks", 10, 10_000_000)
+    .defaults(10_000, 100_000)
+    .unit("members")
+    .about("largest channel and in-memory pipe brigade of the sweep");
+
+const PROBE_THREADS: Param = Param::int("threads", 2, 10_000_000)
+    .defaults(2_000, 1_000_000)
+    .unit("members")
+    .about("the thread brigade asks for this many (the full profile: until a limit says no)");
+const PROBE_TASKS: Param = Param::int("async_tasks", 2, 100_000_000)
+    .defaults(100_000, 1_000_000)
+    .unit("members")
+    .about("the async brigade (in-memory pipes) asks for this many");
+const PROBE_LAPS: Param = Param::int("probe_laps", 1, 1_000)
+    .defaults(2, 2)
+    .unit("per brigade and round")
+    .about("timed laps through each of the two largest brigades");
+
+const SPAWN_THREADS: Param = Param::int("threads_per_batch", 1, 100_000)
+    .defaults(200, 1_000)
+    .unit("threads")
+    .about("threads started (and joined) in one batch");
+const SPAWN_TASKS: Param = Param::int("tasks_per_batch", 1, 10_000_000)
+    .defaults(10_000, 100_000)
+    .unit("tasks")
+    .about("tokio tasks started (and awaited) in one batch");
+
+// ---------------------------------------------------------------------------------
+// experiments
+
+pub static VARIANTS: Experiment<VariantsRound> = Experiment::new(
+    "variants",
+    "every brigade at the write-up's size: the time per hop, switches and CPU",
+    variants,
+    VariantsRound::readings,
+)
+.params(&[TASKS, LAPS, BASELINE_LAPS, WARMUP])
+.budget(|p| p.pick(Budget::quick(6), Budget::full(120, 10)));
+
+pub static SWEEP: Experiment<SweepRound> = Experiment::new(
+    "sweep",
+    "the time per hop and the resident memory per member against the brigade's size",
+    sweep,
+    SweepRound::readings,
+)
+.params(&[HOPS, MAX_THREADS, MAX_TASKS])
+.budget(|p| p.pick(Budget::quick(4), Budget::full(22, 10)));
+
+/// Why the limit probes share one process (shown on the page).
+pub const ONE_PROCESS_WHY: &str = "a limit belongs to the machine and the process's \
+     rlimits, which a fresh process does not change; what a fresh process would add is a \
+     second or more of building and tearing down ten thousand threads and a million tasks \
+     per round";
+
+pub static LIMITS: Experiment<LimitsRound> = Experiment::new(
+    "limits",
+    "a thread brigade and a million-task async brigade as large as this machine allows",
+    limits,
+    LimitsRound::readings,
+)
+.params(&[PROBE_THREADS, PROBE_TASKS, PROBE_LAPS])
+.budget(|p| p.pick(Budget::quick(3).rounds(3, 40), Budget::full(40, 10)))
+.one_process(ONE_PROCESS_WHY);
+
+pub static SPAWN: Experiment<SpawnRound> = Experiment::new(
+    "spawn",
+    "what starting (and joining) one thread or one tokio task costs",
+    spawn,
+    SpawnRound::readings,
+)
+.params(&[SPAWN_THREADS, SPAWN_TASKS])
+.budget(|p| p.pick(Budget::quick(1), Budget::full(5, 10)));
+
+// ---------------------------------------------------------------------------------
+// shared
+
+/// When this round must be done: the experiment's budget over its planned rounds
+/// (nine tenths of it, for process start-up), and never past the hard deadline.
+fn round_end<R>(ctx: &Ctx, exp: &Experiment<R>) -> Instant {
+    let b = (exp.budget)(ctx.profile);
+    let share = b.time.mul_f64(0.9) / b.min_rounds.max(1);
+    (Instant::now() + share).min(ctx.deadline())
 }
 
-impl Kind {
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Thread => "threads",
-            Kind::ThreadPinned => "threads, all on one CPU",
-            Kind::AsyncMultiSocket => "async, multi-thread runtime",
-            Kind::AsyncCurrentSocket => "async, current-thread runtime",
-            Kind::AsyncMultiChannel => "async channels, multi-thread runtime",
-            Kind::AsyncCurrentChannel => "async channels, current-thread runtime",
-            Kind::AsyncCurrentPipe => "async in-memory pipes, current-thread runtime",
-            Kind::OneThread => "one thread does all the I/O",
-        }
-    }
-
-    pub fn link(self) -> &'static str {
-        match self {
-            Kind::AsyncMultiChannel | Kind::AsyncCurrentChannel => ChannelLink::NAME,
-            Kind::AsyncCurrentPipe => PipeLink::NAME,
-            _ => "socket pair",
-        }
-    }
-
-    pub fn uses_fds(self) -> bool {
-        self.link() == "socket pair"
-    }
-
-    pub fn is_thread(self) -> bool {
-        matches!(self, Kind::Thread | Kind::ThreadPinned)
-    }
-}
-
-/// A brigade of any kind, built and ready for laps.
-pub enum Built {
-    #[cfg(unix)]
-    Thread(crate::ThreadBrigade),
-    #[cfg(unix)]
-    OneThread(crate::OneThreadBrigade),
-    #[cfg(unix)]
-    Socket(AsyncBrigade<crate::SocketLink>),
-    Channel(AsyncBrigade<ChannelLink>),
-    Pipe(AsyncBrigade<PipeLink>),
-}
-
-/// Builds a brigade of `kind` with up to `tasks` members. `Err` only when the kind
-/// is not available on this OS or not even one member could be built.
-pub fn build(kind: Kind, tasks: usize, caps: &Caps) -> io::Result<Built> {
-    let flavor = match kind {
-        Kind::AsyncMultiSocket | Kind::AsyncMultiChannel => Flavor::MultiThread,
-        _ => Flavor::CurrentThread,
-    };
-    match kind {
-        Kind::AsyncMultiChannel | Kind::AsyncCurrentChannel => {
-            AsyncBrigade::build(tasks, flavor, caps).map(Built::Channel)
-        }
-        Kind::AsyncCurrentPipe => AsyncBrigade::build(tasks, flavor, caps).map(Built::Pipe),
-        #[cfg(unix)]
-        Kind::Thread => crate::ThreadBrigade::build(tasks, caps, None).map(Built::Thread),
-        #[cfg(all(unix, not(target_os = "linux")))]
-        Kind::ThreadPinned => Err(unsupported(
-            "this OS does not let a program pin a thread to one CPU, so there is no pinned run",
-        )),
-        #[cfg(target_os = "linux")]
-        Kind::ThreadPinned => {
-            let core = core_affinity::get_core_ids()
-                .and_then(|c| c.into_iter().next())
-                .ok_or_else(|| unsupported("this OS does not let a thread pick its CPU"))?;
-            crate::ThreadBrigade::build(tasks, caps, Some(core)).map(Built::Thread)
-        }
-        #[cfg(unix)]
-        Kind::OneThread => crate::OneThreadBrigade::build(tasks).map(Built::OneThread),
-        #[cfg(unix)]
-        Kind::AsyncMultiSocket | Kind::AsyncCurrentSocket => {
-            AsyncBrigade::build(tasks, flavor, caps).map(Built::Socket)
-        }
-        #[cfg(not(unix))]
-        _ => Err(unsupported(
-            "Unix-domain socket pairs do not exist on this OS, so the socket brigades cannot run",
-        )),
-    }
-}
-
-fn unsupported(why: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::Unsupported, why.to_string())
-}
-
-impl Built {
-    pub fn tasks(&self) -> usize {
-        match self {
-            #[cfg(unix)]
-            Built::Thread(b) => b.tasks(),
-            #[cfg(unix)]
-            Built::OneThread(b) => b.tasks(),
-            #[cfg(unix)]
-            Built::Socket(b) => b.tasks(),
-            Built::Channel(b) => b.tasks(),
-            Built::Pipe(b) => b.tasks(),
-        }
-    }
-
-    pub fn stop(&self) -> Option<Stop> {
-        match self {
-            #[cfg(unix)]
-            Built::Thread(b) => b.stop.clone(),
-            #[cfg(unix)]
-            Built::OneThread(_) => None,
-            #[cfg(unix)]
-            Built::Socket(b) => b.stop.clone(),
-            Built::Channel(b) => b.stop.clone(),
-            Built::Pipe(b) => b.stop.clone(),
-        }
-    }
-
-    /// Times laps; a pinned thread brigade is driven from a thread on the same CPU.
-    #[cfg_attr(not(unix), allow(unused_variables))]
-    pub fn rounds(
-        &mut self,
-        warmup: usize,
-        rounds: usize,
-        deadline: Instant,
-        pin_driver: bool,
-    ) -> io::Result<Rounds> {
-        match self {
-            #[cfg(unix)]
-            Built::Thread(b) if pin_driver => std::thread::scope(|s| {
-                s.spawn(|| {
-                    if let Some(core) =
-                        core_affinity::get_core_ids().and_then(|c| c.first().copied())
-                    {
-                        core_affinity::set_for_current(core);
-                    }
-                    b.rounds(warmup, rounds, deadline)
-                })
-                .join()
-                .map_err(|_| io::Error::other("the pinned driver panicked"))?
-            }),
-            #[cfg(unix)]
-            Built::Thread(b) => b.rounds(warmup, rounds, deadline),
-            #[cfg(unix)]
-            Built::OneThread(b) => b.rounds(warmup, rounds, deadline),
-            #[cfg(unix)]
-            Built::Socket(b) => b.rounds(warmup, rounds, deadline),
-            Built::Channel(b) => b.rounds(warmup, rounds, deadline),
-            Built::Pipe(b) => b.rounds(warmup, rounds, deadline),
-        }
-    }
-
-    /// Closes the brigade; returns how many bytes each member passed on.
-    pub fn finish(self) -> io::Result<Vec<u64>> {
-        match self {
-            #[cfg(unix)]
-            Built::Thread(b) => b.finish(),
-            #[cfg(unix)]
-            Built::OneThread(b) => Ok(vec![0; b.tasks()]),
-            #[cfg(unix)]
-            Built::Socket(b) => b.finish(),
-            Built::Channel(b) => b.finish(),
-            Built::Pipe(b) => b.finish(),
-        }
-    }
-}
-
-/// Returns freed heap to the OS so the next resident-memory reading starts clean.
-fn trim_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of glibc's allocator.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
+/// What a brigade's build stopping short says to the reader.
 fn note_stop(ctx: &mut Ctx, what: &str, stop: &Stop) {
+    if stop.by_time() {
+        ctx.note(
+            NoteKind::Timeout,
+            format!(
+                "{what}: in some rounds the build reached the round's time bound before all \
+                 {} members were built; those rounds measured the members that were.",
+                fmt_count(stop.wanted as u64)
+            ),
+        );
+        return;
+    }
     ctx.note(
         NoteKind::Limit,
         format!(
-            "{what}: asked for {} members, built {}; stopped by {} ({}).",
-            harness::render::fmt_count(stop.wanted as u64),
-            harness::render::fmt_count(stop.built as u64),
-            stop.limit,
-            stop.detail
+            "{what}: asked for {} members, built {}; stopped by {}.",
+            fmt_count(stop.wanted as u64),
+            fmt_count(stop.built as u64),
+            stop.limit
         ),
     );
+}
+
+/// What a brigade that could not be measured says to the reader.
+fn note_refused(ctx: &mut Ctx, what: &str, r: &Refused) {
+    match r {
+        Refused::Limit(s) => ctx.note(
+            if s.by_time() {
+                NoteKind::Timeout
+            } else {
+                NoteKind::Limit
+            },
+            format!(
+                "{what}: asked for {} members, {} left {}; a brigade needs at least \
+                 {MIN_MEMBERS}, so this one was not measured.",
+                fmt_count(s.wanted as u64),
+                s.limit,
+                fmt_count(s.built as u64),
+            ),
+        ),
+        Refused::Unsupported(why) => ctx.note(NoteKind::Unsupported, format!("{what}: {why}.")),
+        Refused::Failed(e) => ctx.note(NoteKind::Info, format!("{what} failed: {e}.")),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| harness::stats::median_sorted(&v))
 }
 
 // ---------------------------------------------------------------------------------
 // variants
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Variant {
-    pub kind: Kind,
-    pub tasks: usize,
-    /// Nanoseconds per lap.
-    pub laps: Option<Summary>,
-    /// Process resource usage per hop (per lap per member).
-    pub per_hop: Option<Usage>,
-    /// (fraction, lap time ÷ tasks) pairs: the per-hop distribution, for the CDF plot.
-    pub hop_quantiles: Vec<(f64, f64)>,
-    /// Wall time of the timed laps, for CPU ÷ wall.
-    pub wall_ns: f64,
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct VariantsData {
-    pub tasks: usize,
-    pub iterations: usize,
-    pub warmup: usize,
-    pub variants: Vec<Variant>,
-}
-
+/// The brigades of the variants experiment, in the order the tables list them.
 pub const VARIANT_KINDS: [Kind; 7] = [
     Kind::Thread,
-    Kind::ThreadPinned,
-    Kind::AsyncMultiSocket,
+    Kind::ThreadOneCpu,
     Kind::AsyncCurrentSocket,
-    Kind::AsyncMultiChannel,
+    Kind::AsyncMultiSocket,
     Kind::AsyncCurrentChannel,
+    Kind::AsyncMultiChannel,
     Kind::OneThread,
 ];
 
-/// Roughly how long each variant's laps take relative to the thread brigade's, to
-/// share the time bound out fairly.
-fn weight(kind: Kind) -> f64 {
+/// Roughly how long a hop of each brigade takes relative to the thread brigade's, to
+/// share a round's time out fairly.
+fn hop_weight(kind: Kind) -> f64 {
     match kind {
-        Kind::Thread | Kind::ThreadPinned => 1.0,
-        Kind::AsyncMultiSocket | Kind::AsyncCurrentSocket => 0.8,
-        Kind::OneThread => 0.5,
-        _ => 0.1,
+        Kind::Thread => 1.0,
+        Kind::ThreadOneCpu => 1.2,
+        Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => 0.7,
+        Kind::OneThread => 0.35,
+        Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 0.03,
     }
 }
 
-/// Builds one brigade, times its laps and checks that every member passed on every
-/// byte (warm-up included).
-pub fn measure_kind(
-    kind: Kind,
-    tasks: usize,
-    warmup: usize,
-    iterations: usize,
-    deadline: Instant,
-) -> io::Result<(Rounds, Option<Stop>)> {
-    let mut b = build(kind, tasks, &Caps::default())?;
-    let stop = b.stop();
-    let r = b.rounds(warmup, iterations, deadline, kind == Kind::ThreadPinned);
-    let counts = b.finish();
-    let r = r?;
-    // A lap cut off by the deadline may have got part of the way along.
-    let ok = |c: u64| c == r.laps_run || (r.stopped_early && c == r.laps_run + 1);
-    if let Some(bad) = counts?
-        .iter()
-        .position(|&c| !ok(c) && kind != Kind::OneThread)
-    {
-        return Err(io::Error::other(format!(
-            "member {bad} did not pass on all {} bytes",
-            r.laps_run
-        )));
-    }
-    Ok((r, stop))
+/// One brigade's laps in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Variant {
+    pub kind: Kind,
+    /// Members it had (fewer than asked for only where a limit said so).
+    pub tasks: usize,
+    /// Timed laps.
+    pub laps: usize,
+    /// Every timed lap divided by the members, pooled with other rounds for tails.
+    pub hop: Dist,
+    /// This round's median lap ÷ members: the value the round contributes.
+    pub hop_p50_ns: f64,
+    /// This round's mean lap and the standard deviation of its laps, the two figures
+    /// the write-up printed.
+    pub lap_mean_ns: f64,
+    pub lap_stddev_ns: f64,
+    /// Resource usage of the whole process per hop, over the timed laps.
+    pub per_hop: Option<Usage>,
+    /// CPU time over wall time of the timed laps: how many CPUs were kept busy.
+    pub cores_busy: Option<f64>,
 }
 
-fn variants(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
+impl Variant {
+    fn new(kind: Kind, r: &Laps) -> Option<Variant> {
+        let n = r.tasks.max(1) as f64;
+        let hop_p50_ns = median(r.ns.clone())? / n;
+        let w: harness::Welford = r.ns.iter().copied().collect();
+        let wall: f64 = r.ns.iter().sum();
+        let hops = r.ns.len() as f64 * n;
+        Some(Variant {
+            kind,
+            tasks: r.tasks,
+            laps: r.ns.len(),
+            hop: Dist::from_samples(r.ns.iter().map(|x| x / n)),
+            hop_p50_ns,
+            lap_mean_ns: w.mean(),
+            lap_stddev_ns: w.stddev(),
+            per_hop: r.usage.map(|u| u.per(hops)),
+            cores_busy: r
+                .usage
+                .filter(|_| wall > 0.0)
+                .map(|u| (u.user_ns + u.system_ns) / wall),
+        })
+    }
+}
+
+/// One round of the variants experiment: every brigade once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VariantsRound {
+    /// Members asked for.
+    pub tasks: usize,
+    pub variants: Vec<Variant>,
+}
+
+impl VariantsRound {
+    /// One value per brigade: this round's median lap divided by its members.
+    fn readings(&self) -> Vec<Reading> {
+        self.variants
+            .iter()
+            .map(|v| Reading::new(v.kind.key(), Unit::Nanos, v.hop_p50_ns))
+            .collect()
+    }
+
+    pub fn find(&self, kind: Kind) -> Option<&Variant> {
+        self.variants.iter().find(|v| v.kind == kind)
+    }
+}
+
+fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
     harness::machine::raise_fd_limit();
-    let tasks = ctx.param("tasks", ctx.profile.pick(100, 500));
-    let iterations = ctx.param("iterations", ctx.profile.pick(300, 10_000));
-    let warmup = ctx.param("warm-up laps", ctx.profile.pick(30, 200));
-    let bar = ctx.progress(VARIANT_KINDS.len() as u64, "brigade variants");
+    let tasks = ctx.count(&TASKS);
+    let (laps, baseline_laps, warmup) = (
+        ctx.count(&LAPS),
+        ctx.count(&BASELINE_LAPS),
+        ctx.count(&WARMUP),
+    );
+    let laps_of = |k: Kind| match k {
+        Kind::ThreadOneCpu | Kind::OneThread => baseline_laps,
+        _ => laps,
+    };
+    let cost = |k: Kind| hop_weight(k) * (laps_of(k) + warmup) as f64;
+    let end = round_end(ctx, &VARIANTS);
+    let caps = Caps::here(end);
+    let order = ctx.rotated(&VARIANT_KINDS);
     let mut out = Vec::new();
-    for (i, kind) in VARIANT_KINDS.into_iter().enumerate() {
-        // Share what is left of the time bound among the variants still to run.
-        let rest: f64 = VARIANT_KINDS[i..].iter().map(|&k| weight(k)).sum();
-        let deadline = Instant::now() + ctx.time_left().mul_f64(0.95 * weight(kind) / rest);
-        let start = Instant::now();
-        let res = measure_kind(kind, tasks, warmup, iterations, deadline);
-        let wall_ns = start.elapsed().as_nanos() as f64;
-        bar.inc(1);
-        match res {
+    for (i, &kind) in order.iter().enumerate() {
+        // This brigade's part of what is left of the round, by expected cost.
+        let rest: f64 = order[i..].iter().map(|&k| cost(k)).sum();
+        let share = end.saturating_duration_since(Instant::now());
+        let deadline = Instant::now() + share.mul_f64(cost(kind) / rest);
+        match measure(kind, tasks, warmup, laps_of(kind), &caps, deadline) {
             Ok((r, stop)) => {
                 if let Some(s) = &stop {
-                    note_stop(ctx, kind.label(), s);
+                    note_stop(ctx, kind.key(), s);
                 }
                 if r.stopped_early {
                     ctx.note(
                         NoteKind::Timeout,
                         format!(
-                            "{}: {} of {iterations} laps ran before its share of the time bound ran out.",
-                            kind.label(),
-                            r.ns.len()
+                            "{}: in some rounds its share of the round's time ran out before \
+                             all {} laps had run; those rounds use the laps that did",
+                            kind.key(),
+                            fmt_count(laps_of(kind) as u64)
                         ),
                     );
                 }
-                let hops = (r.ns.len() * r.tasks.max(1)) as f64;
-                let mut sorted: Vec<f64> =
-                    r.ns.iter().map(|ns| ns / r.tasks.max(1) as f64).collect();
-                sorted.sort_by(f64::total_cmp);
-                out.push(Variant {
-                    kind,
-                    tasks: r.tasks,
-                    laps: Summary::of(&r.ns),
-                    per_hop: r.usage.map(|u| u.per(hops)),
-                    hop_quantiles: harness::stats::quantile_curve(&sorted, 101),
-                    wall_ns: r.ns.iter().sum::<f64>(),
-                    error: None,
-                });
+                match Variant::new(kind, &r) {
+                    Some(v) => out.push(v),
+                    None => ctx.note(
+                        NoteKind::Timeout,
+                        format!("{}: not one lap ran within its share of a round", kind.key()),
+                    ),
+                }
             }
-            Err(e) => {
-                let kind_note = if e.kind() == io::ErrorKind::Unsupported {
-                    NoteKind::Unsupported
-                } else {
-                    NoteKind::Info
-                };
-                ctx.note(kind_note, format!("{}: {e}", kind.label()));
-                out.push(Variant {
-                    kind,
-                    tasks,
-                    laps: None,
-                    per_hop: None,
-                    hop_quantiles: vec![],
-                    wall_ns,
-                    error: Some(e.to_string()),
-                });
-            }
+            Err(e) => note_refused(ctx, kind.key(), &e),
         }
     }
-    bar.finish_and_clear();
+    out.sort_by_key(|v| VARIANT_KINDS.iter().position(|k| *k == v.kind));
     if cfg!(unix) && Usage::now().is_none() {
-        ctx.note(NoteKind::Unsupported, "getrusage failed: no switch counts.");
+        ctx.note(NoteKind::Unsupported, "getrusage failed: no switch counts");
     }
-    Ok(serde_json::to_value(VariantsData {
+    Ok(VariantsRound {
         tasks,
-        iterations,
-        warmup,
         variants: out,
-    })?)
+    })
 }
 
 // ---------------------------------------------------------------------------------
 // sweep
 
+/// The brigades of the sweep, in the order the plots list them.
+pub const SWEEP_KINDS: [Kind; 5] = [
+    Kind::Thread,
+    Kind::AsyncCurrentSocket,
+    Kind::AsyncMultiSocket,
+    Kind::AsyncCurrentChannel,
+    Kind::AsyncCurrentPipe,
+];
+
+/// The headline reading of memory per async task.
+pub const ASYNC_TASK_BYTES: &str = "async current-thread · socket · bytes per task";
+
+/// The reading of one more member's resident memory in a sweep series.
+pub fn bytes_key(kind: Kind) -> String {
+    format!("{} · bytes per task", kind.key())
+}
+
+/// The reading of the time per hop at one size of a sweep series.
+pub fn point_key(kind: Kind, tasks: usize) -> String {
+    format!("{} · {}", kind.key(), fmt_count(tasks as u64))
+}
+
+/// The sizes a sweep visits: 10, 100, 1,000, 3,000, 10,000, … up to `max`.
+pub fn sizes(max: usize) -> Vec<usize> {
+    let ladder = [
+        10, 100, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000,
+    ];
+    let mut v: Vec<usize> = ladder.into_iter().filter(|&n| n <= max).collect();
+    if v.last() != Some(&max) {
+        v.push(max);
+    }
+    v
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepPoint {
     pub tasks: usize,
     pub laps: usize,
-    /// Mean and median lap time divided by the number of members.
-    pub hop_mean_ns: f64,
+    /// Median lap divided by the number of members.
     pub hop_p50_ns: f64,
-    /// Resident memory the brigade added (after its warm-up laps).
+    /// Resident memory the brigade added, once every member had run twice.
     pub resident_delta: Option<f64>,
     /// Kernel stacks added system-wide (`KernelStack` in /proc/meminfo): noisy when
     /// other programs start threads at the same time.
@@ -410,13 +384,64 @@ pub struct SweepPoint {
 pub struct SweepSeries {
     pub kind: Kind,
     pub points: Vec<SweepPoint>,
-    pub stop: Option<Stop>,
-    pub error: Option<String>,
 }
 
+impl SweepSeries {
+    pub fn at(&self, tasks: usize) -> Option<&SweepPoint> {
+        self.points.iter().find(|p| p.tasks == tasks)
+    }
+
+    /// One more member's resident memory in this round: the least-squares slope of
+    /// the resident memory added against the size, so the fixed cost (the runtime,
+    /// the allocator's bookkeeping) does not leak into it.
+    pub fn bytes_per_task(&self) -> Option<f64> {
+        let pts: Vec<(f64, f64)> = self
+            .points
+            .iter()
+            .filter_map(|p| Some((p.tasks as f64, p.resident_delta?)))
+            .collect();
+        slope(&pts)
+    }
+
+    pub fn kernel_stack_per_task(&self) -> Option<f64> {
+        let pts: Vec<(f64, f64)> = self
+            .points
+            .iter()
+            .filter_map(|p| Some((p.tasks as f64, p.kernel_stack_delta?)))
+            .collect();
+        slope(&pts)
+    }
+}
+
+/// One round of the sweep: every series once.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepData {
+pub struct SweepRound {
     pub series: Vec<SweepSeries>,
+}
+
+impl SweepRound {
+    /// One value per series and size (the median lap ÷ members), and one per series
+    /// for memory (the slope of resident memory against the size).
+    fn readings(&self) -> Vec<Reading> {
+        let mut out = Vec::new();
+        for s in &self.series {
+            for p in &s.points {
+                out.push(Reading::new(
+                    point_key(s.kind, p.tasks),
+                    Unit::Nanos,
+                    p.hop_p50_ns,
+                ));
+            }
+            if let Some(b) = s.bytes_per_task() {
+                out.push(Reading::new(bytes_key(s.kind), Unit::Bytes, b));
+            }
+        }
+        out
+    }
+
+    pub fn find(&self, kind: Kind) -> Option<&SweepSeries> {
+        self.series.iter().find(|s| s.kind == kind)
+    }
 }
 
 /// Least-squares slope of `y` against `x` (bytes per task from a sweep).
@@ -432,178 +457,207 @@ pub fn slope(points: &[(f64, f64)]) -> Option<f64> {
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
+/// Builds one brigade of the sweep, reads the memory it added once every member has
+/// run, then times laps.
 fn sweep_point(
     kind: Kind,
     tasks: usize,
-    hop_budget: usize,
+    hops: usize,
     caps: &Caps,
     deadline: Instant,
-) -> io::Result<(SweepPoint, Option<Stop>)> {
-    trim_heap();
-    let rss0 = sys::resident_bytes();
-    let ks0 = sys::meminfo_bytes("KernelStack");
-    let mut b = build(kind, tasks, caps)?;
-    let stop = b.stop();
-    let n = b.tasks().max(1);
-    let laps = (hop_budget / n).clamp(3, 200);
-    let warm = b.rounds(2, 0, deadline, false);
-    // Read memory once every member has run (and touched its stack) at least once.
-    let rss1 = sys::resident_bytes();
-    let ks1 = sys::meminfo_bytes("KernelStack");
-    let timed = warm.and_then(|_| b.rounds(0, laps, deadline, false));
+) -> Result<SweepPoint, Refused> {
+    os::trim_heap();
+    let rss0 = os::resident_bytes();
+    let ks0 = os::meminfo_bytes("KernelStack");
+    let mut b = Brigade::build(kind, tasks, caps)?;
+    if let Some(stop) = b.stop() {
+        let _ = b.finish();
+        return Err(Refused::Limit(stop));
+    }
+    let laps = (hops / tasks).clamp(3, 1_000);
+    let warm = b.laps(2, 0, deadline);
+    let (rss1, ks1) = (os::resident_bytes(), os::meminfo_bytes("KernelStack"));
+    let timed = warm.and_then(|_| b.laps(0, laps, deadline));
     let counts = b.finish();
-    let r = timed?;
-    counts?;
-    let s = Summary::of(&r.ns).ok_or_else(|| io::Error::other("no laps within the time bound"))?;
+    let r = timed.map_err(Refused::Failed)?;
+    counts.map_err(Refused::Failed)?;
+    let p50 = median(r.ns.clone())
+        .ok_or_else(|| Refused::Failed(std::io::Error::other("no lap within the time bound")))?;
     let delta = |a: Option<u64>, b: Option<u64>| Some(b? as f64 - a? as f64);
-    Ok((
-        SweepPoint {
-            tasks: r.tasks,
-            laps: r.ns.len(),
-            hop_mean_ns: s.mean / n as f64,
-            hop_p50_ns: s.p50 / n as f64,
-            resident_delta: delta(rss0, rss1),
-            kernel_stack_delta: delta(ks0, ks1),
-        },
-        stop,
-    ))
+    Ok(SweepPoint {
+        tasks,
+        laps: r.ns.len(),
+        hop_p50_ns: p50 / tasks as f64,
+        resident_delta: delta(rss0, rss1),
+        kernel_stack_delta: delta(ks0, ks1),
+    })
 }
 
-pub const SWEEP_KINDS: [Kind; 5] = [
-    Kind::Thread,
-    Kind::AsyncCurrentSocket,
-    Kind::AsyncMultiSocket,
-    Kind::AsyncCurrentChannel,
-    Kind::AsyncCurrentPipe,
-];
-
-fn sweep(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    harness::machine::raise_fd_limit();
-    let p = ctx.profile;
-    let threads: &[usize] = p.pick(
-        &[10, 100, 300, 1000],
-        &[10, 30, 100, 300, 1000, 3000, 10_000],
-    );
-    let sockets: &[usize] = p.pick(&[10, 100, 1000], &[10, 100, 1000, 3000, 10_000]);
-    let memory: &[usize] = p.pick(
-        &[10, 100, 1000, 10_000],
-        &[10, 100, 1000, 10_000, 30_000, 100_000],
-    );
-    let hop_budget = ctx.param("hops per point", p.pick(10_000, 60_000));
-    ctx.param(
-        "largest thread brigade",
-        harness::render::fmt_count(*threads.last().unwrap() as u64),
-    );
-    ctx.param(
-        "largest channel brigade",
-        harness::render::fmt_count(*memory.last().unwrap() as u64),
-    );
-    let (guard, why) = sys::thread_guard();
-    let caps = Caps {
-        guard_threads: guard,
-        guard_reason: why,
-        resident_budget: Some(1 << 30),
-        build_deadline: Some(ctx.deadline()),
-        ..Caps::default()
+/// A sweep series that a limit (or the time bound) cut short.
+fn note_sweep_stop(ctx: &mut Ctx, kind: Kind, s: &SweepSeries, stop: &Stop) {
+    let ends = match s.points.last() {
+        Some(p) => format!("the series ends at {} members", fmt_count(p.tasks as u64)),
+        None => "not measured".to_string(),
     };
-    let total: usize = SWEEP_KINDS
-        .iter()
-        .map(|k| match k {
-            Kind::Thread => threads.len(),
-            k if k.uses_fds() => sockets.len(),
-            _ => memory.len(),
-        })
-        .sum();
-    let bar = ctx.progress(total as u64, "sweep of brigade sizes");
+    ctx.note(
+        if stop.by_time() {
+            NoteKind::Timeout
+        } else {
+            NoteKind::Limit
+        },
+        format!(
+            "sweep, {}: {ends}: at {} members, {} stopped the build.",
+            kind.key(),
+            fmt_count(stop.wanted as u64),
+            stop.limit
+        ),
+    );
+}
+
+fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
+    harness::machine::raise_fd_limit();
+    let hops = ctx.count(&HOPS);
+    let (threads, tasks) = (sizes(ctx.count(&MAX_THREADS)), sizes(ctx.count(&MAX_TASKS)));
+    let sizes_of = |k: Kind| if k.uses_fds() { &threads } else { &tasks };
+    // Expected cost of a series: its hops, and its biggest build.
+    let cost = |k: Kind| {
+        let s = sizes_of(k);
+        hop_weight(k) * (hops * s.len()) as f64 + 0.05 * *s.last().unwrap_or(&0) as f64
+    };
+    let end = round_end(ctx, &SWEEP);
+    let caps = Caps::here(end);
+    let order = ctx.rotated(&SWEEP_KINDS);
     let mut series = Vec::new();
-    for kind in SWEEP_KINDS {
-        let sizes = match kind {
-            Kind::Thread => threads,
-            k if k.uses_fds() => sockets,
-            _ => memory,
-        };
+    for (i, &kind) in order.iter().enumerate() {
+        let rest: f64 = order[i..].iter().map(|&k| cost(k)).sum();
+        let share = end.saturating_duration_since(Instant::now());
+        let series_end = Instant::now() + share.mul_f64(cost(kind) / rest);
         let mut s = SweepSeries {
             kind,
-            points: vec![],
-            stop: None,
-            error: None,
+            points: Vec::new(),
         };
-        for &n in sizes {
-            bar.inc(1);
-            if ctx.past_deadline() {
+        let sizes = sizes_of(kind);
+        for (j, &n) in sizes.iter().enumerate() {
+            let now = Instant::now();
+            if now >= series_end {
                 ctx.note(
                     NoteKind::Timeout,
                     format!(
-                        "{}: the sweep reached its time bound before {n} tasks.",
-                        kind.label()
+                        "sweep, {}: in some rounds its share of the round's time ran out \
+                         before {} members; those rounds have fewer points",
+                        kind.key(),
+                        fmt_count(n as u64)
                     ),
                 );
                 break;
             }
-            let deadline = Instant::now() + ctx.time_left() / 2;
-            match sweep_point(kind, n, hop_budget, &caps, deadline) {
-                Ok((pt, stop)) => {
-                    s.points.push(pt);
-                    if let Some(stop) = stop {
-                        note_stop(ctx, &format!("sweep, {}", kind.label()), &stop);
-                        s.stop = Some(stop);
-                        break;
-                    }
+            // Each size gets an equal part of what is left of the series' share.
+            let deadline = now + (series_end - now) / (sizes.len() - j) as u32;
+            match sweep_point(kind, n, hops, &caps, deadline) {
+                Ok(p) => s.points.push(p),
+                Err(Refused::Limit(stop)) => {
+                    note_sweep_stop(ctx, kind, &s, &stop);
+                    break;
                 }
                 Err(e) => {
-                    ctx.note(
-                        NoteKind::Info,
-                        format!("sweep, {} at {n}: {e}", kind.label()),
-                    );
-                    s.error = Some(e.to_string());
+                    note_refused(ctx, &format!("sweep, {}", kind.key()), &e);
                     break;
                 }
             }
         }
         series.push(s);
     }
-    bar.finish_and_clear();
-    trim_heap();
-    Ok(serde_json::to_value(SweepData { series })?)
+    series.sort_by_key(|s| SWEEP_KINDS.iter().position(|k| *k == s.kind));
+    os::trim_heap();
+    Ok(SweepRound { series })
 }
 
 // ---------------------------------------------------------------------------------
 // limits
 
+/// One of the two largest brigades of a round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LimitRun {
     pub kind: Kind,
     pub wanted: usize,
     pub built: usize,
+    /// What stopped the build short, if anything did.
     pub stop: Option<Stop>,
     pub build_ns: f64,
-    pub laps: Option<Summary>,
-    pub resident: Option<f64>,
+    /// Median lap ÷ members.
+    pub hop_p50_ns: Option<f64>,
+    /// Resident memory the brigade added, once every member had run.
+    pub resident_delta: Option<f64>,
     pub error: Option<String>,
 }
 
+/// The limits of this machine as the round found them (no cgroup paths).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LimitsData {
+pub struct LimitsSeen {
     pub limits: harness::machine::Limits,
     /// The soft open-file limit after raising it to the hard one.
     pub fds_after_raise: Option<u64>,
+    /// Threads the chapter's guard allowed, and the limit it came from.
     pub thread_guard: usize,
     pub thread_guard_reason: String,
+    /// The chapter's memory budget and where it comes from.
+    pub memory_budget: u64,
+    pub memory_budget_reason: String,
     pub system_threads: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LimitsRound {
+    pub seen: LimitsSeen,
     pub runs: Vec<LimitRun>,
 }
 
+/// The reading of a probe: `threads · socket · members`, `… · per hop`,
+/// `… · bytes per task`.
+pub fn probe_key(kind: Kind, what: &str) -> String {
+    format!("{} · {what}", kind.key())
+}
+
+impl LimitsRound {
+    fn readings(&self) -> Vec<Reading> {
+        let mut out = Vec::new();
+        for r in &self.runs {
+            if r.built < MIN_MEMBERS {
+                continue; // a limit note says why; a brigade this small is no result
+            }
+            out.push(Reading::new(
+                probe_key(r.kind, "members"),
+                Unit::Number,
+                r.built as f64,
+            ));
+            if let Some(h) = r.hop_p50_ns {
+                out.push(Reading::new(probe_key(r.kind, "per hop"), Unit::Nanos, h));
+            }
+            if let Some(m) = r.resident_delta.filter(|_| r.built > 0) {
+                out.push(Reading::new(
+                    probe_key(r.kind, "bytes per task"),
+                    Unit::Bytes,
+                    m / r.built as f64,
+                ));
+            }
+        }
+        out
+    }
+
+    pub fn find(&self, kind: Kind) -> Option<&LimitRun> {
+        self.runs.iter().find(|r| r.kind == kind)
+    }
+}
+
+/// The two probes: threads over socket pairs, and async tasks over in-memory pipes (a
+/// socket pair per member would need two million descriptors for a million).
+pub const PROBE_KINDS: [Kind; 2] = [Kind::Thread, Kind::AsyncCurrentPipe];
+
 /// Builds as large a brigade of `kind` as allowed, runs a few laps through it, and
 /// reports how far it got and what stopped it.
-pub fn limit_run(
-    kind: Kind,
-    wanted: usize,
-    caps: &Caps,
-    laps: usize,
-    deadline: Instant,
-) -> LimitRun {
-    trim_heap();
-    let rss0 = sys::resident_bytes();
+fn limit_run(kind: Kind, wanted: usize, caps: &Caps, laps: usize, deadline: Instant) -> LimitRun {
+    os::trim_heap();
+    let rss0 = os::resident_bytes();
     let start = Instant::now();
     let mut run = LimitRun {
         kind,
@@ -611,12 +665,17 @@ pub fn limit_run(
         built: 0,
         stop: None,
         build_ns: 0.0,
-        laps: None,
-        resident: None,
+        hop_p50_ns: None,
+        resident_delta: None,
         error: None,
     };
-    let mut b = match build(kind, wanted, caps) {
+    let mut b = match Brigade::build(kind, wanted, caps) {
         Ok(b) => b,
+        Err(Refused::Limit(s)) => {
+            run.built = s.built;
+            run.stop = Some(s);
+            return run;
+        }
         Err(e) => {
             run.error = Some(e.to_string());
             return run;
@@ -625,140 +684,234 @@ pub fn limit_run(
     run.build_ns = start.elapsed().as_nanos() as f64;
     run.built = b.tasks();
     run.stop = b.stop();
-    let r = b.rounds(1, laps, deadline, false);
-    run.resident = match (rss0, sys::resident_bytes()) {
+    let warm = b.laps(1, 0, deadline);
+    run.resident_delta = match (rss0, os::resident_bytes()) {
         (Some(a), Some(b)) => Some(b as f64 - a as f64),
         _ => None,
     };
+    let timed = warm.and_then(|_| b.laps(0, laps, deadline));
     let counts = b.finish();
-    match (r, counts) {
-        (Ok(r), Ok(_)) => run.laps = Summary::of(&r.ns),
+    match (timed, counts) {
+        (Ok(r), Ok(_)) => run.hop_p50_ns = median(r.ns).map(|m| m / run.built.max(1) as f64),
         (Err(e), _) | (_, Err(e)) => run.error = Some(e.to_string()),
     }
-    trim_heap();
+    os::trim_heap();
     run
 }
 
-fn limits(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
+fn limits(ctx: &mut Ctx) -> anyhow::Result<LimitsRound> {
     let fds_after_raise = harness::machine::raise_fd_limit();
-    let limits = harness::machine::Limits::current();
-    let (guard, why) = sys::thread_guard();
-    let quick_cap = 2_000;
-    let threads_wanted = ctx.param("threads asked for", ctx.profile.pick(quick_cap, 1_000_000));
-    let tasks_wanted = ctx.param(
-        "async tasks asked for",
-        ctx.profile.pick(100_000, 1_000_000),
-    );
-    let laps = ctx.param("laps", ctx.profile.pick(2, 3));
-    if ctx.profile == Profile::Quick {
-        ctx.note(
-            NoteKind::Info,
-            format!(
-                "The quick profile stops the thread brigade at {quick_cap} threads; `make regenerate` (the full profile) runs it until a limit says no."
-            ),
-        );
-    }
-    let caps = Caps {
-        guard_threads: guard,
-        guard_reason: format!("this chapter's guard below {why}"),
-        resident_budget: Some(1 << 30),
-        ..Caps::default()
+    let end = round_end(ctx, &LIMITS);
+    let caps = Caps::here(end);
+    let seen = LimitsSeen {
+        limits: harness::machine::Limits::current(),
+        fds_after_raise,
+        thread_guard: caps.threads,
+        thread_guard_reason: caps.threads_why.clone(),
+        memory_budget: caps.memory,
+        memory_budget_reason: caps.memory_why.clone(),
+        system_threads: os::system_threads(),
     };
-    let mut caps = caps;
+    let wanted = [ctx.count(&PROBE_THREADS), ctx.count(&PROBE_TASKS)];
+    let laps = ctx.count(&PROBE_LAPS);
     let mut runs = Vec::new();
-    let plan = [
-        (Kind::Thread, threads_wanted),
-        (Kind::AsyncCurrentPipe, tasks_wanted),
-    ];
-    for (i, (kind, wanted)) in plan.into_iter().enumerate() {
-        let deadline = Instant::now() + ctx.time_left().mul_f64(0.9) / (plan.len() - i) as u32;
-        // Building gets at most half of this run's share; the laps and the teardown the rest.
-        caps.build_deadline = Some(Instant::now() + (deadline - Instant::now()) / 2);
+    // The thread probe's part of the round; the million tasks take the rest.
+    let parts = [0.35, 1.0];
+    for ((kind, wanted), part) in PROBE_KINDS.into_iter().zip(wanted).zip(parts) {
+        let share = end.saturating_duration_since(Instant::now()).mul_f64(part);
+        let deadline = Instant::now() + share;
+        // Building gets at most seven tenths of the share; the laps and teardown the rest.
+        let caps = Caps {
+            deadline: Some(Instant::now() + share.mul_f64(0.7)),
+            ..caps.clone()
+        };
         let run = limit_run(kind, wanted, &caps, laps, deadline);
-        if let Some(s) = &run.stop {
-            note_stop(ctx, kind.label(), s);
+        match (&run.stop, run.built < MIN_MEMBERS) {
+            (Some(s), true) => note_refused(ctx, kind.key(), &Refused::Limit(s.clone())),
+            (Some(s), false) => note_stop(ctx, kind.key(), s),
+            _ => {}
         }
         if let Some(e) = &run.error {
-            ctx.note(NoteKind::Info, format!("{}: {e}", kind.label()));
+            ctx.note(NoteKind::Info, format!("{}: {e}", kind.key()));
         }
         runs.push(run);
     }
-    Ok(serde_json::to_value(LimitsData {
-        limits,
-        fds_after_raise,
-        thread_guard: guard,
-        thread_guard_reason: why,
-        system_threads: sys::system_threads(),
-        runs,
-    })?)
+    Ok(LimitsRound { seen, runs })
 }
 
 // ---------------------------------------------------------------------------------
 // spawn
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SpawnRow {
-    pub what: String,
-    pub per_batch: usize,
-    /// Nanoseconds per spawn-and-join, one value per repetition.
-    pub per_spawn: Option<MeanCi>,
-    pub p50_ns: Option<f64>,
+/// What is started in a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Spawned {
+    Thread,
+    TaskCurrentThread,
+    TaskMultiThread,
+}
+
+impl Spawned {
+    pub const ALL: [Spawned; 3] = [
+        Spawned::Thread,
+        Spawned::TaskCurrentThread,
+        Spawned::TaskMultiThread,
+    ];
+
+    pub const fn key(self) -> &'static str {
+        match self {
+            Spawned::Thread => "thread: spawn + join",
+            Spawned::TaskCurrentThread => "task, current-thread: spawn + await",
+            Spawned::TaskMultiThread => "task, multi-thread: spawn + await",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SpawnData {
+pub struct SpawnRow {
+    pub what: Spawned,
+    pub batch: usize,
+    /// The batch's time divided by its size.
+    pub per_spawn_ns: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpawnRound {
     pub rows: Vec<SpawnRow>,
 }
 
-fn spawn(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let threads = ctx.param("threads per batch", ctx.profile.pick(200, 1000));
-    let tasks = ctx.param("tasks per batch", ctx.profile.pick(10_000, 100_000));
-    let reps = ctx.param("batches", ctx.profile.pick(5, 20));
-    let ct = tokio::runtime::Builder::new_current_thread().build()?;
-    let mt = tokio::runtime::Builder::new_multi_thread().build()?;
-    let mut rows = Vec::new();
-    type Batch<'a> = Box<dyn Fn() -> io::Result<Duration> + 'a>;
-    let plans: [(&str, usize, Batch); 3] = [
-        (
-            "std::thread::spawn + join",
-            threads,
-            Box::new(|| crate::spawn_threads(threads)),
-        ),
-        (
-            "tokio::spawn + await, current-thread",
-            tasks,
-            Box::new(|| crate::spawn_tasks(&ct, tasks)),
-        ),
-        (
-            "tokio::spawn + await, multi-thread",
-            tasks,
-            Box::new(|| crate::spawn_tasks(&mt, tasks)),
-        ),
-    ];
-    for (what, n, batch) in plans {
-        let mut per = Vec::new();
-        for _ in 0..reps {
-            if ctx.past_deadline() {
-                ctx.note(
-                    NoteKind::Timeout,
-                    format!("{what}: {} of {reps} batches ran.", per.len()),
-                );
-                break;
-            }
-            match batch() {
-                Ok(d) => per.push(d.as_nanos() as f64 / n as f64),
-                Err(e) => {
-                    ctx.note(NoteKind::Limit, format!("{what}: {e}"));
-                    break;
-                }
-            }
-        }
-        rows.push(SpawnRow {
-            what: what.into(),
-            per_batch: n,
-            per_spawn: MeanCi::of(&per),
-            p50_ns: Summary::of(&per).map(|s| s.p50),
-        });
+impl SpawnRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.rows
+            .iter()
+            .map(|r| Reading::new(r.what.key(), Unit::Nanos, r.per_spawn_ns))
+            .collect()
     }
-    Ok(serde_json::to_value(SpawnData { rows })?)
+
+    pub fn find(&self, what: Spawned) -> Option<&SpawnRow> {
+        self.rows.iter().find(|r| r.what == what)
+    }
+}
+
+/// One batch of `what`, after a small untimed one (so the first thread's stack
+/// mapping or the runtime's first task is not in the figure).
+fn spawn_batch(what: Spawned, n: usize) -> std::io::Result<Duration> {
+    let runtime = |multi: bool| {
+        if multi {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(crate::workers())
+                .build()
+        } else {
+            tokio::runtime::Builder::new_current_thread().build()
+        }
+    };
+    match what {
+        Spawned::Thread => {
+            crate::spawn_threads((n / 10).max(1))?;
+            crate::spawn_threads(n)
+        }
+        Spawned::TaskCurrentThread | Spawned::TaskMultiThread => {
+            let rt = runtime(what == Spawned::TaskMultiThread)?;
+            crate::spawn_tasks(&rt, (n / 10).max(1))?;
+            let took = crate::spawn_tasks(&rt, n);
+            rt.shutdown_background();
+            took
+        }
+    }
+}
+
+fn spawn(ctx: &mut Ctx) -> anyhow::Result<SpawnRound> {
+    let (threads, tasks) = (ctx.count(&SPAWN_THREADS), ctx.count(&SPAWN_TASKS));
+    let (room, why) = os::thread_guard();
+    let mut rows = Vec::new();
+    for what in ctx.rotated(&Spawned::ALL) {
+        let n = match what {
+            Spawned::Thread => threads,
+            _ => tasks,
+        };
+        // Threads the batch needs at once: the batch itself, or the runtime's workers.
+        let needs = match what {
+            Spawned::Thread => n,
+            Spawned::TaskMultiThread => crate::workers(),
+            Spawned::TaskCurrentThread => 0,
+        };
+        if needs > room {
+            ctx.note(
+                NoteKind::Limit,
+                format!(
+                    "{}: needs {} threads at once, but {} allows {}; not measured.",
+                    what.key(),
+                    fmt_count(needs as u64),
+                    why,
+                    fmt_count(room as u64)
+                ),
+            );
+            continue;
+        }
+        if ctx.past_deadline() {
+            ctx.note(NoteKind::Timeout, "the time bound came before every batch had run");
+            break;
+        }
+        match spawn_batch(what, n) {
+            Ok(d) => rows.push(SpawnRow {
+                what,
+                batch: n,
+                per_spawn_ns: d.as_nanos() as f64 / n as f64,
+            }),
+            Err(e) => ctx.note(
+                NoteKind::Limit,
+                format!(
+                    "{}: the OS refused ({e}); stopped by {}.",
+                    what.key(),
+                    os::diagnose_spawn_error(&e)
+                ),
+            ),
+        }
+    }
+    rows.sort_by_key(|r| Spawned::ALL.iter().position(|w| *w == r.what));
+    Ok(SpawnRound { rows })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::Profile;
+
+    #[test]
+    fn the_headline_memory_key_is_a_reading_of_the_sweep() {
+        assert_eq!(bytes_key(Kind::AsyncCurrentSocket), ASYNC_TASK_BYTES);
+    }
+
+    #[test]
+    fn sizes_climb_to_the_largest_asked_for() {
+        assert_eq!(sizes(1_000), vec![10, 100, 1_000]);
+        assert_eq!(sizes(2_000), vec![10, 100, 1_000, 2_000]);
+        assert_eq!(sizes(10), vec![10]);
+    }
+
+    #[test]
+    fn slope_fits_a_line() {
+        let pts: Vec<(f64, f64)> = (1..=5)
+            .map(|n| (n as f64 * 100.0, 4096.0 * n as f64 * 100.0 + 7e6))
+            .collect();
+        assert!((slope(&pts).unwrap() - 4096.0).abs() < 1e-6);
+        assert_eq!(slope(&pts[..1]), None);
+    }
+
+    #[test]
+    fn a_variants_round_reads_one_value_per_brigade() {
+        let mut ctx = Ctx::for_test(
+            Profile::Quick,
+            VARIANTS.params,
+            Duration::from_secs(30),
+        );
+        let round = variants(&mut ctx).unwrap();
+        let readings = VariantsRound::readings(&round);
+        assert_eq!(readings.len(), round.variants.len());
+        for v in &round.variants {
+            assert!(v.tasks >= MIN_MEMBERS && v.laps > 0 && v.hop_p50_ns > 0.0);
+            assert_eq!(v.hop.len() as usize, v.laps);
+        }
+        #[cfg(target_os = "linux")]
+        assert!(round.find(Kind::Thread).is_some() && round.find(Kind::AsyncCurrentSocket).is_some());
+    }
 }

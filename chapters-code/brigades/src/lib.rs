@@ -9,113 +9,209 @@
 //! come back increased by N (mod 256), which proves that every member handled it.
 //! Closing link 0 ends the brigade: each member sees end-of-file, closes its own
 //! outgoing link and returns how many bytes it passed on.
+//!
+//! `lib.rs` holds the mechanism and the chapter's registry; `experiments.rs` the
+//! rounds; `views.rs` the tables and plots; `os.rs` what the operating system says.
 
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::io;
 use std::time::{Duration, Instant};
 
-mod experiments;
-pub mod sys;
-mod views;
+pub mod experiments;
+pub mod os;
+pub mod views;
 
-pub use experiments::{CHAPTER, EXPERIMENTS};
+pub use os::Usage;
 
-/// The experiment plumbing, exposed for the integration tests.
-#[doc(hidden)]
-pub mod experiments_for_tests {
-    pub use crate::experiments::{Kind, measure_kind, slope};
-    pub fn reference_parses() -> anyhow::Result<()> {
-        crate::views::reference_data().map(|_| ())
-    }
+use experiments::{LIMITS, SPAWN, SWEEP, VARIANTS};
+use harness::Headline;
+
+/// The chapter: its experiments, views and headline figures.
+pub static CHAPTER: harness::Chapter = harness::chapter!(
+    experiments: [VARIANTS, SWEEP, LIMITS, SPAWN],
+    views: [
+        views::VARIANTS_TABLE, views::HOP_CDF, views::FINDINGS, views::REFERENCE,
+        views::SWITCHES, views::PINNING, views::SPAWN_TABLE, views::MEMORY,
+        views::SWEEP_MEMORY, views::SWEEP_HOP, views::LIMITS_TABLE, views::LIMIT_RUNS,
+    ],
+    headlines: [
+        Headline::new("threads-per-hop", &VARIANTS, Kind::Thread.key())
+            .params(&["tasks"])
+            .about("one hand-over in the thread brigade over socket pairs: median lap ÷ tasks"),
+        Headline::new("async-current-socket-per-hop", &VARIANTS, Kind::AsyncCurrentSocket.key())
+            .params(&["tasks"])
+            .about("one hand-over between async tasks on tokio's current-thread runtime over socket pairs: median lap ÷ tasks"),
+        Headline::new("async-current-channel-per-hop", &VARIANTS, Kind::AsyncCurrentChannel.key())
+            .params(&["tasks"])
+            .about("one hand-over between async tasks on tokio's current-thread runtime over tokio channels: median lap ÷ tasks"),
+        Headline::new("async-task-bytes", &SWEEP, experiments::ASYNC_TASK_BYTES)
+            .about("resident memory one more async task adds (current-thread runtime, socket pairs): the slope over a sweep of sizes"),
+    ],
+);
+
+/// A brigade smaller than this is not measured: its laps would say nothing about
+/// hand-overs between members, so a limit that leaves fewer is reported, not timed.
+pub const MIN_MEMBERS: usize = 2;
+
+/// The brigades of the chapter: what waits (a thread or an async task, on which tokio
+/// runtime) and what links the members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kind {
+    /// A thread per member, Unix-domain socket pairs: the write-up's thread brigade.
+    Thread,
+    /// The same, every member and the driver pinned to one CPU.
+    ThreadOneCpu,
+    /// A tokio task per member on the current-thread runtime, socket pairs.
+    AsyncCurrentSocket,
+    /// The same on tokio's multi-thread runtime: the write-up's async brigade, by our
+    /// reading.
+    AsyncMultiSocket,
+    /// Tasks linked by tokio `mpsc` channels, current-thread runtime.
+    AsyncCurrentChannel,
+    /// Channels on the multi-thread runtime.
+    AsyncMultiChannel,
+    /// tokio's in-memory pipe (no file descriptor), current-thread runtime.
+    AsyncCurrentPipe,
+    /// One thread does every read and write of a socket brigade itself.
+    OneThread,
 }
-pub use sys::Usage;
 
-/// The timed laps of one brigade.
-#[derive(Debug, Clone, Default)]
-pub struct Rounds {
-    /// Members in the chain (threads or tasks).
-    pub tasks: usize,
-    /// Nanoseconds per lap, one entry per timed lap (warm-up laps are not kept).
-    pub ns: Vec<f64>,
-    /// What the whole process spent during the timed laps (getrusage), where available.
-    pub usage: Option<Usage>,
-    /// The deadline came before every requested lap ran.
-    pub stopped_early: bool,
-    /// Laps that completed, warm-up included.
-    pub laps_run: u64,
+impl Kind {
+    /// The reading's key: what waits, and over which link.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Kind::Thread => "threads · socket",
+            Kind::ThreadOneCpu => "threads on one CPU · socket",
+            Kind::AsyncCurrentSocket => "async current-thread · socket",
+            Kind::AsyncMultiSocket => "async multi-thread · socket",
+            Kind::AsyncCurrentChannel => "async current-thread · channel",
+            Kind::AsyncMultiChannel => "async multi-thread · channel",
+            Kind::AsyncCurrentPipe => "async current-thread · in-memory pipe",
+            Kind::OneThread => "one thread · socket",
+        }
+    }
+
+    /// A short row label for tables (the page gives the legend: ct = current-thread,
+    /// mt = multi-thread runtime).
+    pub const fn short(self) -> &'static str {
+        match self {
+            Kind::Thread => "threads",
+            Kind::ThreadOneCpu => "threads, one CPU",
+            Kind::AsyncCurrentSocket => "async ct, socket",
+            Kind::AsyncMultiSocket => "async mt, socket",
+            Kind::AsyncCurrentChannel => "async ct, channel",
+            Kind::AsyncMultiChannel => "async mt, channel",
+            Kind::AsyncCurrentPipe => "async ct, mem pipe",
+            Kind::OneThread => "one thread, socket",
+        }
+    }
+
+    pub fn is_thread(self) -> bool {
+        matches!(self, Kind::Thread | Kind::ThreadOneCpu)
+    }
+
+    /// Whether its links are socket pairs (two file descriptors each).
+    pub fn uses_fds(self) -> bool {
+        matches!(
+            self,
+            Kind::Thread
+                | Kind::ThreadOneCpu
+                | Kind::AsyncCurrentSocket
+                | Kind::AsyncMultiSocket
+                | Kind::OneThread
+        )
+    }
+
+    fn flavor(self) -> Flavor {
+        match self {
+            Kind::AsyncMultiSocket | Kind::AsyncMultiChannel => Flavor::MultiThread,
+            _ => Flavor::CurrentThread,
+        }
+    }
 }
 
 /// Why a brigade has fewer members than were asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stop {
     pub wanted: usize,
-    /// The members that were built and run.
+    /// The members that were built.
     pub built: usize,
     /// The limit that stopped it, in a reader's words.
     pub limit: String,
-    /// The error or the numbers behind the diagnosis.
-    pub detail: String,
 }
 
-/// Ceilings a brigade builder stops at before the operating system says no. `guard_*`
-/// keep shared, system-wide resources (process ids, memory maps) from being used up
-/// for everyone else on the machine; `fake_*` simulate a failing call, for tests.
+/// What [`Stop::limit`] says when the round's time, not a limit, ended the build.
+pub const TIME_BOUND: &str = "the time bound of this round";
+
+impl Stop {
+    /// Whether the round's time bound, not a resource limit, stopped the build.
+    pub fn by_time(&self) -> bool {
+        self.limit == TIME_BOUND
+    }
+}
+
+/// Ceilings a builder stops at before the operating system says no.
 #[derive(Debug, Clone)]
 pub struct Caps {
-    pub guard_threads: usize,
-    pub guard_reason: String,
-    pub resident_budget: Option<u64>,
-    /// Stop building at this instant (the experiment's time bound).
-    pub build_deadline: Option<Instant>,
-    pub fake_link_failure_at: Option<usize>,
-    pub fake_spawn_failure_at: Option<usize>,
-}
-
-impl Default for Caps {
-    fn default() -> Caps {
-        Caps {
-            guard_threads: usize::MAX,
-            guard_reason: String::new(),
-            resident_budget: None,
-            build_deadline: None,
-            fake_link_failure_at: None,
-            fake_spawn_failure_at: None,
-        }
-    }
+    /// Threads this process may still start, and the limit that says so.
+    pub threads: usize,
+    pub threads_why: String,
+    /// Resident memory one build may add, and where that budget comes from.
+    pub memory: u64,
+    pub memory_why: String,
+    /// Building stops at this instant.
+    pub deadline: Option<Instant>,
 }
 
 impl Caps {
-    /// Whether building should stop before member `i`, and why (checked every 1,024
-    /// members, so the clock and /proc are read rarely).
-    fn out_of_budget(&self, i: usize) -> Option<String> {
+    /// No ceilings but the operating system's own.
+    pub fn none() -> Caps {
+        Caps {
+            threads: usize::MAX,
+            threads_why: String::new(),
+            memory: u64::MAX,
+            memory_why: String::new(),
+            deadline: None,
+        }
+    }
+
+    /// The ceilings of this machine now: threads left under the limits they share
+    /// with others (see [`os::thread_guard`]), and the memory budget (1 GiB, or what
+    /// this cgroup leaves).
+    pub fn here(deadline: Instant) -> Caps {
+        let (threads, threads_why) = os::thread_guard();
+        let (memory, source) = os::memory_budget();
+        let memory_why = format!("the memory budget ({source})");
+        Caps {
+            threads,
+            threads_why,
+            memory,
+            memory_why,
+            deadline: Some(deadline),
+        }
+    }
+
+    /// Why member `i` must not be built, if it must not. The thread count is checked
+    /// for every member, the clock and resident memory every 1,024.
+    fn refuse(&self, i: usize, thread: bool, start_rss: Option<u64>) -> Option<String> {
+        if thread && i >= self.threads {
+            return Some(self.threads_why.clone());
+        }
         if i == 0 || i % 1024 != 0 {
             return None;
         }
-        if self.build_deadline.is_some_and(|d| Instant::now() >= d) {
-            return Some("the experiment's time bound (building took too long)".into());
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Some(TIME_BOUND.into());
         }
-        let budget = self.resident_budget?;
-        let r = sys::resident_bytes().filter(|&r| r > budget)?;
-        Some(format!(
-            "this chapter's memory budget ({} resident)",
-            mib(r)
-        ))
-    }
-
-    fn fake(at: Option<usize>, i: usize, what: &str) -> io::Result<()> {
-        match at {
-            Some(n) if i >= n => Err(io::Error::other(format!(
-                "artificial cap: no {what} after {n} (injected for testing)"
-            ))),
-            _ => Ok(()),
-        }
+        let grown = os::resident_bytes()?.saturating_sub(start_rss?);
+        (grown > self.memory).then(|| self.memory_why.clone())
     }
 }
 
 /// A few descriptors held while a brigade is built and given back afterwards, so that
 /// a brigade that runs into the open-file limit still leaves the process room to read
-/// `/proc`, write its results and report the limit.
+/// `/proc`, start its runtime and report the limit.
 struct FdReserve(#[allow(dead_code)] Vec<std::fs::File>);
 
 impl FdReserve {
@@ -130,6 +226,21 @@ impl FdReserve {
     }
 }
 
+/// The timed laps of one brigade.
+#[derive(Debug, Clone, Default)]
+pub struct Laps {
+    /// Members in the chain (threads or tasks).
+    pub tasks: usize,
+    /// Nanoseconds per lap, one entry per timed lap (warm-up laps are not kept).
+    pub ns: Vec<f64>,
+    /// What the whole process spent during the timed laps (getrusage), where available.
+    pub usage: Option<Usage>,
+    /// The deadline came before every requested lap ran.
+    pub stopped_early: bool,
+    /// Laps that completed, warm-up included.
+    pub laps_run: u64,
+}
+
 fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
     let want = sent.wrapping_add(tasks as u8);
     if got == want {
@@ -142,22 +253,23 @@ fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
     }
 }
 
-/// Runs `warmup + rounds` laps of a blocking brigade, timing the last `rounds`, and
-/// stops at `deadline` keeping the laps it has.
-#[cfg_attr(not(unix), allow(dead_code))]
-fn drive(
+// ANCHOR: drive
+/// Runs `warmup + laps` laps, timing each of the last `laps` from the write into the
+/// first link to the read out of the last, and checks that the byte came back
+/// increased once per member. Stops at `deadline`, keeping the laps it has.
+pub fn drive(
     tasks: usize,
     warmup: usize,
-    rounds: usize,
+    laps: usize,
     deadline: Instant,
     mut lap: impl FnMut(u8) -> io::Result<u8>,
-) -> io::Result<Rounds> {
-    let mut out = Rounds {
+) -> io::Result<Laps> {
+    let mut out = Laps {
         tasks,
-        ns: Vec::with_capacity(rounds),
-        ..Rounds::default()
+        ns: Vec::with_capacity(laps),
+        ..Laps::default()
     };
-    for i in 0..warmup + rounds {
+    for i in 0..warmup + laps {
         if i == warmup {
             out.usage = Usage::now();
         }
@@ -170,7 +282,7 @@ fn drive(
         if i >= warmup {
             out.ns.push(took.as_nanos() as f64);
         }
-        if Instant::now() >= deadline && i + 1 < warmup + rounds {
+        if Instant::now() >= deadline && i + 1 < warmup + laps {
             out.stopped_early = true;
             break;
         }
@@ -178,239 +290,230 @@ fn drive(
     out.usage = Usage::since(out.usage);
     Ok(out)
 }
+// ANCHOR_END: drive
+
+/// How long a lap may take past the deadline before the brigade counts as stalled.
+const STALL_GRACE: Duration = Duration::from_secs(2);
 
 #[cfg(unix)]
-pub use unix_brigades::{OneThreadBrigade, ThreadBrigade};
+pub use std::os::unix::net::UnixStream;
 
+// ANCHOR: thread_member
+/// A member of the thread brigade: block in `read` until a byte arrives, add one,
+/// write it to the next link. End-of-file means the brigade is over.
 #[cfg(unix)]
-mod unix_brigades {
-    use super::*;
+pub fn thread_member(mut from: UnixStream, mut to: UnixStream) -> io::Result<u64> {
     use std::io::{Read, Write};
-    use std::os::unix::net::UnixStream;
-    use std::sync::mpsc;
-    use std::thread::{self, JoinHandle};
+    let mut byte = [0u8; 1];
+    let mut passed = 0;
+    loop {
+        match from.read(&mut byte) {
+            Ok(0) => return Ok(passed),
+            Ok(_) => {
+                byte[0] = byte[0].wrapping_add(1);
+                to.write_all(&byte)?;
+                passed += 1;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+// ANCHOR_END: thread_member
 
-    // ANCHOR: thread_member
-    /// A member of the thread brigade: block in `read` until a byte arrives, add one,
-    /// write it to the next link. End-of-file means the brigade is over.
-    fn thread_member(mut from: UnixStream, mut to: UnixStream) -> io::Result<u64> {
-        let mut byte = [0u8; 1];
-        let mut passed = 0;
-        loop {
-            match from.read(&mut byte) {
-                Ok(0) => return Ok(passed),
-                Ok(_) => {
-                    byte[0] = byte[0].wrapping_add(1);
-                    to.write_all(&byte)?;
-                    passed += 1;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+// ANCHOR: thread_lap
+/// One lap of a thread brigade: write the byte into the first link, block until it
+/// comes out of the last one.
+#[cfg(unix)]
+pub fn thread_lap(head: &mut UnixStream, tail: &mut UnixStream, byte: u8) -> io::Result<u8> {
+    use std::io::{Read, Write};
+    head.write_all(&[byte])?;
+    let mut got = [0u8; 1];
+    tail.read_exact(&mut got)?;
+    Ok(got[0])
+}
+// ANCHOR_END: thread_lap
+
+/// N threads joined by Unix-domain socket pairs.
+#[cfg(unix)]
+pub struct ThreadBrigade {
+    head: UnixStream,
+    tail: UnixStream,
+    members: Vec<std::thread::JoinHandle<io::Result<u64>>>,
+    /// Set when a limit stopped the build short of the size asked for.
+    pub stop: Option<Stop>,
+}
+
+/// Up to `n` socket pairs; the first refusal ends the list and names its limit.
+#[cfg(unix)]
+fn socket_pairs(n: usize) -> (Vec<(UnixStream, UnixStream)>, Option<String>) {
+    let mut pairs = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        match UnixStream::pair() {
+            Ok(p) => pairs.push(p),
+            Err(e) => return (pairs, Some(os::diagnose_link_error(&e))),
+        }
+    }
+    (pairs, None)
+}
+
+/// Starts a member thread. It receives its two link ends only once it exists, so a
+/// refused spawn hands `from` back and the brigade can end at the previous member.
+#[cfg(unix)]
+fn spawn_member(
+    from: UnixStream,
+    to: UnixStream,
+    cpu: Option<core_affinity::CoreId>,
+) -> Result<std::thread::JoinHandle<io::Result<u64>>, (io::Error, UnixStream)> {
+    let (give, take) = std::sync::mpsc::sync_channel::<(UnixStream, UnixStream)>(1);
+    let spawned = std::thread::Builder::new().spawn(move || {
+        if let Some(core) = cpu {
+            core_affinity::set_for_current(core);
+        }
+        let (from, to) = take.recv().map_err(io::Error::other)?;
+        thread_member(from, to)
+    });
+    match spawned {
+        Ok(handle) => match give.send((from, to)) {
+            Ok(()) => Ok(handle),
+            Err(back) => Err((io::Error::other("a member thread ended at once"), back.0.0)),
+        },
+        Err(e) => Err((e, from)),
+    }
+}
+
+// ANCHOR: thread_build
+/// Builds a thread brigade of up to `tasks` members: first the N + 1 socket pairs,
+/// then one thread per member. Whatever refuses first (a socket pair, a thread, or a
+/// ceiling in `caps`) closes the brigade off at the members that exist, and `stop`
+/// names the limit. `cpu` pins every member to one CPU.
+#[cfg(unix)]
+pub fn build_thread_brigade(
+    tasks: usize,
+    caps: &Caps,
+    cpu: Option<core_affinity::CoreId>,
+) -> Result<ThreadBrigade, Stop> {
+    let reserve = FdReserve::new(); // spare descriptors, given back below
+    let start_rss = os::resident_bytes();
+    let (pairs, mut refused) = socket_pairs(tasks + 1);
+    let stop = |built, refused: Option<String>| Stop {
+        wanted: tasks,
+        built,
+        limit: refused.unwrap_or_default(),
+    };
+    let mut pairs = pairs.into_iter();
+    let (head, mut tail) = pairs.next().ok_or_else(|| stop(0, refused.clone()))?;
+    let mut members = Vec::with_capacity(tasks.min(1 << 16));
+    for (i, (next_in, next_out)) in pairs.enumerate() {
+        if let Some(why) = caps.refuse(i, true, start_rss) {
+            refused = Some(why);
+            break;
+        }
+        match spawn_member(tail, next_in, cpu) {
+            Ok(member) => members.push(member),
+            Err((e, back)) => {
+                (tail, refused) = (back, Some(os::diagnose_spawn_error(&e)));
+                break;
             }
         }
+        tail = next_out;
     }
-    // ANCHOR_END: thread_member
+    drop(reserve);
+    let stop = refused.map(|why| stop(members.len(), Some(why)));
+    Ok(ThreadBrigade { head, tail, members, stop })
+}
+// ANCHOR_END: thread_build
 
-    /// N threads joined by Unix-domain socket pairs.
-    pub struct ThreadBrigade {
-        head: UnixStream,
-        tail: UnixStream,
-        members: Vec<JoinHandle<io::Result<u64>>>,
-        /// Set when a limit stopped the build short of the size asked for.
-        pub stop: Option<Stop>,
+#[cfg(unix)]
+impl ThreadBrigade {
+    pub fn tasks(&self) -> usize {
+        self.members.len()
     }
 
-    // ANCHOR: thread_build
-    impl ThreadBrigade {
-        /// Builds up to `tasks` members. When the OS refuses a socket pair or a thread
-        /// (or a guard in `caps` is reached), the brigade is closed off at the members
-        /// that exist and `stop` says why. `pin` puts every member on one CPU.
-        pub fn build(
-            tasks: usize,
-            caps: &Caps,
-            pin: Option<core_affinity::CoreId>,
-        ) -> io::Result<ThreadBrigade> {
-            let mut stop = None;
-            let reserve = FdReserve::new(); // spare descriptors, given back after the build
-            // All links first: N members need N + 1 of them.
-            let mut links = Vec::with_capacity(tasks + 1);
-            for i in 0..=tasks {
-                match Caps::fake(caps.fake_link_failure_at, i, "socket pairs")
-                    .and_then(|()| UnixStream::pair())
-                {
-                    Ok(pair) => links.push(pair),
-                    Err(e) => {
-                        let (limit, detail) = sys::diagnose_link_error(&e);
-                        let built = i.saturating_sub(1);
-                        stop = Some(Stop {
-                            wanted: tasks,
-                            built,
-                            limit,
-                            detail,
-                        });
-                        break;
-                    }
-                }
-            }
-            let mut links = links.into_iter();
-            let Some((head, mut tail)) = links.next() else {
-                return Err(io::Error::other(format!(
-                    "could not create a single socket pair: {:?}",
-                    stop.map(|s| s.detail)
-                )));
-            };
-            let mut members = Vec::with_capacity(tasks);
-            for (i, (next_in, next_out)) in links.enumerate() {
-                // A new member receives its two ends only once it exists, so a refused
-                // spawn leaves `tail` here and the brigade can end at the previous member.
-                let (give, take) = mpsc::sync_channel::<(UnixStream, UnixStream)>(1);
-                let budget = caps.out_of_budget(i);
-                let spawned = if i >= caps.guard_threads || budget.is_some() {
-                    Err(io::Error::other(caps.guard_reason.clone()))
-                } else {
-                    Caps::fake(caps.fake_spawn_failure_at, i, "threads").and_then(|()| {
-                        thread::Builder::new().spawn(move || {
-                            if let Some(core) = pin {
-                                core_affinity::set_for_current(core);
-                            }
-                            let (from, to) = take.recv().map_err(io::Error::other)?;
-                            thread_member(from, to)
-                        })
-                    })
-                };
-                match spawned {
-                    Ok(handle) => {
-                        give.send((tail, next_in)).map_err(io::Error::other)?;
-                        members.push(handle);
-                        tail = next_out;
-                    }
-                    Err(e) => {
-                        let (limit, detail) = if let Some(why) = budget {
-                            (why, format!("stopped building at {i} threads"))
-                        } else if i >= caps.guard_threads {
-                            (caps.guard_reason.clone(), format!("guard at {i} threads"))
-                        } else {
-                            sys::diagnose_spawn_error(&e, i)
-                        };
-                        stop = Some(Stop {
-                            wanted: tasks,
-                            built: i,
-                            limit,
-                            detail,
-                        });
-                        break;
-                    }
-                }
-            }
-            drop(reserve);
-            Ok(ThreadBrigade {
-                head,
-                tail,
-                members,
-                stop,
-            })
-        }
+    /// Times laps until `laps` ran or `deadline` passed. A lap that never returns (a
+    /// stalled brigade) fails shortly after the deadline instead of hanging.
+    pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+        let patience = deadline.saturating_duration_since(Instant::now()) + STALL_GRACE;
+        self.tail.set_read_timeout(Some(patience))?;
+        let (head, tail, tasks) = (&mut self.head, &mut self.tail, self.members.len());
+        drive(tasks, warmup, laps, deadline, |b| thread_lap(head, tail, b)).map_err(stalled)
     }
-    // ANCHOR_END: thread_build
 
-    impl ThreadBrigade {
-        pub fn tasks(&self) -> usize {
-            self.members.len()
+    /// Closes the brigade and returns how many bytes each member passed on.
+    pub fn finish(self) -> io::Result<Vec<u64>> {
+        drop(self.head);
+        let mut counts = Vec::with_capacity(self.members.len());
+        for m in self.members {
+            let n = m
+                .join()
+                .map_err(|_| io::Error::other("a member thread panicked"))??;
+            counts.push(n);
         }
+        Ok(counts)
+    }
+}
 
-        // ANCHOR: thread_lap
-        /// One lap: write the byte into the first link, block until it comes out of the
-        /// last one.
-        pub fn lap(&mut self, byte: u8) -> io::Result<u8> {
-            self.head.write_all(&[byte])?;
-            let mut got = [0u8; 1];
-            self.tail.read_exact(&mut got)?;
-            Ok(got[0])
-        }
-        // ANCHOR_END: thread_lap
+fn stalled(e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the byte did not come back before the time bound: the brigade stalled",
+        ),
+        _ => e,
+    }
+}
 
-        /// Times laps until `rounds` ran or `deadline` passed. A lap that never returns
-        /// (a stalled brigade) fails once the deadline has passed instead of hanging.
-        pub fn rounds(
-            &mut self,
-            warmup: usize,
-            rounds: usize,
-            deadline: Instant,
-        ) -> io::Result<Rounds> {
-            let patience = deadline
-                .saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(200));
-            self.tail.set_read_timeout(Some(patience))?;
-            let tasks = self.tasks();
-            drive(tasks, warmup, rounds, deadline, |b| self.lap(b)).map_err(stalled)
-        }
+// ANCHOR: one_thread_lap
+/// One lap done by one thread over a brigade's links: every read finds its byte
+/// already waiting, so nothing ever blocks and nothing is switched.
+#[cfg(unix)]
+pub fn one_thread_lap(links: &mut [(UnixStream, UnixStream)], byte: u8) -> io::Result<u8> {
+    use std::io::{Read, Write};
+    let (mut b, n) = ([byte], links.len() - 1);
+    links[0].0.write_all(&b)?;
+    for i in 0..n {
+        links[i].1.read_exact(&mut b)?;
+        b[0] = b[0].wrapping_add(1);
+        links[i + 1].0.write_all(&b)?;
+    }
+    links[n].1.read_exact(&mut b)?;
+    Ok(b[0])
+}
+// ANCHOR_END: one_thread_lap
 
-        /// Closes the brigade and returns how many bytes each member passed on.
-        pub fn finish(self) -> io::Result<Vec<u64>> {
-            drop(self.head);
-            let mut counts = Vec::with_capacity(self.members.len());
-            for m in self.members {
-                let n = m
-                    .join()
-                    .map_err(|_| io::Error::other("a member thread panicked"))??;
-                counts.push(n);
-            }
-            Ok(counts)
+/// The same links as a thread brigade, but one thread does every read and write.
+#[cfg(unix)]
+pub struct OneThreadBrigade {
+    links: Vec<(UnixStream, UnixStream)>,
+    pub stop: Option<Stop>,
+}
+
+#[cfg(unix)]
+impl OneThreadBrigade {
+    pub fn build(tasks: usize) -> OneThreadBrigade {
+        let reserve = FdReserve::new();
+        let (links, refused) = socket_pairs(tasks + 1);
+        drop(reserve);
+        let built = links.len().saturating_sub(1);
+        OneThreadBrigade {
+            links,
+            stop: refused.map(|limit| Stop {
+                wanted: tasks,
+                built,
+                limit,
+            }),
         }
     }
 
-    fn stalled(e: io::Error) -> io::Error {
-        match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the byte did not come back before the time bound: the brigade stalled",
-            ),
-            _ => e,
-        }
+    pub fn tasks(&self) -> usize {
+        self.links.len().saturating_sub(1)
     }
 
-    /// The same links, but one thread does every read and write itself: what the
-    /// socket I/O costs with no wake-ups and no context switches at all.
-    pub struct OneThreadBrigade {
-        links: Vec<(UnixStream, UnixStream)>,
-    }
-
-    impl OneThreadBrigade {
-        pub fn build(tasks: usize) -> io::Result<OneThreadBrigade> {
-            let links = (0..=tasks)
-                .map(|_| UnixStream::pair())
-                .collect::<io::Result<Vec<_>>>()?;
-            Ok(OneThreadBrigade { links })
-        }
-
-        pub fn tasks(&self) -> usize {
-            self.links.len() - 1
-        }
-
-        // ANCHOR: one_thread_lap
-        /// One lap done by one thread: every read finds its byte already waiting.
-        pub fn lap(&mut self, byte: u8) -> io::Result<u8> {
-            let (mut b, n) = ([byte], self.tasks());
-            self.links[0].0.write_all(&b)?;
-            for i in 0..n {
-                self.links[i].1.read_exact(&mut b)?;
-                b[0] = b[0].wrapping_add(1);
-                self.links[i + 1].0.write_all(&b)?;
-            }
-            self.links[n].1.read_exact(&mut b)?;
-            Ok(b[0])
-        }
-        // ANCHOR_END: one_thread_lap
-
-        pub fn rounds(
-            &mut self,
-            warmup: usize,
-            rounds: usize,
-            deadline: Instant,
-        ) -> io::Result<Rounds> {
-            let tasks = self.tasks();
-            drive(tasks, warmup, rounds, deadline, |b| self.lap(b))
-        }
+    pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+        let tasks = self.tasks();
+        drive(tasks, warmup, laps, deadline, |b| {
+            one_thread_lap(&mut self.links, b)
+        })
     }
 }
 
@@ -430,7 +533,7 @@ pub trait Link: 'static {
 // ANCHOR: async_member
 /// A member of an async brigade: the same loop as the thread's, but a read that finds
 /// nothing suspends the task and gives its thread back to the runtime.
-async fn async_member<L: Link>(mut from: L::Rx, mut to: L::Tx) -> io::Result<u64> {
+pub async fn async_member<L: Link>(mut from: L::Rx, mut to: L::Tx) -> io::Result<u64> {
     let mut passed = 0;
     while let Some(byte) = L::recv(&mut from).await? {
         L::send(&mut to, byte.wrapping_add(1)).await?;
@@ -441,12 +544,18 @@ async fn async_member<L: Link>(mut from: L::Rx, mut to: L::Tx) -> io::Result<u64
 }
 // ANCHOR_END: async_member
 
-/// A Unix-domain socket pair registered with tokio's reactor (epoll on Linux).
-#[cfg(unix)]
-pub struct SocketLink;
+// ANCHOR: async_lap
+/// One lap of an async brigade, driven from outside the runtime by `block_on`: send
+/// the byte into the first link and wait for it on the last.
+pub async fn async_lap<L: Link>(head: &mut L::Tx, tail: &mut L::Rx, byte: u8) -> io::Result<u8> {
+    L::send(head, byte).await?;
+    L::recv(tail)
+        .await?
+        .ok_or_else(|| io::ErrorKind::UnexpectedEof.into())
+}
+// ANCHOR_END: async_lap
 
-// ANCHOR: socket_link
-/// One byte through any tokio byte stream (a socket here, an in-memory pipe below).
+/// One byte through any tokio byte stream (a socket, or tokio's in-memory pipe).
 async fn write_byte<W: tokio::io::AsyncWrite + Unpin>(tx: &mut W, byte: u8) -> io::Result<()> {
     use tokio::io::AsyncWriteExt;
     tx.write_all(&[byte]).await
@@ -464,6 +573,13 @@ async fn shut<W: tokio::io::AsyncWrite + Unpin>(mut tx: W) {
     let _ = tx.shutdown().await;
 }
 
+/// A Unix-domain socket pair registered with tokio's reactor (epoll on Linux).
+#[cfg(unix)]
+pub struct SocketLink;
+
+// ANCHOR: socket_link
+/// A socket pair as an async link: a read that finds no byte returns `EAGAIN` inside
+/// tokio, which parks the task until epoll reports the socket readable.
 #[cfg(unix)]
 impl Link for SocketLink {
     type Tx = tokio::net::UnixStream;
@@ -513,6 +629,8 @@ impl Link for PipeLink {
 pub struct ChannelLink;
 
 // ANCHOR: channel_link
+/// A tokio `mpsc` channel of capacity one as an async link: no socket, no system call
+/// while both ends are on one thread.
 impl Link for ChannelLink {
     type Tx = tokio::sync::mpsc::Sender<u8>;
     type Rx = tokio::sync::mpsc::Receiver<u8>;
@@ -544,6 +662,11 @@ pub enum Flavor {
     MultiThread,
 }
 
+/// Worker threads of a multi-thread runtime here: one per logical CPU, tokio's default.
+pub fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// N async tasks joined by links of kind `L`.
 pub struct AsyncBrigade<L: Link> {
     rt: tokio::runtime::Runtime,
@@ -554,50 +677,58 @@ pub struct AsyncBrigade<L: Link> {
 }
 
 impl<L: Link> AsyncBrigade<L> {
-    // ANCHOR: async_build
     /// Builds up to `tasks` members on a new runtime. A refused link, resident memory
-    /// past `caps.resident_budget` or the time bound closes the brigade off where it got to.
-    pub fn build(tasks: usize, flavor: Flavor, caps: &Caps) -> io::Result<AsyncBrigade<L>> {
+    /// past `caps.memory` or the time bound closes the brigade off where it got to.
+    /// `Err` only when the runtime itself (or its first link) cannot be made, or a
+    /// multi-thread runtime would need more threads than `caps` allows.
+    pub fn build(tasks: usize, flavor: Flavor, caps: &Caps) -> Result<AsyncBrigade<L>, Stop> {
+        let none = |limit: String| Stop {
+            wanted: tasks,
+            built: 0,
+            limit,
+        };
+        let reserve = FdReserve::new();
         let rt = match flavor {
             Flavor::CurrentThread => tokio::runtime::Builder::new_current_thread(),
-            Flavor::MultiThread => tokio::runtime::Builder::new_multi_thread(),
+            Flavor::MultiThread if caps.threads < workers() => {
+                return Err(none(caps.threads_why.clone()));
+            }
+            Flavor::MultiThread => {
+                let mut b = tokio::runtime::Builder::new_multi_thread();
+                b.worker_threads(workers());
+                b
+            }
         }
         .enable_all()
-        .build()?;
-        let _in_runtime = rt.enter();
-        let reserve = FdReserve::new();
-        let (head, mut tail) = L::pair()?;
-        let mut members = Vec::with_capacity(tasks);
-        let mut stop = None;
+        .build()
+        .map_err(|e| none(os::diagnose_spawn_error(&e)))?;
+        let in_runtime = rt.enter();
+        let start_rss = os::resident_bytes();
+        let (head, mut tail) = L::pair().map_err(|e| none(os::diagnose_link_error(&e)))?;
+        let mut members = Vec::with_capacity(tasks.min(1 << 20));
+        let mut refused = None;
         for i in 0..tasks {
-            if let Some(limit) = caps.out_of_budget(i) {
-                let detail = format!("stopped building at {i} tasks");
-                stop = Some(Stop {
-                    wanted: tasks,
-                    built: i,
-                    limit,
-                    detail,
-                });
+            if let Some(why) = caps.refuse(i, false, start_rss) {
+                refused = Some(why);
                 break;
             }
-            match Caps::fake(caps.fake_link_failure_at, i + 1, "links").and_then(|()| L::pair()) {
+            match L::pair() {
                 Ok((next_in, next_out)) => {
                     members.push(tokio::spawn(async_member::<L>(tail, next_in)));
                     tail = next_out;
                 }
                 Err(e) => {
-                    let (limit, detail) = sys::diagnose_link_error(&e);
-                    stop = Some(Stop {
-                        wanted: tasks,
-                        built: i,
-                        limit,
-                        detail,
-                    });
+                    refused = Some(os::diagnose_link_error(&e));
                     break;
                 }
             }
         }
-        drop((reserve, _in_runtime));
+        drop((reserve, in_runtime));
+        let stop = refused.map(|limit| Stop {
+            wanted: tasks,
+            built: members.len(),
+            limit,
+        });
         Ok(AsyncBrigade {
             rt,
             head,
@@ -606,58 +737,19 @@ impl<L: Link> AsyncBrigade<L> {
             stop,
         })
     }
-    // ANCHOR_END: async_build
 
     pub fn tasks(&self) -> usize {
         self.members.len()
     }
 
-    /// Times laps inside the runtime until `rounds` ran or `deadline` passed; a stalled
-    /// brigade is abandoned at the deadline, keeping the laps that finished.
-    pub fn rounds(
-        &mut self,
-        warmup: usize,
-        rounds: usize,
-        deadline: Instant,
-    ) -> io::Result<Rounds> {
-        let tasks = self.tasks();
-        let (head, tail) = (&mut self.head, &mut self.tail);
-        self.rt.block_on(async move {
-            let mut out = Rounds {
-                tasks,
-                ns: Vec::with_capacity(rounds),
-                ..Rounds::default()
-            };
-            let laps = async {
-                // ANCHOR: async_lap
-                for i in 0..warmup + rounds {
-                    if i == warmup {
-                        out.usage = Usage::now();
-                    }
-                    let sent = i as u8;
-                    let start = Instant::now();
-                    L::send(head, sent).await?;
-                    let got = L::recv(tail).await?.ok_or(io::ErrorKind::UnexpectedEof)?;
-                    let took = start.elapsed();
-                    // ANCHOR_END: async_lap
-                    round_trip_check(sent, got, tasks)?;
-                    out.laps_run += 1;
-                    if i >= warmup {
-                        out.ns.push(took.as_nanos() as f64);
-                    }
-                    if Instant::now() >= deadline && i + 1 < warmup + rounds {
-                        out.stopped_early = true;
-                        break;
-                    }
-                }
-                Ok::<(), io::Error>(())
-            };
-            match tokio::time::timeout_at(deadline.into(), laps).await {
-                Ok(result) => result?,
-                Err(_) => out.stopped_early = true,
-            }
-            out.usage = Usage::since(out.usage);
-            Ok(out)
+    /// Times laps until `laps` ran or `deadline` passed; each lap is one `block_on`,
+    /// bounded, so a stalled brigade fails shortly after the deadline.
+    pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+        let (rt, head, tail) = (&self.rt, &mut self.head, &mut self.tail);
+        let give_up = tokio::time::Instant::from_std(deadline + STALL_GRACE);
+        drive(self.members.len(), warmup, laps, deadline, |b| {
+            rt.block_on(async { tokio::time::timeout_at(give_up, async_lap::<L>(head, tail, b)).await })
+                .map_err(|_| stalled(io::ErrorKind::TimedOut.into()))?
         })
     }
 
@@ -679,8 +771,195 @@ impl<L: Link> AsyncBrigade<L> {
     }
 }
 
-fn mib(bytes: u64) -> String {
-    format!("{:.0} MiB", bytes as f64 / 1048576.0)
+/// Why a brigade of some kind could not be measured.
+#[derive(Debug)]
+pub enum Refused {
+    /// A limit left fewer than [`MIN_MEMBERS`] members.
+    Limit(Stop),
+    /// This operating system lacks what the kind needs.
+    Unsupported(&'static str),
+    /// Anything else: a stalled brigade, a member that skipped a byte.
+    Failed(io::Error),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Limit(s) => write!(
+                f,
+                "asked for {} members, a limit left {}: {}",
+                s.wanted, s.built, s.limit
+            ),
+            Refused::Unsupported(why) => f.write_str(why),
+            Refused::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// A brigade of any kind, built and ready for laps.
+pub enum Brigade {
+    #[cfg(unix)]
+    Threads(ThreadBrigade, bool),
+    #[cfg(unix)]
+    OneThread(OneThreadBrigade),
+    #[cfg(unix)]
+    Socket(AsyncBrigade<SocketLink>),
+    Channel(AsyncBrigade<ChannelLink>),
+    Pipe(AsyncBrigade<PipeLink>),
+}
+
+/// The first CPU, where a pinned brigade runs.
+#[cfg(target_os = "linux")]
+fn first_cpu() -> Option<core_affinity::CoreId> {
+    core_affinity::get_core_ids().and_then(|c| c.into_iter().next())
+}
+
+impl Brigade {
+    /// Builds a brigade of `kind` with up to `tasks` members. A limit that leaves
+    /// fewer than [`MIN_MEMBERS`] is [`Refused::Limit`]: such a brigade is closed at
+    /// once, never timed.
+    pub fn build(kind: Kind, tasks: usize, caps: &Caps) -> Result<Brigade, Refused> {
+        let b = match kind {
+            Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel => {
+                AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Channel)
+            }
+            Kind::AsyncCurrentPipe => {
+                AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Pipe)
+            }
+            #[cfg(unix)]
+            Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => {
+                AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Socket)
+            }
+            #[cfg(unix)]
+            Kind::Thread => build_thread_brigade(tasks, caps, None).map(|b| Brigade::Threads(b, false)),
+            #[cfg(target_os = "linux")]
+            Kind::ThreadOneCpu => {
+                let cpu = first_cpu().ok_or(Refused::Unsupported(
+                    "this system does not let a program pick a thread's CPU",
+                ))?;
+                build_thread_brigade(tasks, caps, Some(cpu)).map(|b| Brigade::Threads(b, true))
+            }
+            #[cfg(all(unix, not(target_os = "linux")))]
+            Kind::ThreadOneCpu => Err(Refused::Unsupported(
+                "this OS does not let a program pin a thread to one CPU",
+            ))?,
+            #[cfg(unix)]
+            Kind::OneThread => Ok(Brigade::OneThread(OneThreadBrigade::build(tasks))),
+            #[cfg(not(unix))]
+            _ => Err(Refused::Unsupported(
+                "Unix-domain socket pairs do not exist on this OS",
+            ))?,
+        }
+        .map_err(Refused::Limit)?;
+        if b.tasks() < MIN_MEMBERS {
+            let stop = b.stop().unwrap_or_else(|| Stop {
+                wanted: tasks,
+                built: b.tasks(),
+                limit: "nothing: fewer members were asked for".into(),
+            });
+            let _ = b.finish();
+            return Err(Refused::Limit(stop));
+        }
+        Ok(b)
+    }
+
+    pub fn tasks(&self) -> usize {
+        match self {
+            #[cfg(unix)]
+            Brigade::Threads(b, _) => b.tasks(),
+            #[cfg(unix)]
+            Brigade::OneThread(b) => b.tasks(),
+            #[cfg(unix)]
+            Brigade::Socket(b) => b.tasks(),
+            Brigade::Channel(b) => b.tasks(),
+            Brigade::Pipe(b) => b.tasks(),
+        }
+    }
+
+    pub fn stop(&self) -> Option<Stop> {
+        match self {
+            #[cfg(unix)]
+            Brigade::Threads(b, _) => b.stop.clone(),
+            #[cfg(unix)]
+            Brigade::OneThread(b) => b.stop.clone(),
+            #[cfg(unix)]
+            Brigade::Socket(b) => b.stop.clone(),
+            Brigade::Channel(b) => b.stop.clone(),
+            Brigade::Pipe(b) => b.stop.clone(),
+        }
+    }
+
+    /// Times laps; a pinned thread brigade is driven from a thread on the same CPU.
+    pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Brigade::Threads(b, true) => std::thread::scope(|s| {
+                s.spawn(|| {
+                    if let Some(core) = first_cpu() {
+                        core_affinity::set_for_current(core);
+                    }
+                    b.laps(warmup, laps, deadline)
+                })
+                .join()
+                .map_err(|_| io::Error::other("the pinned driver panicked"))?
+            }),
+            #[cfg(unix)]
+            Brigade::Threads(b, _) => b.laps(warmup, laps, deadline),
+            #[cfg(unix)]
+            Brigade::OneThread(b) => b.laps(warmup, laps, deadline),
+            #[cfg(unix)]
+            Brigade::Socket(b) => b.laps(warmup, laps, deadline),
+            Brigade::Channel(b) => b.laps(warmup, laps, deadline),
+            Brigade::Pipe(b) => b.laps(warmup, laps, deadline),
+        }
+    }
+
+    /// Closes the brigade; returns how many bytes each member passed on (the
+    /// one-thread brigade has no members of its own).
+    pub fn finish(self) -> io::Result<Vec<u64>> {
+        match self {
+            #[cfg(unix)]
+            Brigade::Threads(b, _) => b.finish(),
+            #[cfg(unix)]
+            Brigade::OneThread(_) => Ok(Vec::new()),
+            #[cfg(unix)]
+            Brigade::Socket(b) => b.finish(),
+            Brigade::Channel(b) => b.finish(),
+            Brigade::Pipe(b) => b.finish(),
+        }
+    }
+}
+
+/// Builds a brigade, times its laps, closes it and checks that every member passed
+/// on every byte (warm-up included).
+pub fn measure(
+    kind: Kind,
+    tasks: usize,
+    warmup: usize,
+    laps: usize,
+    caps: &Caps,
+    deadline: Instant,
+) -> Result<(Laps, Option<Stop>), Refused> {
+    let mut b = Brigade::build(kind, tasks, caps)?;
+    let stop = b.stop();
+    let timed = b.laps(warmup, laps, deadline);
+    let counts = b.finish();
+    let r = timed.map_err(Refused::Failed)?;
+    check_counts(&r, &counts.map_err(Refused::Failed)?).map_err(Refused::Failed)?;
+    Ok((r, stop))
+}
+
+/// Every member passed on every lap's byte (a lap cut off by the deadline may have
+/// got part of the way along).
+pub fn check_counts(r: &Laps, counts: &[u64]) -> io::Result<()> {
+    let ok = |c: u64| c == r.laps_run || (r.stopped_early && c == r.laps_run + 1);
+    match counts.iter().position(|&c| !ok(c)) {
+        Some(bad) => Err(io::Error::other(format!(
+            "member {bad} passed on {} bytes, not {}",
+            counts[bad], r.laps_run
+        ))),
+        None => Ok(()),
+    }
 }
 
 // ANCHOR: spawn_cost

@@ -1,3 +1,5 @@
+//! `brigades list | run | table NAME | plot NAME` — see `--help`.
+
 fn main() -> std::process::ExitCode {
     harness::cli::main(&brigades::CHAPTER)
 }

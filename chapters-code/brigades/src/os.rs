@@ -1,8 +1,10 @@
 //! What the operating system says: resource usage (getrusage), resident memory, the
-//! limits a big thread brigade runs into, and which of them refused a call.
+//! limits a big brigade runs into, how much of each is left, and which of them refused
+//! a call. Nothing here names a cgroup's path: a reader's page says "this cgroup".
 
 use serde::{Deserialize, Serialize};
 use std::io;
+use std::path::PathBuf;
 
 /// Process-wide resource usage between two points (all threads together).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -65,6 +67,15 @@ pub fn resident_bytes() -> Option<u64> {
     harness::machine::resident_bytes()
 }
 
+/// Returns freed heap to the OS so the next resident-memory reading starts clean.
+pub fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of glibc's allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 fn read_trim(path: &str) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
@@ -97,145 +108,330 @@ pub fn own_mappings() -> Option<u64> {
     Some(s.lines().count() as u64)
 }
 
-/// The smallest `pids.max − pids.current` over this process's pids cgroup and its
-/// ancestors (cgroup v1 or v2), with the folder it came from. `None`: no limit found.
-pub fn cgroup_pids_headroom() -> Option<(u64, u64, String)> {
-    let cgroups = read_trim("/proc/self/cgroup")?;
-    let mut dirs = Vec::new();
+/// This process's cgroup folders for `controller` (cgroup v2's unified one, or the v1
+/// controller's), each followed by its ancestors up to the hierarchy's root: a limit
+/// set on an ancestor applies to its descendants too.
+fn cgroup_dirs(controller: &str) -> Vec<PathBuf> {
+    let Some(cgroups) = read_trim("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
     for line in cgroups.lines() {
         let mut parts = line.splitn(3, ':');
-        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
-        if ctrls.is_empty() {
-            dirs.push(format!("/sys/fs/cgroup{path}"));
-        } else if ctrls.split(',').any(|c| c == "pids") {
-            dirs.push(format!("/sys/fs/cgroup/pids{path}"));
+        let (Some(_), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let root = if ctrls.is_empty() {
+            PathBuf::from("/sys/fs/cgroup")
+        } else if ctrls.split(',').any(|c| c == controller) {
+            PathBuf::from("/sys/fs/cgroup").join(controller)
+        } else {
+            continue;
+        };
+        let mut d = root.join(path.trim_start_matches('/'));
+        loop {
+            out.push(d.clone());
+            if d == root || !d.pop() || !d.starts_with(&root) {
+                break;
+            }
         }
     }
-    let mut best: Option<(u64, u64, String)> = None;
-    for dir in dirs {
-        let mut d = std::path::PathBuf::from(dir.trim_end_matches('/'));
-        loop {
-            let max = read_u64(&format!("{}/pids.max", d.display()));
-            let cur = read_u64(&format!("{}/pids.current", d.display()));
-            if let (Some(max), Some(cur)) = (max, cur) {
-                let head = max.saturating_sub(cur);
-                if best.as_ref().is_none_or(|b| head < b.0) {
-                    best = Some((head, max, d.display().to_string()));
-                }
+    out
+}
+
+/// The smallest `limit − used` over this process's cgroup and its ancestors, with that
+/// limit; "max" (and v1's near-2⁶³ "unlimited") is no limit.
+fn cgroup_headroom(controller: &str, pairs: &[(&str, &str)]) -> Option<(u64, u64)> {
+    let mut best: Option<(u64, u64)> = None;
+    for dir in cgroup_dirs(controller) {
+        for (max_file, used_file) in pairs {
+            let read = |f: &str| read_u64(&dir.join(f).to_string_lossy());
+            let (Some(max), Some(used)) = (read(max_file), read(used_file)) else {
+                continue;
+            };
+            if max >= 1 << 60 {
+                continue;
             }
-            if !d.pop() || !d.starts_with("/sys/fs/cgroup") || d.as_os_str() == "/sys/fs/cgroup" {
-                break;
+            let room = max.saturating_sub(used);
+            if best.is_none_or(|b| room < b.0) {
+                best = Some((room, max));
             }
         }
     }
     best
 }
 
-/// The guard for a thread brigade: how many more threads this process may start
-/// while leaving a share of the machine's shared limits to everyone else, and the
-/// limit that sets it. Per-process limits (open files) are left to fail for real.
+/// Process ids this cgroup (or an ancestor) still allows, with its `pids.max`.
+pub fn cgroup_pids_headroom() -> Option<(u64, u64)> {
+    cgroup_headroom("pids", &[("pids.max", "pids.current")])
+}
+
+/// Memory this cgroup (or an ancestor) still allows, with its limit: `memory.max −
+/// memory.current` (v2) or `memory.limit_in_bytes − memory.usage_in_bytes` (v1).
+pub fn cgroup_memory_headroom() -> Option<(u64, u64)> {
+    cgroup_headroom(
+        "memory",
+        &[
+            ("memory.max", "memory.current"),
+            ("memory.limit_in_bytes", "memory.usage_in_bytes"),
+        ],
+    )
+}
+
+/// The most memory a brigade may add, and where that figure comes from: 1 GiB, or
+/// less where this cgroup's memory limit leaves less room.
+pub fn memory_budget() -> (u64, String) {
+    const GIB: u64 = 1 << 30;
+    match cgroup_memory_headroom() {
+        Some((room, max)) if room < GIB => (
+            room,
+            format!(
+                "the room this cgroup's memory limit of {} leaves ({})",
+                mib(max),
+                mib(room)
+            ),
+        ),
+        _ => (GIB, "1 GiB, the chapter's own ceiling".to_string()),
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.0} MiB", bytes as f64 / 1048576.0)
+}
+
+/// `getrlimit` soft value; `None` when unlimited or unreadable.
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
+fn soft_rlimit(resource: libc::c_int) -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes into the struct we pass. The resource constant's
+    // type differs between libcs, hence the cast.
+    #[allow(clippy::useless_conversion)]
+    let ok = unsafe { libc::getrlimit(resource as _, &mut r) } == 0;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
+}
+
+/// The soft RLIMIT_NPROC: how many processes and threads this user may have.
+pub fn nproc_soft() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        soft_rlimit(libc::RLIMIT_NPROC as libc::c_int)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// Threads (and processes) that belong to this process's real user, all over the
+/// system: what RLIMIT_NPROC counts. `None` where `/proc` cannot tell.
+pub fn user_threads() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() }.to_string();
+        let mut total = 0;
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let name = entry.file_name();
+            if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+                continue; // it ended meanwhile
+            };
+            let field = |f: &str| status.lines().find_map(|l| l.strip_prefix(f));
+            let real_uid = field("Uid:").and_then(|v| v.split_whitespace().next());
+            if real_uid == Some(uid.as_str()) {
+                total += field("Threads:")
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .unwrap_or(1);
+            }
+        }
+        Some(total)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// Whether this process runs as root (which the kernel exempts from RLIMIT_NPROC).
+pub fn is_root() -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: geteuid cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
+/// How many more threads this process may start, and the limit that sets it: the
+/// smallest room under the limits that threads use up, each minus a share left to
+/// everyone else. `usize::MAX` and an empty reason: no limit found.
+///
+/// The soft RLIMIT_NPROC is respected even for root, whom the kernel exempts: a reader
+/// who set `ulimit -u` asked for fewer threads, and gets them.
 pub fn thread_guard() -> (usize, String) {
-    let keep = |total: u64| (total / 10).max(1000);
     let mut best: (u64, String) = (u64::MAX, String::new());
     let mut consider = |room: u64, why: String| {
         if room < best.0 {
             best = (room, why);
         }
     };
+    // Shared with every program on the machine: leave a tenth (at least 1,000).
+    let keep = |total: u64| (total / 10).max(1000);
     let used = system_threads();
-    if let (Some(max), Some(used)) = (read_u64("/proc/sys/kernel/pid_max"), used) {
+    for (file, name) in [
+        ("/proc/sys/kernel/pid_max", "kernel.pid_max"),
+        ("/proc/sys/kernel/threads-max", "kernel.threads-max"),
+    ] {
+        if let (Some(max), Some(used)) = (read_u64(file), used) {
+            consider(
+                max.saturating_sub(used + keep(max)),
+                format!(
+                    "{name} = {max} (system-wide; {} of it left to others)",
+                    keep(max)
+                ),
+            );
+        }
+    }
+    // Shared with the other processes of this cgroup or this user: leave a tenth.
+    let keep_small = |total: u64| (total / 10).max(4);
+    if let Some((room, max)) = cgroup_pids_headroom() {
         consider(
-            max.saturating_sub(used + keep(max)),
+            room.saturating_sub(keep_small(max)),
             format!(
-                "kernel.pid_max = {max} (system-wide; {used} in use, {} left to others)",
-                keep(max)
+                "pids.max = {max} of this cgroup ({} of it left to its other processes)",
+                keep_small(max)
             ),
         );
     }
-    if let (Some(max), Some(used)) = (read_u64("/proc/sys/kernel/threads-max"), used) {
-        consider(
-            max.saturating_sub(used + keep(max)),
-            format!(
-                "kernel.threads-max = {max} (system-wide; {used} in use, {} left to others)",
-                keep(max)
+    if let Some(max) = nproc_soft() {
+        let root = if is_root() {
+            "; respected although root is exempt"
+        } else {
+            ""
+        };
+        match user_threads() {
+            Some(used) => consider(
+                max.saturating_sub(used + keep_small(max)),
+                format!(
+                    "RLIMIT_NPROC = {max} (every thread of this user counts; {} of it left \
+                     to others{root})",
+                    keep_small(max)
+                ),
             ),
-        );
-    }
-    if let Some((room, max, dir)) = cgroup_pids_headroom() {
-        consider(
-            room.saturating_sub(keep(max)),
-            format!(
-                "cgroup pids.max = {max} ({dir}; {} left to other processes)",
-                keep(max)
-            ),
-        );
+            None => consider(max, format!("RLIMIT_NPROC = {max}{root}")),
+        }
     }
     if let (Some(max), Some(own)) = (read_u64("/proc/sys/vm/max_map_count"), own_mappings()) {
         // Two mappings per thread (stack and guard page); keep 1,000 for the allocator.
         consider(
             max.saturating_sub(own + 1000) / 2,
-            format!("vm.max_map_count = {max} (two mappings per thread stack; {own} in use)"),
+            format!("vm.max_map_count = {max} (two mappings per thread stack)"),
         );
     }
     (best.0.min(usize::MAX as u64) as usize, best.1)
 }
 
-/// Names the limit behind a failed socket-pair call.
-pub fn diagnose_link_error(e: &io::Error) -> (String, String) {
-    let limit = match e.raw_os_error() {
+/// The soft open-file limit, in words: "RLIMIT_NOFILE = 20,000".
+fn nofile_text() -> String {
+    let l = harness::machine::Limits::current();
+    format!(
+        "RLIMIT_NOFILE = {}",
+        l.open_files_soft
+            .map(harness::render::fmt_count)
+            .unwrap_or_else(|| "unlimited".into())
+    )
+}
+
+/// Names the limit behind a failed socket-pair, epoll or eventfd call.
+pub fn diagnose_link_error(e: &io::Error) -> String {
+    match e.raw_os_error() {
         #[cfg(unix)]
-        Some(libc::EMFILE) => {
-            let l = harness::machine::Limits::current();
-            format!(
-                "open files per process (RLIMIT_NOFILE = {})",
-                l.open_files_soft
-                    .map(|n| n.to_string())
-                    .unwrap_or_else(|| "unlimited".into())
-            )
-        }
+        Some(libc::EMFILE) => format!("open files per process ({})", nofile_text()),
         #[cfg(unix)]
         Some(libc::ENFILE) => "open files system-wide (fs.file-max)".to_string(),
         #[cfg(unix)]
         Some(libc::ENOMEM) | Some(libc::ENOBUFS) => "kernel memory for sockets".to_string(),
         _ => format!("a refused link ({e})"),
-    };
-    (limit, e.to_string())
+    }
 }
 
 /// Names the limit behind a refused thread: the OS says only EAGAIN, so compare the
 /// counts that could have run out with their ceilings.
-pub fn diagnose_spawn_error(e: &io::Error, own_threads: usize) -> (String, String) {
-    let detail = format!("{e} after {own_threads} brigade threads");
+pub fn diagnose_spawn_error(e: &io::Error) -> String {
     if e.raw_os_error().is_none() {
-        return (e.to_string(), detail);
+        return e.to_string();
+    }
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::EMFILE) {
+        return diagnose_link_error(e);
     }
     let near = |used: u64, max: u64| used + 64 >= max;
     let l = harness::machine::Limits::current();
-    if let (Some((room, max, dir)), _) = (cgroup_pids_headroom(), ()) {
-        if room < 64 {
-            return (format!("cgroup pids.max = {max} ({dir})"), detail);
-        }
+    if let Some((room, max)) = cgroup_pids_headroom()
+        && room < 64
+    {
+        return format!("pids.max = {max} of this cgroup");
     }
-    if let (Some(used), Some(max)) = (system_threads(), l.threads_max) {
-        if near(used, max) {
-            return (format!("kernel.threads-max = {max}"), detail);
-        }
+    if let (Some(used), Some(max)) = (system_threads(), l.threads_max)
+        && near(used, max)
+    {
+        return format!("kernel.threads-max = {max}");
     }
-    if let (Some(used), Some(max)) = (system_threads(), l.pid_max) {
-        if near(used, max) {
-            return (format!("kernel.pid_max = {max}"), detail);
-        }
+    if let (Some(used), Some(max)) = (system_threads(), l.pid_max)
+        && near(used, max)
+    {
+        return format!("kernel.pid_max = {max}");
     }
-    if let (Some(own), Some(max)) = (own_mappings(), l.max_map_count) {
-        if near(own, max) {
-            return (format!("vm.max_map_count = {max}"), detail);
-        }
+    if let (Some(own), Some(max)) = (own_mappings(), l.max_map_count)
+        && near(own, max)
+    {
+        return format!("vm.max_map_count = {max}");
     }
-    if let Some(n) = l.processes_soft {
-        return (
-            format!("processes per user (RLIMIT_NPROC = {n}) or memory for thread stacks"),
-            detail,
-        );
+    if let (Some(max), Some(used)) = (nproc_soft(), user_threads())
+        && near(used, max)
+    {
+        return format!("processes and threads per user (RLIMIT_NPROC = {max})");
     }
-    ("memory for thread stacks".to_string(), detail)
+    "memory for thread stacks (the OS refused a thread)".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_read_here_never_name_a_cgroup_folder() {
+        let (_, why) = thread_guard();
+        assert!(!why.contains("/sys/fs/cgroup"), "{why}");
+        let (budget, why) = memory_budget();
+        assert!(budget > 0 && budget <= 1 << 30);
+        assert!(!why.contains('/'), "{why}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_user_has_at_least_this_thread() {
+        assert!(user_threads().unwrap() >= 1);
+        assert!(system_threads().unwrap() >= 1);
+    }
+
+    #[test]
+    fn usage_differences_are_per_hop() {
+        let u = Usage {
+            user_ns: 10.0,
+            system_ns: 20.0,
+            voluntary_switches: 4.0,
+            involuntary_switches: 2.0,
+        };
+        assert_eq!(u.per(2.0).system_ns, 10.0);
+    }
 }

@@ -1,80 +1,41 @@
-//! Tables and plots of the chapter, each from one experiment's stored data.
+//! How the chapter's results are shown: Markdown tables, sentences decided by the
+//! intervals, and SVG plots. Every figure is a median over rounds with its interval
+//! unless a header says otherwise; distributions pool every lap of every round.
 
-use crate::experiments::{Kind, LimitsData, SpawnData, SweepData, Variant, VariantsData, slope};
-use harness::plot::{Axis, Plot, Series, Unit, quantile_cdf};
-use harness::reference::{self, Compare, RefMachine, Source};
-use harness::render::{Table, fmt_bytes, fmt_count, fmt_ns, fmt_ratio, sig3};
-use harness::{Record, View, ViewKind};
+use crate::Kind;
+use crate::experiments::{
+    LIMITS, LimitsRound, PROBE_KINDS, SPAWN, SWEEP, SWEEP_KINDS, SpawnRound, Spawned, SweepRound,
+    VARIANT_KINDS, VARIANTS, VariantsRound, bytes_key, point_key, probe_key,
+};
+use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
+use harness::reference::{RefMachine, Source};
+use harness::render::{
+    Align, Better, Table, Tails, compare_sentence, fmt_bytes, fmt_count, fmt_estimate, fmt_opt_estimate,
+    fmt_ratio_estimate, sig3,
+};
+use harness::stats::{Verdict, verdict};
+use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
-pub const VIEWS: &[View] = &[
-    View {
-        name: "variants",
-        kind: ViewKind::Table,
-        experiment: "variants",
-        render: variants_table,
-    },
-    View {
-        name: "reference",
-        kind: ViewKind::Table,
-        experiment: "variants",
-        render: reference_table,
-    },
-    View {
-        name: "switches",
-        kind: ViewKind::Table,
-        experiment: "variants",
-        render: switches_table,
-    },
-    View {
-        name: "pinning",
-        kind: ViewKind::Table,
-        experiment: "variants",
-        render: pinning_table,
-    },
-    View {
-        name: "hop-cdf",
-        kind: ViewKind::Plot,
-        experiment: "variants",
-        render: hop_cdf,
-    },
-    View {
-        name: "sweep-hop",
-        kind: ViewKind::Plot,
-        experiment: "sweep",
-        render: sweep_hop_plot,
-    },
-    View {
-        name: "sweep-memory",
-        kind: ViewKind::Plot,
-        experiment: "sweep",
-        render: sweep_memory_plot,
-    },
-    View {
-        name: "memory",
-        kind: ViewKind::Table,
-        experiment: "sweep",
-        render: memory_table,
-    },
-    View {
-        name: "limits",
-        kind: ViewKind::Table,
-        experiment: "limits",
-        render: limits_table,
-    },
-    View {
-        name: "limit-runs",
-        kind: ViewKind::Table,
-        experiment: "limits",
-        render: limit_runs_table,
-    },
-    View {
-        name: "spawn",
-        kind: ViewKind::Table,
-        experiment: "spawn",
-        render: spawn_table,
-    },
-];
+pub static VARIANTS_TABLE: View<VariantsRound> = View::table("variants", &VARIANTS, variants_table);
+pub static HOP_CDF: View<VariantsRound> = View::plot("hop-cdf", &VARIANTS, hop_cdf).brief();
+pub static FINDINGS: View<VariantsRound> = View::table("findings", &VARIANTS, findings).brief();
+pub static REFERENCE: View<VariantsRound> =
+    View::table("reference", &VARIANTS, reference_table).brief();
+pub static SWITCHES: View<VariantsRound> =
+    View::table("switches", &VARIANTS, switches_table).brief();
+pub static PINNING: View<VariantsRound> = View::table("pinning", &VARIANTS, pinning_table).brief();
+pub static SPAWN_TABLE: View<SpawnRound> = View::table("spawn", &SPAWN, spawn_table);
+pub static MEMORY: View<SweepRound> = View::table("memory", &SWEEP, memory_table);
+pub static SWEEP_MEMORY: View<SweepRound> =
+    View::plot("sweep-memory", &SWEEP, sweep_memory_plot).brief();
+pub static SWEEP_HOP: View<SweepRound> = View::plot("sweep-hop", &SWEEP, sweep_hop_plot).brief();
+pub static LIMITS_TABLE: View<LimitsRound> = View::table("limits", &LIMITS, limits_table);
+pub static LIMIT_RUNS: View<LimitsRound> =
+    View::table("limit-runs", &LIMITS, limit_runs_table).brief();
+
+// ---------------------------------------------------------------------------------
+// the write-up's published numbers
 
 #[derive(Debug, Deserialize)]
 pub struct Reference {
@@ -93,8 +54,13 @@ pub struct RefBrigade {
     pub thread_stddev_ns: f64,
     pub async_mean_ns: f64,
     pub async_stddev_ns: f64,
+    /// The per-task times the write-up states.
     pub thread_hop_ns: f64,
     pub async_hop_ns: f64,
+    /// Our division of its mean lap by its 500 tasks.
+    pub thread_lap_div_tasks_ns: f64,
+    pub async_lap_div_tasks_ns: f64,
+    pub async_over_thread_published: f64,
     pub thread_user_s: f64,
     pub thread_system_s: f64,
     pub thread_elapsed_s: f64,
@@ -110,8 +76,12 @@ pub struct RefMemory {
     pub tasks: usize,
     pub thread_rss_bytes: f64,
     pub async_rss_bytes: f64,
+    /// Our division of the two sizes by the task count.
     pub thread_per_task_bytes: f64,
     pub async_per_task_bytes: f64,
+    /// The per-task figures as the write-up states them.
+    pub thread_per_task_published_kib: f64,
+    pub async_per_task_published_kib: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -121,185 +91,327 @@ pub struct RefLimits {
 }
 
 pub fn reference_data() -> anyhow::Result<Reference> {
-    reference::parse(include_str!("../../../assets/reference/brigades.toml"))
+    harness::reference::parse(include_str!("../../../assets/reference/brigades.toml"))
 }
 
-fn attribution(r: &Reference) -> String {
-    let m: Vec<&RefMachine> = r.machines.iter().collect();
-    reference::attribution(&r.source, &m)
+impl Reference {
+    fn attribution(&self) -> String {
+        let m: Vec<&RefMachine> = self.machines.iter().collect();
+        harness::reference::attribution(&self.source, &m)
+    }
 }
 
-fn find(d: &VariantsData, kind: Kind) -> Option<&Variant> {
-    d.variants
-        .iter()
-        .find(|v| v.kind == kind && v.laps.is_some())
+/// A published duration with the digits it was published with: `2.763 ms`,
+/// `537.584 µs`, `5.5 µs`.
+pub fn fmt_published_ns(ns: f64) -> String {
+    let (v, unit) = match ns.abs() {
+        x if x < 1e3 => (ns, "ns"),
+        x if x < 1e6 => (ns / 1e3, "µs"),
+        x if x < 1e9 => (ns / 1e6, "ms"),
+        _ => (ns / 1e9, "s"),
+    };
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} {unit}")
 }
 
-fn hop(v: &Variant, x: f64) -> f64 {
-    x / v.tasks.max(1) as f64
+/// A published size in MiB as the write-up gave it: `466 MiB`, `21 MiB`.
+pub fn fmt_published_mib(bytes: f64) -> String {
+    let s = format!("{:.1}", bytes / 1048576.0);
+    format!("{} MiB", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
-fn variants_table(r: &Record) -> anyhow::Result<String> {
-    let d: VariantsData = r.data()?;
+// ---------------------------------------------------------------------------------
+// helpers
+
+/// Every round's per-hop times of one brigade, pooled.
+fn pooled_hops(r: &Results<VariantsRound>, kind: Kind) -> Dist {
+    let mut d = Dist::new();
+    for v in r.data().filter_map(|x| x.find(kind)) {
+        d.merge(&v.hop);
+    }
+    d
+}
+
+fn per_variant(
+    r: &Results<VariantsRound>,
+    kind: Kind,
+    f: impl Fn(&crate::experiments::Variant) -> Option<f64>,
+) -> Option<Estimate> {
+    r.estimate_of(|round| round.find(kind).and_then(&f))
+}
+
+/// The brigades of a result, in table order.
+fn kinds_in(r: &Results<VariantsRound>) -> Vec<Kind> {
+    VARIANT_KINDS
+        .into_iter()
+        .filter(|&k| r.data().any(|x| x.find(k).is_some()))
+        .collect()
+}
+
+/// The row label: the short name, and the member count where a limit made it smaller
+/// than asked for.
+fn label(r: &Results<VariantsRound>, kind: Kind) -> String {
+    let asked = r.data().map(|x| x.tasks).max().unwrap_or(0);
+    let had = r
+        .data()
+        .filter_map(|x| x.find(kind))
+        .map(|v| v.tasks)
+        .min()
+        .unwrap_or(asked);
+    if had < asked {
+        format!("{} ({} members)", kind.short(), fmt_count(had as u64))
+    } else {
+        kind.short().to_string()
+    }
+}
+
+fn median_cell(e: Option<Estimate>, f: impl Fn(f64) -> String) -> String {
+    e.map_or_else(|| "–".into(), |e| f(e.median))
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------
+// variants
+
+/// The time per hop of every brigade: the median over rounds of each round's median
+/// lap ÷ members, with its interval; then every lap of every round, pooled.
+fn variants_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
+    let kinds = kinds_in(r);
+    anyhow::ensure!(!kinds.is_empty(), "no brigade could be measured here");
+    let dists: Vec<Dist> = kinds.iter().map(|&k| pooled_hops(r, k)).collect();
+    let tails = Tails::for_counts(dists.iter().map(Dist::len));
     let mut t = Table::new([
         "brigade",
-        "link",
-        "tasks",
+        "per hop",
         "laps",
-        "mean / lap",
-        "stddev",
-        "p50 / lap",
-        "p99 / lap",
-        "max / lap",
-        "mean / hop",
-        "p50 / hop",
+        if tails.p99 { "p99 per hop" } else { "max per hop" },
     ]);
-    for v in &d.variants {
-        match &v.laps {
-            Some(s) => t.row([
-                v.kind.label().to_string(),
-                v.kind.link().to_string(),
-                fmt_count(v.tasks as u64),
-                fmt_count(s.n),
-                fmt_ns(s.mean),
-                fmt_ns(s.stddev),
-                fmt_ns(s.p50),
-                fmt_ns(s.p99),
-                fmt_ns(s.max),
-                fmt_ns(hop(v, s.mean)),
-                fmt_ns(hop(v, s.p50)),
-            ]),
-            None => t.row([
-                v.kind.label().to_string(),
-                v.kind.link().to_string(),
-                "–".into(),
-                "–".into(),
-                format!("did not run: {}", v.error.clone().unwrap_or_default()),
-            ]),
-        };
+    for (&k, d) in kinds.iter().zip(&dists) {
+        let Some(s) = d.summary() else { continue };
+        let tail = if tails.p99 { s.p99.unwrap_or(s.max) } else { s.max };
+        t.row([
+            label(r, k),
+            fmt_opt_estimate(r.estimate(k.key()), Unit::Nanos),
+            fmt_count(s.n),
+            Unit::Nanos.format(tail),
+        ]);
     }
     Ok(t.to_markdown())
 }
 
-fn reference_table(r: &Record) -> anyhow::Result<String> {
-    let d: VariantsData = r.data()?;
-    let rf = reference_data()?;
-    let b = &rf.brigade;
-    let get = |k: Kind, f: fn(&Variant, &harness::Summary) -> f64| {
-        find(&d, k).and_then(|v| v.laps.as_ref().map(|s| f(v, s)))
-    };
-    let same_size = d.tasks == b.tasks;
-    let lap_rows = [
+fn hop_cdf(r: &Results<VariantsRound>) -> anyhow::Result<String> {
+    let series: Vec<(String, Dist)> = kinds_in(r)
+        .into_iter()
+        .map(|k| (k.short().to_string(), pooled_hops(r, k)))
+        .collect();
+    dist_cdf(
+        "Time per hop (lap ÷ members), every timed lap of every round",
+        "time per hop (log scale)",
+        series.iter().map(|(n, d)| (n.clone(), d)),
+    )
+    .to_svg()
+}
+
+/// Sentences decided by the intervals: what this run shows, and what it does not.
+fn findings(r: &Results<VariantsRound>) -> anyhow::Result<String> {
+    let pairs: [(Kind, Kind, &str, &str); 7] = [
         (
-            "threads: mean per lap",
-            b.thread_mean_ns,
-            get(Kind::Thread, |_, s| s.mean),
+            Kind::Thread,
+            Kind::AsyncCurrentSocket,
+            "a hop between threads",
+            "a hop between async tasks on the current-thread runtime (both over socket pairs)",
         ),
         (
-            "threads: stddev per lap",
-            b.thread_stddev_ns,
-            get(Kind::Thread, |_, s| s.stddev),
+            Kind::Thread,
+            Kind::AsyncMultiSocket,
+            "a hop between threads",
+            "a hop between async tasks on the multi-thread runtime (both over socket pairs)",
         ),
         (
-            "async: mean per lap",
-            b.async_mean_ns,
-            get(Kind::AsyncMultiSocket, |_, s| s.mean),
+            Kind::AsyncCurrentSocket,
+            Kind::AsyncMultiSocket,
+            "an async hop over socket pairs on the current-thread runtime",
+            "one on the multi-thread runtime",
         ),
         (
-            "async: stddev per lap",
-            b.async_stddev_ns,
-            get(Kind::AsyncMultiSocket, |_, s| s.stddev),
+            Kind::AsyncCurrentChannel,
+            Kind::AsyncCurrentSocket,
+            "an async hop through a tokio channel (current-thread runtime)",
+            "one through a socket pair",
+        ),
+        (
+            Kind::AsyncCurrentChannel,
+            Kind::AsyncMultiChannel,
+            "an async hop through a channel on the current-thread runtime",
+            "one on the multi-thread runtime",
+        ),
+        (
+            Kind::ThreadOneCpu,
+            Kind::Thread,
+            "a hop between threads pinned to one CPU",
+            "one between unpinned threads",
+        ),
+        (
+            Kind::OneThread,
+            Kind::AsyncCurrentSocket,
+            "a hop done by one thread doing every socket read and write itself",
+            "an async hop over socket pairs on the current-thread runtime",
         ),
     ];
-    let mut rows: Vec<Compare> = Vec::new();
-    for (label, theirs, yours) in lap_rows {
-        rows.push(Compare {
-            label: label.into(),
-            theirs: Some(theirs),
-            yours: if same_size { yours } else { None },
-        });
-    }
-    rows.push(Compare {
-        label: "threads: mean per hop".into(),
-        theirs: Some(b.thread_hop_ns),
-        yours: get(Kind::Thread, |v, s| hop(v, s.mean)),
-    });
-    rows.push(Compare {
-        label: "async: mean per hop".into(),
-        theirs: Some(b.async_hop_ns),
-        yours: get(Kind::AsyncMultiSocket, |v, s| hop(v, s.mean)),
-    });
-    let mut md =
-        reference::compare_table("what (socket-pair links)", "theirs", &rows, fmt_ns).to_markdown();
-    let ratio = |t: Option<f64>, a: Option<f64>| match (t, a) {
-        (Some(t), Some(a)) if t > 0.0 => Some(a / t),
-        _ => None,
-    };
-    md.push_str(&format!(
-        "| async ÷ threads, mean per hop | {} | {} | |\n",
-        fmt_ratio(Some(b.async_mean_ns / b.thread_mean_ns)),
-        fmt_ratio(ratio(
-            get(Kind::Thread, |v, s| hop(v, s.mean)),
-            get(Kind::AsyncMultiSocket, |v, s| hop(v, s.mean))
-        )),
-    ));
-    md.push('\n');
-    if !same_size {
-        md.push_str(&format!(
-            "Per-lap rows are left empty: this result has {} tasks, the write-up's {}; per-hop rows compare.\n\n",
-            d.tasks, b.tasks
+    let mut out = Vec::new();
+    for (a, b, an, bn) in pairs {
+        let (Some(ae), Some(be)) = (r.estimate(a.key()), r.estimate(b.key())) else {
+            continue;
+        };
+        out.push(compare_sentence(
+            (an, &ae),
+            (bn, &be),
+            r.ratio(a.key(), b.key()).as_ref(),
+            Better::Lower,
         ));
     }
-    md.push_str(&attribution(&rf));
+    anyhow::ensure!(!out.is_empty(), "no two brigades have results to compare");
+    Ok(out
+        .iter()
+        .map(|s| format!("- {}.\n", capitalise(s)))
+        .collect())
+}
+
+/// The write-up's published figures beside yours.
+fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
+    let rf = reference_data()?;
+    let b = &rf.brigade;
+    let same_size = r.param("tasks") == Some(b.tasks as f64);
+    let mean = |k: Kind| per_variant(r, k, |v| Some(v.lap_mean_ns));
+    let sd = |k: Kind| per_variant(r, k, |v| Some(v.lap_stddev_ns));
+    let per_task = |k: Kind| per_variant(r, k, |v| Some(v.lap_mean_ns / v.tasks.max(1) as f64));
+    let at_size = |e: Option<Estimate>| {
+        if same_size {
+            fmt_opt_estimate(e, Unit::Nanos)
+        } else {
+            "–".into()
+        }
+    };
+    let mut t = Table::new([
+        "what (their “pipes”; socket pairs by our inference)",
+        "theirs",
+        "yours",
+    ]);
+    let (th, am) = (Kind::Thread, Kind::AsyncMultiSocket);
+    t.row([
+        "threads: mean lap".to_string(),
+        fmt_published_ns(b.thread_mean_ns),
+        at_size(mean(th)),
+    ]);
+    t.row([
+        "threads: standard deviation of laps".to_string(),
+        fmt_published_ns(b.thread_stddev_ns),
+        at_size(sd(th)),
+    ]);
+    t.row([
+        "async: mean lap".to_string(),
+        fmt_published_ns(b.async_mean_ns),
+        at_size(mean(am)),
+    ]);
+    t.row([
+        "async: standard deviation of laps".to_string(),
+        fmt_published_ns(b.async_stddev_ns),
+        at_size(sd(am)),
+    ]);
+    t.row([
+        "threads: per task, as the write-up states it".to_string(),
+        fmt_published_ns(b.thread_hop_ns),
+        "–".into(),
+    ]);
+    t.row([
+        "threads: mean lap ÷ tasks (our division)".to_string(),
+        fmt_published_ns(b.thread_lap_div_tasks_ns),
+        fmt_opt_estimate(per_task(th), Unit::Nanos),
+    ]);
+    t.row([
+        "async: per task, as the write-up states it".to_string(),
+        fmt_published_ns(b.async_hop_ns),
+        "–".into(),
+    ]);
+    t.row([
+        "async: mean lap ÷ tasks (our division)".to_string(),
+        fmt_published_ns(b.async_lap_div_tasks_ns),
+        fmt_opt_estimate(per_task(am), Unit::Nanos),
+    ]);
+    let yours_ratio = r
+        .estimate_of(|x| {
+            let (t, a) = (x.find(th)?, x.find(am)?);
+            (t.lap_mean_ns > 0.0).then(|| {
+                (a.lap_mean_ns / a.tasks.max(1) as f64) / (t.lap_mean_ns / t.tasks.max(1) as f64)
+            })
+        })
+        .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e));
+    t.row([
+        "async ÷ threads, mean per hop".to_string(),
+        format!("≅ {} (as stated)", b.async_over_thread_published),
+        yours_ratio,
+    ]);
+    let mut md = t.to_markdown();
+    md.push('\n');
+    md.push_str(
+        "Async rows: theirs is the write-up's async brigade; yours is the async brigade on \
+         the multi-thread runtime (that theirs ran on it is our reading). Yours are medians \
+         over rounds of each round's figure, with their intervals",
+    );
+    if same_size {
+        md.push_str(".\n\n");
+    } else {
+        md.push_str(&format!(
+            "; the per-lap rows are left empty because this result has {} members per \
+             brigade and the write-up's had {}.\n\n",
+            fmt_count(r.param("tasks").unwrap_or(0.0) as u64),
+            b.tasks
+        ));
+    }
+    md.push_str(&rf.attribution());
     md.push('\n');
     Ok(md)
 }
 
-fn switches_table(r: &Record) -> anyhow::Result<String> {
-    let d: VariantsData = r.data()?;
+/// Switches and CPU per hop, from getrusage around the timed laps; theirs from the
+/// `time` output the write-up printed.
+fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let b = &rf.brigade;
     let mut t = Table::new([
         "brigade",
-        "voluntary switches / hop",
-        "involuntary switches / hop",
-        "user CPU / hop",
-        "system CPU / hop",
-        "CPU ÷ wall",
+        "voluntary switches per hop",
+        "user CPU per hop",
+        "system CPU per hop",
+        "CPUs busy",
     ]);
-    for v in &d.variants {
-        let (Some(u), Some(_)) = (v.per_hop, &v.laps) else {
-            continue;
-        };
-        let hops = v
-            .laps
-            .as_ref()
-            .map(|s| s.n as f64 * v.tasks as f64)
-            .unwrap_or(1.0);
-        let cpu = (u.user_ns + u.system_ns) * hops;
+    for k in kinds_in(r) {
+        let usage = |f: fn(&crate::Usage) -> f64| per_variant(r, k, |v| v.per_hop.as_ref().map(f));
         t.row([
-            v.kind.label().to_string(),
-            sig3(u.voluntary_switches),
-            sig3(u.involuntary_switches),
-            fmt_ns(u.user_ns),
-            fmt_ns(u.system_ns),
-            if v.wall_ns > 0.0 {
-                sig3(cpu / v.wall_ns)
-            } else {
-                "–".into()
-            },
+            k.short().to_string(),
+            median_cell(usage(|u| u.voluntary_switches), sig3),
+            median_cell(usage(|u| u.user_ns), |v| Unit::Nanos.format(v)),
+            median_cell(usage(|u| u.system_ns), |v| Unit::Nanos.format(v)),
+            median_cell(per_variant(r, k, |v| v.cores_busy), sig3),
         ]);
     }
     let hops = (b.tasks * b.iterations) as f64;
     for (label, user, sys, wall) in [
         (
-            "theirs: threads (`time`, whole run)",
+            "theirs: threads",
             b.thread_user_s,
             b.thread_system_s,
             b.thread_elapsed_s,
         ),
         (
-            "theirs: async (`time`, whole run)",
+            "theirs: async",
             b.async_user_s,
             b.async_system_s,
             b.async_elapsed_s,
@@ -308,312 +420,370 @@ fn switches_table(r: &Record) -> anyhow::Result<String> {
         t.row([
             label.to_string(),
             "–".into(),
-            "–".into(),
-            fmt_ns(user * 1e9 / hops),
-            fmt_ns(sys * 1e9 / hops),
+            Unit::Nanos.format(user * 1e9 / hops),
+            Unit::Nanos.format(sys * 1e9 / hops),
             sig3((user + sys) / wall),
         ]);
     }
-    Ok(format!("{}\n{}\n", t.to_markdown(), attribution(&rf)))
+    Ok(format!(
+        "{}\nYours: medians over rounds. Theirs: our division of the user and system \
+         seconds of the `time` output the write-up printed by {} × {} hops, and of their sum \
+         by the elapsed time.\n\n{}\n",
+        t.to_markdown(),
+        fmt_count(b.tasks as u64),
+        fmt_count(b.iterations as u64),
+        rf.attribution()
+    ))
 }
 
-fn pinning_table(r: &Record) -> anyhow::Result<String> {
-    let d: VariantsData = r.data()?;
+/// Pinned against unpinned threads.
+fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
+    let (un, pin) = (Kind::Thread, Kind::ThreadOneCpu);
     let mut t = Table::new([
-        "threads",
-        "p50 / hop",
-        "mean / hop",
-        "p99 / lap",
-        "switches / hop",
-        "speed-up (p50)",
+        "brigade",
+        "per hop",
+        "voluntary switches per hop",
+        "unpinned ÷ this",
     ]);
-    let base = find(&d, Kind::Thread).and_then(|v| v.laps.as_ref().map(|s| hop(v, s.p50)));
-    for k in [Kind::Thread, Kind::ThreadPinned] {
-        let Some(v) = find(&d, k) else {
-            t.row([k.label().to_string(), "did not run".into()]);
+    let base = r.estimate(un.key());
+    for k in [un, pin] {
+        let Some(e) = r.estimate(k.key()) else {
+            t.row([k.short().to_string(), "did not run".into()]);
             continue;
         };
-        let s = v.laps.as_ref().expect("found only with laps");
-        let sw = v
-            .per_hop
-            .map(|u| sig3(u.voluntary_switches + u.involuntary_switches))
-            .unwrap_or_else(|| "–".into());
+        let ratio = match (k == pin, base) {
+            (true, Some(b)) if verdict(&b, &e) == Verdict::Unclear => {
+                "no clear difference".to_string()
+            }
+            (true, Some(_)) => r
+                .ratio(un.key(), pin.key())
+                .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x)),
+            _ => "–".into(),
+        };
         t.row([
-            k.label().to_string(),
-            fmt_ns(hop(v, s.p50)),
-            fmt_ns(hop(v, s.mean)),
-            fmt_ns(s.p99),
-            sw,
-            fmt_ratio(base.and_then(|b| harness::stats::speedup(b, hop(v, s.p50)))),
+            k.short().to_string(),
+            fmt_estimate(&e, Unit::Nanos),
+            median_cell(
+                per_variant(r, k, |v| v.per_hop.map(|u| u.voluntary_switches)),
+                sig3,
+            ),
+            ratio,
         ]);
     }
     Ok(t.to_markdown())
 }
 
-fn hop_cdf(r: &Record) -> anyhow::Result<String> {
-    let d: VariantsData = r.data()?;
-    quantile_cdf(
-        "Distribution of the time per hop (lap time ÷ tasks)",
-        "time per hop (log scale)",
-        "fraction of laps ≤ time",
-        d.variants
-            .iter()
-            .map(|v| (v.kind.label().to_string(), v.hop_quantiles.as_slice())),
-    )
-    .to_svg()
-}
+// ---------------------------------------------------------------------------------
+// spawn
 
-fn sweep_hop_plot(r: &Record) -> anyhow::Result<String> {
-    let d: SweepData = r.data()?;
-    let mut plot = Plot::new(
-        "Time per hop against brigade size",
-        "tasks (log scale)",
-        "median lap ÷ tasks",
-    )
-    .x(Axis::Log, Unit::Number)
-    .y(Axis::Log, Unit::Nanos);
-    for s in &d.series {
-        let pts = s
-            .points
-            .iter()
-            .map(|p| (p.tasks as f64, p.hop_p50_ns))
-            .collect();
-        plot = plot.series(Series::new(
-            format!("{} ({})", s.kind.label(), s.kind.link()),
-            pts,
-        ));
+fn spawn_table(r: &Results<SpawnRound>) -> anyhow::Result<String> {
+    let mut t = Table::new(["what", "per batch", "per spawn"]);
+    for w in Spawned::ALL {
+        let Some(e) = r.estimate(w.key()) else {
+            continue;
+        };
+        let batch = r.data().find_map(|x| x.find(w)).map_or(0, |x| x.batch);
+        t.row([
+            w.key().to_string(),
+            fmt_count(batch as u64),
+            fmt_estimate(&e, Unit::Nanos),
+        ]);
     }
-    plot.to_svg()
+    anyhow::ensure!(!t.is_empty(), "nothing could be started here");
+    Ok(t.to_markdown())
 }
 
-fn sweep_memory_plot(r: &Record) -> anyhow::Result<String> {
-    let d: SweepData = r.data()?;
-    let mut plot = Plot::new(
-        "Resident memory added per task",
-        "tasks (log scale)",
-        "resident bytes added ÷ tasks",
-    )
-    .x(Axis::Log, Unit::Number)
-    .y(Axis::Log, Unit::Bytes);
-    for s in &d.series {
-        let pts = s
-            .points
-            .iter()
-            .filter_map(|p| Some((p.tasks as f64, p.resident_delta? / p.tasks as f64)))
-            .filter(|p| p.1 > 0.0)
-            .collect();
-        plot = plot.series(Series::new(
-            format!("{} ({})", s.kind.label(), s.kind.link()),
-            pts,
-        ));
-    }
-    plot.to_svg()
+// ---------------------------------------------------------------------------------
+// sweep
+
+/// The sizes any round of the sweep measured for `kind`.
+fn sweep_sizes(r: &Results<SweepRound>, kind: Kind) -> Vec<usize> {
+    let mut v: Vec<usize> = r
+        .data()
+        .filter_map(|x| x.find(kind))
+        .flat_map(|s| s.points.iter().map(|p| p.tasks))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
-fn memory_table(r: &Record) -> anyhow::Result<String> {
-    let d: SweepData = r.data()?;
+fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let m = &rf.memory;
     let mut t = Table::new([
         "brigade",
-        "points",
-        "fitted resident bytes / task",
-        "largest size",
-        "resident added there",
-        "kernel stacks / task",
-        "theirs / task",
+        "resident per member",
+        "kernel stack per member",
+        "theirs per task",
     ]);
-    for s in &d.series {
-        let pts: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .filter_map(|p| Some((p.tasks as f64, p.resident_delta?)))
-            .collect();
-        let ks: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .filter_map(|p| Some((p.tasks as f64, p.kernel_stack_delta?)))
-            .collect();
-        let last = s.points.last();
-        let theirs = match s.kind {
-            Kind::Thread => fmt_bytes(m.thread_per_task_bytes),
-            Kind::AsyncMultiSocket => fmt_bytes(m.async_per_task_bytes),
+    for k in SWEEP_KINDS {
+        let Some(e) = r.estimate(&bytes_key(k)) else {
+            continue;
+        };
+        let ks = if k.is_thread() {
+            fmt_opt_estimate(
+                r.estimate_of(|x| x.find(k)?.kernel_stack_per_task()),
+                Unit::Bytes,
+            )
+        } else {
+            "–".into()
+        };
+        let theirs = match k {
+            Kind::Thread => format!("{} KiB", m.thread_per_task_published_kib),
+            Kind::AsyncMultiSocket => format!("{} KiB", m.async_per_task_published_kib),
             _ => "–".into(),
         };
         t.row([
-            format!("{} ({})", s.kind.label(), s.kind.link()),
-            pts.len().to_string(),
-            slope(&pts).map(fmt_bytes).unwrap_or_else(|| "–".into()),
-            last.map(|p| fmt_count(p.tasks as u64))
-                .unwrap_or_else(|| "–".into()),
-            last.and_then(|p| p.resident_delta)
-                .map(fmt_bytes)
-                .unwrap_or_else(|| "–".into()),
-            if s.kind.is_thread() {
-                slope(&ks).map(fmt_bytes).unwrap_or_else(|| "–".into())
-            } else {
-                "–".into()
-            },
+            k.short().to_string(),
+            fmt_estimate(&e, Unit::Bytes),
+            ks,
             theirs,
         ]);
     }
-    Ok(format!(
-        "{}\nTheirs: {} resident for {} threads and {} for {} async tasks, divided by the task count \
-         (at {} tasks: {} and {}, whole process). {}\n",
-        t.to_markdown(),
-        fmt_bytes(m.thread_rss_bytes),
+    anyhow::ensure!(!t.is_empty(), "no series had two sizes to fit a line through");
+    let mut md = t.to_markdown();
+    md.push('\n');
+    if let (Some(th), Some(a)) = (
+        r.estimate(&bytes_key(Kind::Thread)),
+        r.estimate(&bytes_key(Kind::AsyncCurrentSocket)),
+    ) {
+        let ratio = r.ratio(&bytes_key(Kind::Thread), &bytes_key(Kind::AsyncCurrentSocket));
+        md.push_str(&match (verdict(&th, &a), ratio) {
+            (Verdict::Above, Some(x)) => format!(
+                "In this run one more thread added more resident memory than one more async \
+                 task on the current-thread runtime (both over socket pairs): {} as much, \
+                 from the rounds' own ratios.",
+                fmt_ratio_estimate(&x)
+            ),
+            (Verdict::Below, Some(x)) => format!(
+                "In this run one more thread added less resident memory than one more async \
+                 task on the current-thread runtime: {} as much.",
+                fmt_ratio_estimate(&x)
+            ),
+            _ => "In this run the intervals of a thread's and an async task's resident \
+                  memory overlap: no clear difference."
+                .to_string(),
+        });
+        md.push(' ');
+    }
+    md.push_str(&format!(
+        "Theirs: the write-up's own figures, for its thread brigade and its async brigade \
+         (the multi-thread row, by our reading), from whole-process resident sizes at {} \
+         tasks of {} and {}; our division of those sizes by {} gives {} and {}.\n\n{}\n",
         fmt_count(m.tasks as u64),
-        fmt_bytes(m.async_rss_bytes),
+        fmt_published_mib(m.thread_rss_bytes),
+        fmt_published_mib(m.async_rss_bytes),
         fmt_count(m.tasks as u64),
-        rf.brigade.tasks,
-        fmt_bytes(rf.brigade.thread_rss_bytes),
-        fmt_bytes(rf.brigade.async_rss_bytes),
-        attribution(&rf)
-    ))
+        fmt_bytes(m.thread_per_task_bytes),
+        fmt_bytes(m.async_per_task_bytes),
+        rf.attribution()
+    ));
+    Ok(md)
 }
 
-fn limits_table(r: &Record) -> anyhow::Result<String> {
-    let d: LimitsData = r.data()?;
-    let l = &d.limits;
-    let num = |v: Option<u64>| {
-        v.map(fmt_count)
-            .unwrap_or_else(|| "not set or not readable".into())
-    };
-    let per_thread = |v: Option<u64>, div: u64| {
-        v.map(|x| format!("≈ {} threads", fmt_count(x / div)))
+fn sweep_memory_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let mut plot = Plot::new(
+        "Resident memory added per member, against the brigade's size",
+        "members (log scale; bars: 95 % intervals over rounds)",
+        "resident memory added ÷ members",
+    )
+    .x(Axis::Log, PlotUnit::Number)
+    .y(Axis::Log, PlotUnit::Bytes);
+    for k in SWEEP_KINDS {
+        let points = sweep_sizes(r, k)
+            .into_iter()
+            .filter_map(|n| {
+                let e = r.estimate_of(|x| {
+                    let d = x.find(k)?.at(n)?.resident_delta?;
+                    (d > 0.0).then(|| d / n as f64)
+                })?;
+                Some((n as f64, e))
+            })
+            .collect();
+        plot = plot.series(Series::estimates(k.short(), points));
+    }
+    plot.to_svg()
+}
+
+fn sweep_hop_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let mut plot = Plot::new(
+        "Time per hop against the brigade's size",
+        "members (log scale; bars: 95 % intervals over rounds)",
+        "median lap ÷ members (log scale)",
+    )
+    .x(Axis::Log, PlotUnit::Number)
+    .y(Axis::Log, PlotUnit::Nanos);
+    for k in SWEEP_KINDS {
+        let points = sweep_sizes(r, k)
+            .into_iter()
+            .filter_map(|n| Some((n as f64, r.estimate(&point_key(k, n))?)))
+            .collect();
+        plot = plot.series(Series::estimates(k.short(), points));
+    }
+    plot.to_svg()
+}
+
+// ---------------------------------------------------------------------------------
+// limits
+
+fn limits_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
+    let d = r
+        .data()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("no round finished"))?;
+    let (s, l) = (&d.seen, &d.seen.limits);
+    let num = |v: Option<u64>| v.map(fmt_count).unwrap_or_else(|| "not set".into());
+    let threads = |v: Option<u64>, per: u64| {
+        v.map(|x| format!("≈ {}", fmt_count(x / per)))
             .unwrap_or_else(|| "–".into())
     };
-    let mut t = Table::new(["limit", "value here", "allows a thread brigade of"]);
+    let mut t = Table::new(["limit", "value here", "threads it allows"]);
     t.row([
-        "open files, soft limit after raising it to the hard one".into(),
-        num(d.fds_after_raise),
-        per_thread(d.fds_after_raise, 2) + " (two descriptors per socket pair)",
+        "open files (RLIMIT_NOFILE), raised to the hard limit".to_string(),
+        num(s.fds_after_raise),
+        threads(s.fds_after_raise, 2),
     ]);
     t.row([
-        "open files, hard limit".into(),
-        num(l.open_files_hard),
-        "–".into(),
-    ]);
-    t.row([
-        "cgroup pids.max".into(),
-        num(l.cgroup_pids_max),
-        per_thread(l.cgroup_pids_max, 1),
-    ]);
-    t.row([
-        "kernel.pid_max (system-wide)".into(),
-        num(l.pid_max),
-        per_thread(l.pid_max, 1),
-    ]);
-    t.row([
-        "kernel.threads-max (system-wide)".into(),
-        num(l.threads_max),
-        per_thread(l.threads_max, 1),
-    ]);
-    t.row([
-        "vm.max_map_count (per process)".into(),
-        num(l.max_map_count),
-        per_thread(l.max_map_count, 2),
-    ]);
-    t.row([
-        "processes per user (RLIMIT_NPROC)".into(),
+        "processes and threads per user (RLIMIT_NPROC)".to_string(),
         num(l.processes_soft),
-        per_thread(l.processes_soft, 1),
+        threads(l.processes_soft, 1),
     ]);
     t.row([
-        "memory".into(),
-        l.memory_total
-            .map(|b| fmt_bytes(b as f64))
-            .unwrap_or_else(|| "–".into()),
+        "pids.max of this cgroup".to_string(),
+        num(l.cgroup_pids_max),
+        threads(l.cgroup_pids_max, 1),
+    ]);
+    t.row([
+        "kernel.pid_max (system-wide)".to_string(),
+        num(l.pid_max),
+        threads(l.pid_max, 1),
+    ]);
+    t.row([
+        "kernel.threads-max (system-wide)".to_string(),
+        num(l.threads_max),
+        threads(l.threads_max, 1),
+    ]);
+    t.row([
+        "vm.max_map_count (per process)".to_string(),
+        num(l.max_map_count),
+        threads(l.max_map_count, 2),
+    ]);
+    t.row([
+        "threads on the whole system when measured".to_string(),
+        num(s.system_threads),
         "–".into(),
     ]);
     t.row([
-        "threads running on the whole system when measured".into(),
-        num(d.system_threads),
-        "–".into(),
-    ]);
-    t.row([
-        "this chapter's guard (leaves room for everyone else)".into(),
-        if d.thread_guard == usize::MAX {
+        "this chapter's thread guard".to_string(),
+        if s.thread_guard == usize::MAX {
             "none".into()
         } else {
-            fmt_count(d.thread_guard as u64)
+            fmt_count(s.thread_guard as u64)
         },
-        if d.thread_guard_reason.is_empty() {
-            "–".into()
-        } else {
-            d.thread_guard_reason.clone()
-        },
+        "–".into(),
     ]);
-    Ok(t.to_markdown())
+    t.row([
+        "this chapter's memory budget".to_string(),
+        fmt_bytes(s.memory_budget as f64),
+        "–".into(),
+    ]);
+    let mut md = t.to_markdown();
+    md.push('\n');
+    if !s.thread_guard_reason.is_empty() {
+        md.push_str(&format!(
+            "The thread guard comes from {}.",
+            s.thread_guard_reason
+        ));
+    }
+    md.push_str(&format!(
+        " A brigade stops growing when its resident memory has grown by {}.\n",
+        s.memory_budget_reason
+    ));
+    Ok(md)
 }
 
-fn limit_runs_table(r: &Record) -> anyhow::Result<String> {
-    let d: LimitsData = r.data()?;
+fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let mut t = Table::new([
         "brigade",
-        "link",
-        "asked for",
         "ran with",
         "stopped by",
-        "build time",
-        "resident added",
-        "mean / hop",
-        "theirs, largest",
-    ]);
-    for run in &d.runs {
-        let theirs = match run.kind {
-            k if k.is_thread() => fmt_count(rf.limits.largest_threads as u64),
-            _ => fmt_count(rf.limits.largest_async_tasks as u64),
-        };
-        let stopped = match (&run.stop, &run.error) {
-            (Some(s), _) => s.limit.clone(),
-            (None, Some(e)) => format!("error: {e}"),
-            (None, None) => "nothing: every member was built".into(),
-        };
+        "per hop",
+        "resident per member",
+    ])
+    .align(2, Align::Left);
+    for k in PROBE_KINDS {
+        let runs: Vec<&crate::experiments::LimitRun> =
+            r.data().filter_map(|x| x.find(k)).collect();
+        let Some(first) = runs.first() else { continue };
+        let stopped = runs
+            .iter()
+            .find_map(|x| x.stop.as_ref().map(|s| s.limit.clone()))
+            .or_else(|| runs.iter().find_map(|x| x.error.clone()))
+            .unwrap_or_else(|| {
+                format!(
+                    "nothing: all {} asked for were built",
+                    fmt_count(first.wanted as u64)
+                )
+            });
+        let members = r.estimate(&probe_key(k, "members")).map_or_else(
+            || fmt_count(runs.iter().map(|x| x.built).max().unwrap_or(0) as u64),
+            |e| {
+                if e.lo == e.hi {
+                    fmt_count(e.median as u64)
+                } else {
+                    format!(
+                        "{} ({}–{})",
+                        fmt_count(e.median as u64),
+                        fmt_count(e.lo as u64),
+                        fmt_count(e.hi as u64)
+                    )
+                }
+            },
+        );
         t.row([
-            run.kind.label().to_string(),
-            run.kind.link().to_string(),
-            fmt_count(run.wanted as u64),
-            fmt_count(run.built as u64),
+            k.short().to_string(),
+            members,
             stopped,
-            fmt_ns(run.build_ns),
-            run.resident.map(fmt_bytes).unwrap_or_else(|| "–".into()),
-            run.laps
-                .as_ref()
-                .map(|s| fmt_ns(s.mean / run.built.max(1) as f64))
-                .unwrap_or_else(|| "–".into()),
-            theirs,
+            fmt_opt_estimate(r.estimate(&probe_key(k, "per hop")), Unit::Nanos),
+            fmt_opt_estimate(r.estimate(&probe_key(k, "bytes per task")), Unit::Bytes),
         ]);
     }
-    Ok(format!("{}\n{}\n", t.to_markdown(), attribution(&rf)))
+    anyhow::ensure!(!t.is_empty(), "no probe ran");
+    Ok(format!(
+        "{}\nThe write-up's largest runs: {} async tasks, and {} threads after it raised \
+         several system limits by hand.\n\n{}\n",
+        t.to_markdown(),
+        fmt_count(rf.limits.largest_async_tasks as u64),
+        fmt_count(rf.limits.largest_threads as u64),
+        rf.attribution()
+    ))
 }
 
-fn spawn_table(r: &Record) -> anyhow::Result<String> {
-    let d: SpawnData = r.data()?;
-    let mut t = Table::new([
-        "what",
-        "per batch",
-        "batches",
-        "mean per spawn ± 99.9 % CI",
-        "p50 of batches",
-    ]);
-    for row in &d.rows {
-        match &row.per_spawn {
-            Some(m) => t.row([
-                row.what.clone(),
-                fmt_count(row.per_batch as u64),
-                m.n.to_string(),
-                format!("{} ± {}", fmt_ns(m.mean), fmt_ns(m.half_width)),
-                row.p50_ns.map(fmt_ns).unwrap_or_else(|| "–".into()),
-            ]),
-            None => t.row([
-                row.what.clone(),
-                fmt_count(row.per_batch as u64),
-                "0".into(),
-                "did not run".into(),
-            ]),
-        };
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_data_parses_with_the_published_figures() {
+        let r = reference_data().unwrap();
+        assert_eq!((r.brigade.tasks, r.brigade.iterations), (500, 10_000));
+        assert_eq!(r.memory.thread_per_task_published_kib, 10.0);
+        assert_eq!(r.memory.async_per_task_published_kib, 0.4);
+        assert_eq!(r.brigade.async_over_thread_published, 0.67);
     }
-    Ok(t.to_markdown())
+
+    #[test]
+    fn published_durations_keep_their_digits() {
+        assert_eq!(fmt_published_ns(2_763_000.0), "2.763 ms");
+        assert_eq!(fmt_published_ns(537_584.0), "537.584 µs");
+        assert_eq!(fmt_published_ns(5_500.0), "5.5 µs");
+        assert_eq!(fmt_published_ns(1_858_000.0), "1.858 ms");
+    }
+
+    #[test]
+    fn findings_read_as_sentences() {
+        assert_eq!(capitalise("a hop"), "A hop");
+    }
 }
