@@ -1,343 +1,508 @@
-//! The chapter's experiments: plain functions with explicit parameters, and the thin
-//! wrappers the harness runs under a profile and a time bound.
+//! The chapter's experiments: what one round runs, with which parameters, and the one
+//! value per variant each round is summarised by (a sleep's lateness, a loop's time
+//! per operation, a throttle's achieved rate, a latency percentile).
 
-use crate::omission::{self, Curve, StallingEcho};
-use crate::pacers::{Pacer, Run, UdpOp};
-use harness::stats::{MeanCi, Summary, quantile_curve};
-use harness::{Ctx, NoteKind};
+use crate::{
+    OmissionPlan, Pacer, Run, StallingEcho, UdpOp, closed_loop_client, naive_iteration, sweep_pass,
+    with_omitted,
+};
+use harness::render::fmt_count;
+use harness::stats::{median_sorted, percentile_sorted};
+use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
+// ------------------------------------------------------------------ the sleep sweep
+
 /// The write-up's requested sleeps, in milliseconds.
 pub const SWEEP_MS: [u64; 9] = [1, 2, 3, 5, 10, 15, 20, 30, 50];
-/// The target rates every throttle is asked to hold.
-pub const TARGET_RATES: [f64; 4] = [100.0, 1_000.0, 10_000.0, 100_000.0];
 
-/// A small deterministic shuffle (xorshift), so rounds interleave the sizes without
-/// a random-number crate and a run is reproducible.
-fn shuffle<T>(items: &mut [T], seed: &mut u64) {
-    for i in (1..items.len()).rev() {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        items.swap(i, (*seed % (i as u64 + 1)) as usize);
-    }
-}
+const SLEEPS: Param = Param::int("sleeps", 1, 1_000)
+    .defaults(3, 10)
+    .unit("per length and round")
+    .about("sleeps of each requested length in one round (interleaved passes over the lengths)");
 
-// ---------------------------------------------------------------- the sleep sweep
+pub static SWEEP: Experiment<SweepRound> = Experiment::new(
+    "sweep",
+    "std::thread::sleep of 1, 2, 3, 5, 10, 15, 20, 30 and 50 ms: requested against measured",
+    sweep,
+    SweepRound::readings,
+)
+.params(&[SLEEPS])
+.budget(|p| p.pick(Budget::quick(3), Budget::full(25, 10)));
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SweepRow {
+/// One requested length in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepLength {
     pub requested_ms: u64,
-    /// One value per sleep, in nanoseconds.
-    pub actual: MeanCi,
-    pub p50: f64,
-    pub p99: f64,
-    pub max: f64,
+    /// How long each sleep took, pooled with the other rounds' for the tails.
+    pub actual: Dist,
+    /// This round's exact median sleep, and its lateness (median − requested).
+    pub median_ns: Option<f64>,
+    pub late_ns: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SweepData {
-    pub rounds_done: usize,
-    pub rows: Vec<SweepRow>,
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepRound {
+    pub lengths: Vec<SweepLength>,
 }
 
-// ANCHOR: sweep
-/// One round of the sweep: sleeps each requested duration once, in a shuffled order,
-/// and times every sleep with the monotonic clock. Returns nanoseconds, in the order
-/// of `requested_ms`.
-pub fn sweep_round(requested_ms: &[u64], seed: &mut u64) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..requested_ms.len()).collect();
-    shuffle(&mut order, seed);
-    let mut actual = vec![0.0; requested_ms.len()];
-    for i in order {
-        let asked = Duration::from_millis(requested_ms[i]);
-        let start = Instant::now();
-        std::thread::sleep(asked);
-        actual[i] = start.elapsed().as_nanos() as f64;
-    }
-    actual
+/// `sleep(1 ms) · late by`: the reading of one length.
+pub fn sweep_key(ms: u64) -> String {
+    format!("sleep({ms} ms) · late by")
 }
-// ANCHOR_END: sweep
 
-/// Runs up to `rounds` rounds, stopping before one that could not finish by `stop_at`.
-pub fn sleep_sweep(
-    requested_ms: &[u64],
-    rounds: usize,
-    stop_at: Instant,
-    mut on_round: impl FnMut(),
-) -> SweepData {
-    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); requested_ms.len()];
-    let round_ms: u64 = requested_ms.iter().sum();
-    let mut seed = 0x9E37_79B9_7F4A_7C15;
-    let mut rounds_done = 0;
-    while rounds_done < rounds && Instant::now() + Duration::from_millis(round_ms * 2) < stop_at {
-        for (s, v) in samples.iter_mut().zip(sweep_round(requested_ms, &mut seed)) {
-            s.push(v);
-        }
-        rounds_done += 1;
-        on_round();
-    }
-    let rows = requested_ms
-        .iter()
-        .zip(&samples)
-        .filter_map(|(&ms, s)| {
-            let (ci, sum) = (MeanCi::of(s)?, Summary::of(s)?);
-            Some(SweepRow {
-                requested_ms: ms,
-                actual: ci,
-                p50: sum.p50,
-                p99: sum.p99,
-                max: sum.max,
+impl SweepRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.lengths
+            .iter()
+            .filter_map(|l| {
+                Some(Reading::new(
+                    sweep_key(l.requested_ms),
+                    Unit::Nanos,
+                    l.late_ns?,
+                ))
             })
+            .collect()
+    }
+
+    pub fn find(&self, ms: u64) -> Option<&SweepLength> {
+        self.lengths.iter().find(|l| l.requested_ms == ms)
+    }
+}
+
+/// `items` rotated left by `k`.
+fn rotate<T: Clone>(items: &[T], k: usize) -> Vec<T> {
+    if items.is_empty() {
+        return Vec::new();
+    }
+    let k = k % items.len();
+    items[k..].iter().chain(&items[..k]).cloned().collect()
+}
+
+/// One round: `sleeps` passes over the nine lengths, each pass in a different rotated
+/// order, so that a slow moment of the machine is spread over every length.
+fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
+    let passes = ctx.count(&SLEEPS);
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(passes); SWEEP_MS.len()];
+    for pass in 0..passes {
+        let order: Vec<Duration> = rotate(&SWEEP_MS, ctx.round as usize + pass)
+            .into_iter()
+            .map(Duration::from_millis)
+            .collect();
+        let slept = sweep_pass(&order, ctx.deadline());
+        for (asked, took) in &slept {
+            let i = SWEEP_MS
+                .iter()
+                .position(|&ms| u128::from(ms) == asked.as_millis())
+                .expect("a requested length");
+            samples[i].push(took.as_nanos() as f64);
+        }
+        if slept.len() < order.len() {
+            ctx.note(
+                NoteKind::Timeout,
+                format!(
+                    "the time bound stopped a round after {pass} of {passes} passes over the lengths"
+                ),
+            );
+            break;
+        }
+    }
+    let lengths = SWEEP_MS
+        .iter()
+        .zip(samples)
+        .map(|(&ms, mut s)| {
+            s.sort_by(f64::total_cmp);
+            let median = (!s.is_empty()).then(|| median_sorted(&s));
+            SweepLength {
+                requested_ms: ms,
+                actual: Dist::from_samples(s.iter().copied()),
+                median_ns: median,
+                late_ns: median.map(|m| m - ms as f64 * 1e6),
+            }
         })
         .collect();
-    SweepData { rounds_done, rows }
+    Ok(SweepRound { lengths })
 }
 
-pub fn run_sweep(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let rounds = ctx.param("rounds", ctx.profile.pick(8, 50));
-    let bar = ctx.progress(rounds as u64, "sleep sweep");
-    let data = sleep_sweep(&SWEEP_MS, rounds, ctx.deadline(), || bar.inc(1));
-    bar.finish_and_clear();
-    if data.rounds_done < rounds {
-        ctx.note(
-            NoteKind::Timeout,
-            format!(
-                "the time bound stopped the sweep after {} of {rounds} rounds",
-                data.rounds_done
-            ),
-        );
-    }
-    Ok(serde_json::to_value(data)?)
-}
+// ------------------------------------------------------ the write-up's benchmark
 
-// ------------------------------------------------- the naive loop at 1,000 ops/s
+const OPS: Param = Param::int("ops", 1, 100_000)
+    .defaults(20, 100)
+    .unit("per loop and round")
+    .about("operations (a send or not, then a 1 ms sleep) timed together as one iteration");
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct NaiveRow {
+pub static NAIVE: Experiment<NaiveRound> = Experiment::new(
+    "naive",
+    "the write-up's loop at 1,000 ops/s: send a datagram and sleep 1 ms, with and without the send",
+    naive,
+    NaiveRound::readings,
+)
+.params(&[OPS])
+.budget(|p| p.pick(Budget::quick(1), Budget::full(8, 10)));
+
+/// One loop in one round: one timed iteration of `ops` operations.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NaiveRun {
     pub with_send: bool,
-    /// Time per operation (ns): mean over iterations of `ops_per_iteration` each.
-    pub per_op: MeanCi,
+    pub ops: u64,
+    /// The iteration's time divided by its operations.
+    pub per_op_ns: f64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct NaiveData {
-    pub ops_per_iteration: usize,
-    pub iterations_done: usize,
-    pub rows: Vec<NaiveRow>,
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NaiveRound {
+    pub runs: Vec<NaiveRun>,
     pub datagrams_sent: u64,
     pub datagrams_received: u64,
 }
 
-// ANCHOR: naive_bench
-/// One iteration of the write-up's benchmark: `ops` rounds of (send?) + sleep(1 ms);
-/// returns the time per operation in nanoseconds.
-pub fn naive_iteration(op: &mut UdpOp, with_send: bool, ops: usize) -> f64 {
-    let start = Instant::now();
-    for _ in 0..ops {
-        if with_send {
-            op.send();
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    start.elapsed().as_nanos() as f64 / ops as f64
-}
-// ANCHOR_END: naive_bench
+pub const WITH_SEND: [bool; 2] = [true, false];
 
-/// Alternates the two variants, iteration by iteration, until `iterations` of each
-/// ran or `stop_at` is near.
-pub fn naive_loop(
-    iterations: usize,
-    ops: usize,
-    stop_at: Instant,
-    mut on_iteration: impl FnMut(),
-) -> anyhow::Result<NaiveData> {
+/// `send; sleep(1 ms)` or `sleep(1 ms) only`.
+pub fn naive_key(with_send: bool) -> &'static str {
+    if with_send {
+        "send; sleep(1 ms)"
+    } else {
+        "sleep(1 ms) only"
+    }
+}
+
+impl NaiveRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.runs
+            .iter()
+            .map(|r| Reading::new(naive_key(r.with_send), Unit::Nanos, r.per_op_ns))
+            .collect()
+    }
+}
+
+fn naive(ctx: &mut Ctx) -> anyhow::Result<NaiveRound> {
+    let ops = ctx.int(&OPS);
     let mut op = UdpOp::new()?;
-    let (mut with, mut without) = (Vec::new(), Vec::new());
-    let one = Duration::from_millis(4 * ops as u64);
-    while with.len() < iterations && Instant::now() + one < stop_at {
-        with.push(naive_iteration(&mut op, true, ops));
-        without.push(naive_iteration(&mut op, false, ops));
-        on_iteration();
-    }
-    let sent = op.sent;
-    let received = op.finish();
-    let rows = [(true, &with), (false, &without)]
-        .into_iter()
-        .filter_map(|(with_send, v)| {
-            Some(NaiveRow {
+    let mut runs = Vec::new();
+    for with_send in ctx.rotated(&WITH_SEND) {
+        let (done, took) = naive_iteration(&mut op, with_send, ops, ctx.deadline());
+        if done < ops {
+            ctx.note(
+                NoteKind::Timeout,
+                format!("the time bound stopped an iteration after {done} of {ops} operations"),
+            );
+        }
+        if done > 0 {
+            runs.push(NaiveRun {
                 with_send,
-                per_op: MeanCi::of(v)?,
-            })
-        })
-        .collect();
-    Ok(NaiveData {
-        ops_per_iteration: ops,
-        iterations_done: with.len(),
-        rows,
-        datagrams_sent: sent,
-        datagrams_received: received,
-    })
-}
-
-pub fn run_naive(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let iterations = ctx.param("iterations", ctx.profile.pick(6, 40));
-    let ops = ctx.param("ops per iteration", 25);
-    let bar = ctx.progress(iterations as u64, "naive loop at 1,000 ops/s");
-    let data = naive_loop(iterations, ops, ctx.deadline(), || bar.inc(1))?;
-    bar.finish_and_clear();
-    if data.iterations_done < iterations {
-        ctx.note(
-            NoteKind::Timeout,
-            format!(
-                "the time bound stopped the loop after {} of {iterations} iterations",
-                data.iterations_done
-            ),
-        );
+                ops: done,
+                per_op_ns: took.as_nanos() as f64 / done as f64,
+            });
+        }
     }
-    Ok(serde_json::to_value(data)?)
+    runs.sort_by_key(|r| !r.with_send);
+    let datagrams_sent = op.sent;
+    let datagrams_received = op.finish();
+    Ok(NaiveRound {
+        runs,
+        datagrams_sent,
+        datagrams_received,
+    })
 }
 
 // ------------------------------------------------------ every throttle, every rate
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+const RATES_FROM: Param = Param::int("rates_from", 1, 1_000_000)
+    .defaults(100, 100)
+    .unit("ops/s")
+    .about("the lowest target rate; the others are tenfold steps up to rates_to");
+const RATES_TO: Param = Param::int("rates_to", 1, 1_000_000)
+    .defaults(100_000, 100_000)
+    .unit("ops/s")
+    .about("the highest target rate (set both to one value to measure a single rate)");
+const RUN_MS: Param = Param::int("run_ms", 1, 60_000)
+    .defaults(12, 150)
+    .unit("ms")
+    .about("planned length of each run: target × run_ms operations (at least min_ops)");
+const MIN_OPS: Param = Param::int("min_ops", 2, 1_000_000)
+    .defaults(4, 20)
+    .unit("operations")
+    .about("the fewest operations a run asks for, so that a low rate has gaps to measure");
+
+const HICCUP_MS: Param = Param::int("hiccup_ms", 0, 10_000)
+    .defaults(20, 20)
+    .unit("ms")
+    .about("in the stall runs (1,000 ops/s), the 10th operation takes this much longer: a pause in the client itself");
+
+pub static RATES: Experiment<RatesRound> = Experiment::new(
+    "rates",
+    "every throttle at every target rate (100 … 100,000 ops/s), and at 1,000 ops/s around one stalled operation: achieved rate, gaps, drift, CPU",
+    rates,
+    RatesRound::readings,
+)
+.params(&[RATES_FROM, RATES_TO, RUN_MS, MIN_OPS, HICCUP_MS])
+.budget(|p| p.pick(Budget::quick(8), Budget::full(90, 10)));
+
+/// The stall runs' target rate: the write-up's.
+pub const STALL_RATE: f64 = 1_000.0;
+/// The operation (1-based) that stalls in a stall run, and how many run after the
+/// stall's worth of missed slots.
+pub const STALL_AT: u64 = 10;
+pub const AFTER_STALL: u64 = 10;
+
+/// One throttle at one target rate in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RateRun {
     pub pacer: Pacer,
     pub target: f64,
     pub asked: u64,
     pub ran: u64,
-    /// Operations per second between the first and the last start.
+    /// Operations per second between the first and the last start: the reading.
     pub achieved: f64,
-    /// How late the last operation started against the schedule set by the first
-    /// (negative: early), in nanoseconds.
+    /// How much later than the schedule set by the first operation the last one
+    /// started (negative: earlier), in nanoseconds.
     pub drift_ns: f64,
-    /// Inter-arrival times (ns) between successive starts.
-    pub gaps: Option<Summary>,
-    /// (gap ns, quantile) for the distribution plot.
-    pub gap_curve: Vec<(f64, f64)>,
-    /// CPU time of the pacing thread (operation included), ns; `None` where the OS
-    /// has no per-thread CPU clock.
+    /// This run's exact median gap between successive starts.
+    pub gap_p50_ns: Option<f64>,
+    /// Every gap, pooled with the other rounds' for distributions.
+    pub gaps: Dist,
+    /// CPU time of the pacing thread (sends included); `None` where the OS has no
+    /// per-thread CPU clock.
     pub cpu_ns: Option<f64>,
     pub wall_ns: f64,
     pub datagrams_received: u64,
     pub send_errors: u64,
+    /// In a stall run: what happened around the stalled operation.
+    pub stall: Option<StallSeen>,
+}
+
+/// One operation took `hiccup_ms` longer than the others; what the throttle did next.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StallSeen {
+    pub hiccup_ms: u64,
+    /// Operations that started less than half a period after the one before, right
+    /// after the stall: the catch-up burst.
+    pub burst: u64,
 }
 
 impl RateRun {
+    /// Stopped at twice its planned time before all its operations ran.
     pub fn capped(&self) -> bool {
         self.ran < self.asked
     }
+
+    /// The pacing thread's CPU time over the run's wall time.
+    pub fn cpu_share(&self) -> Option<f64> {
+        self.cpu_ns
+            .filter(|_| self.wall_ns > 0.0)
+            .map(|c| c / self.wall_ns)
+    }
 }
 
-/// Runs one throttle at one rate for about `seconds` (rate × seconds operations),
-/// giving up at twice that or at `hard_stop`, whichever comes first.
+/// `deadline · 10,000/s`: a throttle at a target rate, as readings and headline
+/// figures name it.
+pub fn rate_key(pacer: Pacer, target: f64) -> String {
+    format!("{} · {}/s", pacer.label(), fmt_count(target as u64))
+}
+
+/// `deadline · stall`: a throttle's rate over a stall run.
+pub fn stall_key(pacer: Pacer) -> String {
+    format!("{} · stall", pacer.label())
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RatesRound {
+    pub targets: Vec<f64>,
+    pub run_ms: u64,
+    pub runs: Vec<RateRun>,
+    /// Every throttle at [`STALL_RATE`] with one stalled operation.
+    pub stalls: Vec<RateRun>,
+}
+
+impl RatesRound {
+    fn readings(&self) -> Vec<Reading> {
+        let rates = self
+            .runs
+            .iter()
+            .filter(|r| r.ran >= 2)
+            .map(|r| Reading::new(rate_key(r.pacer, r.target), Unit::OpsPerSec, r.achieved));
+        let stalls = self
+            .stalls
+            .iter()
+            .filter(|r| r.ran >= 2)
+            .map(|r| Reading::new(stall_key(r.pacer), Unit::OpsPerSec, r.achieved));
+        rates.chain(stalls).collect()
+    }
+
+    pub fn find(&self, pacer: Pacer, target: f64) -> Option<&RateRun> {
+        self.runs
+            .iter()
+            .find(|r| r.pacer == pacer && r.target == target)
+    }
+
+    pub fn stall(&self, pacer: Pacer) -> Option<&RateRun> {
+        self.stalls.iter().find(|r| r.pacer == pacer)
+    }
+}
+
+/// The target rates: `from`, then tenfold steps while they do not exceed `to`.
+pub fn target_rates(from: u64, to: u64) -> anyhow::Result<Vec<f64>> {
+    anyhow::ensure!(
+        from <= to,
+        "rates_from ({}) is above rates_to ({}); set rates_from ≤ rates_to",
+        fmt_count(from),
+        fmt_count(to)
+    );
+    let mut out = Vec::new();
+    let mut r = from;
+    while r <= to {
+        out.push(r as f64);
+        r = r.saturating_mul(10);
+    }
+    Ok(out)
+}
+
+/// Runs one throttle at one rate: `ops` operations, stopped at twice the planned
+/// time or at `deadline`, whichever comes first. With `hiccup`, operation
+/// [`STALL_AT`] takes that much longer than the others.
 pub fn measure_rate(
     pacer: Pacer,
     rate: f64,
-    seconds: f64,
-    hard_stop: Instant,
+    ops: u64,
+    hiccup: Option<Duration>,
+    deadline: Instant,
 ) -> anyhow::Result<RateRun> {
-    let period_ns = crate::throttle::period_ns(rate)?;
-    let asked = ((rate * seconds).ceil() as u64).max(2);
+    let period_ns = crate::period_ns(rate)?;
+    let planned =
+        Duration::from_secs_f64(ops.saturating_sub(1) as f64 / rate) + hiccup.unwrap_or_default();
     let mut op = UdpOp::new()?;
     let start = Instant::now();
-    let stop_at = hard_stop.min(start + Duration::from_secs_f64(2.0 * seconds + 0.02));
+    let stop_at = deadline.min(start + 2 * planned + Duration::from_millis(20));
     let cpu0 = harness::thread_cpu_time();
     let starts = {
-        let mut send = || op.send();
-        let mut run = Run::new(&mut send, asked as usize, stop_at);
+        let mut done = 0;
+        let mut send = || {
+            done += 1;
+            if let Some(h) = hiccup.filter(|_| done == STALL_AT) {
+                std::thread::sleep(h);
+            }
+            op.send();
+        };
+        let mut run = Run::new(&mut send, ops as usize, stop_at);
         pacer.drive(rate, &mut run)?;
         run.starts
     };
     let cpu = harness::thread_cpu_time()
         .zip(cpu0)
-        .map(|(b, a)| (b - a).as_nanos() as f64);
+        .map(|(b, a)| b.saturating_sub(a).as_nanos() as f64);
     let wall_ns = start.elapsed().as_nanos() as f64;
     let send_errors = op.errors;
-    let received = op.finish();
-    let gaps: Vec<f64> = starts
+    let datagrams_received = op.finish();
+    let mut gaps: Vec<f64> = starts
         .windows(2)
         .map(|w| (w[1] - w[0]).as_nanos() as f64)
         .collect();
-    let span = match (starts.first(), starts.last()) {
-        (Some(a), Some(b)) => (*b - *a).as_nanos() as f64,
-        _ => 0.0,
-    };
+    let span: f64 = gaps.iter().sum();
     let n = starts.len() as u64;
-    let achieved = if span > 0.0 {
-        (n - 1) as f64 * 1e9 / span
-    } else {
-        0.0
-    };
-    let mut sorted = gaps.clone();
-    sorted.sort_by(f64::total_cmp);
+    // Gap i is from operation i to i + 1 (0-based): the stalled operation is
+    // STALL_AT - 1, and the burst is the run of short gaps after the one it made long.
+    let stall = hiccup.map(|h| StallSeen {
+        hiccup_ms: h.as_millis() as u64,
+        burst: gaps
+            .iter()
+            .skip(STALL_AT as usize)
+            .take_while(|&&g| g < period_ns / 2.0)
+            .count() as u64,
+    });
+    gaps.sort_by(f64::total_cmp);
     Ok(RateRun {
         pacer,
         target: rate,
-        asked,
+        asked: ops,
         ran: n,
-        achieved,
+        achieved: if span > 0.0 {
+            (n - 1) as f64 * 1e9 / span
+        } else {
+            0.0
+        },
         drift_ns: span - n.saturating_sub(1) as f64 * period_ns,
-        gaps: Summary::of(&gaps),
-        gap_curve: quantile_curve(&sorted, 101),
+        gap_p50_ns: (!gaps.is_empty()).then(|| median_sorted(&gaps)),
+        gaps: Dist::from_samples(gaps),
         cpu_ns: cpu,
         wall_ns,
-        datagrams_received: received,
+        datagrams_received,
         send_errors,
+        stall,
     })
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RatesData {
-    pub seconds_per_run: f64,
-    pub runs: Vec<RateRun>,
+/// Operations a run at `rate` asks for.
+pub fn ops_for(rate: f64, run_ms: u64, min_ops: u64) -> u64 {
+    ((rate * run_ms as f64 / 1e3).ceil() as u64).max(min_ops)
 }
 
-pub fn run_rates(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let seconds = ctx.param("seconds per run", ctx.profile.pick(0.1, 1.5));
-    ctx.param("rates", "100, 1,000, 10,000, 100,000 ops/s");
-    let total = (TARGET_RATES.len() * Pacer::ALL.len()) as u64;
-    let bar = ctx.progress(total, "throttles × target rates");
-    let mut runs = Vec::new();
-    'all: for rate in TARGET_RATES {
-        for pacer in Pacer::ALL {
-            // A run may take up to twice its planned length.
-            if ctx.time_left() < Duration::from_secs_f64(2.0 * seconds + 0.05) {
-                ctx.note(
-                    NoteKind::Timeout,
-                    format!(
-                        "the time bound stopped the runs after {} of {total}; the last one that ran was at {} ops/s",
-                        runs.len(),
-                        harness::render::fmt_count(rate as u64)
-                    ),
-                );
-                break 'all;
-            }
-            runs.push(measure_rate(pacer, rate, seconds, ctx.deadline())?);
-            bar.inc(1);
+/// What one run of a rates round is: a throttle at a target, or a stall run.
+#[derive(Debug, Clone, Copy)]
+struct Spec {
+    pacer: Pacer,
+    rate: f64,
+    ops: u64,
+    hiccup: Option<Duration>,
+}
+
+/// One round: every throttle at every target rate once, and every throttle's stall
+/// run, all in the round's rotated order.
+fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
+    let targets = target_rates(ctx.int(&RATES_FROM), ctx.int(&RATES_TO))?;
+    let (run_ms, min_ops) = (ctx.int(&RUN_MS), ctx.int(&MIN_OPS));
+    let hiccup = Duration::from_millis(ctx.int(&HICCUP_MS));
+    let missed = (hiccup.as_secs_f64() * STALL_RATE).ceil() as u64;
+    let mut specs: Vec<Spec> = targets
+        .iter()
+        .flat_map(|&rate| {
+            Pacer::ALL.map(|pacer| Spec {
+                pacer,
+                rate,
+                ops: ops_for(rate, run_ms, min_ops),
+                hiccup: None,
+            })
+        })
+        .collect();
+    specs.extend(Pacer::ALL.map(|pacer| Spec {
+        pacer,
+        rate: STALL_RATE,
+        ops: STALL_AT + missed + AFTER_STALL,
+        hiccup: Some(hiccup),
+    }));
+    let mut done: Vec<Option<RateRun>> = vec![None; specs.len()];
+    for i in ctx.rotated(&(0..specs.len()).collect::<Vec<_>>()) {
+        let spec = specs[i];
+        let label = match spec.hiccup {
+            Some(_) => stall_key(spec.pacer),
+            None => rate_key(spec.pacer, spec.rate),
+        };
+        if ctx.past_deadline() {
+            ctx.note(
+                NoteKind::Timeout,
+                "the time bound was reached before every run of a round; the missing ones have fewer rounds",
+            );
+            break;
+        }
+        match measure_rate(spec.pacer, spec.rate, spec.ops, spec.hiccup, ctx.deadline()) {
+            Ok(run) => done[i] = Some(run),
+            Err(e) => ctx.note(NoteKind::Info, format!("{label} could not run: {e:#}")),
         }
     }
-    bar.finish_and_clear();
+    let (runs, stalls): (Vec<RateRun>, Vec<RateRun>) =
+        done.into_iter().flatten().partition(|r| r.stall.is_none());
     let capped: Vec<String> = runs
         .iter()
         .filter(|r| r.capped())
-        .map(|r| {
-            format!(
-                "{} at {}/s ({} of {})",
-                r.pacer.label(),
-                harness::render::fmt_count(r.target as u64),
-                harness::render::fmt_count(r.ran),
-                harness::render::fmt_count(r.asked)
-            )
-        })
+        .map(|r| rate_key(r.pacer, r.target))
         .collect();
     if !capped.is_empty() {
         ctx.note(
-            NoteKind::Limit,
+            NoteKind::Info,
             format!(
-                "these runs fell so far behind that they were stopped at twice the planned time, before all their operations ran: {}",
-                capped.join("; ")
+                "some runs fell so far behind that they were stopped at twice their planned time, before all their operations ran; their rate is counted over the operations that did: {}",
+                capped.join(", ")
             ),
         );
     }
@@ -347,91 +512,231 @@ pub fn run_rates(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
             "this OS has no per-thread CPU clock, so the CPU column is empty",
         );
     }
-    Ok(serde_json::to_value(RatesData {
-        seconds_per_run: seconds,
+    ctx.detail(
+        "target rates",
+        targets
+            .iter()
+            .map(|&t| format!("{}/s", fmt_count(t as u64)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    ctx.detail(
+        "stall runs",
+        format!("{} operations each", STALL_AT + missed + AFTER_STALL),
+    );
+    Ok(RatesRound {
+        targets,
+        run_ms,
         runs,
-    })?)
+        stalls,
+    })
 }
 
 // ------------------------------------------------------------ coordinated omission
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct OmissionData {
-    pub rate: f64,
-    pub stall_every: u64,
-    pub stall_ns: f64,
-    pub requests: u64,
-    pub lost: u64,
-    pub served: u64,
-    pub from_send: Option<Summary>,
-    pub corrected: Option<Summary>,
-    pub from_intent: Option<Summary>,
-    pub curves: Vec<(String, Curve)>,
+const RATE: Param = Param::int("rate", 1, 100_000)
+    .defaults(1_000, 1_000)
+    .unit("requests/s")
+    .about("the client's schedule");
+const REQUESTS: Param = Param::int("requests", 10, 1_000_000)
+    .defaults(200, 1_000)
+    .unit("per round")
+    .about("requests the client sends in one round");
+const STALL_EVERY: Param = Param::int("stall_every", 1, 1_000_000)
+    .defaults(100, 200)
+    .unit("requests")
+    .about("the server pauses before answering every this many requests");
+const STALL_MS: Param = Param::int("stall_ms", 0, 10_000)
+    .defaults(25, 40)
+    .unit("ms")
+    .about("how long each pause lasts");
+const PATIENCE_MS: Param = Param::int("patience_ms", 1, 60_000)
+    .defaults(2_000, 2_000)
+    .unit("ms")
+    .about("how long the client waits for an answer before it counts the request as lost");
+
+pub static OMISSION: Experiment<OmissionRound> = Experiment::new(
+    "omission",
+    "coordinated omission: a closed-loop client against a stalling server, latency from the actual and from the intended send",
+    omission,
+    OmissionRound::readings,
+)
+.params(&[RATE, REQUESTS, STALL_EVERY, STALL_MS, PATIENCE_MS])
+.budget(|p| p.pick(Budget::quick(2), Budget::full(20, 10)));
+
+/// The three ways of measuring the same requests' latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Measure {
+    /// From the moment the request actually went out: what a closed-loop tester sees.
+    FromSend,
+    /// The same, with the samples HdrHistogram's `record_correct` would add.
+    Corrected,
+    /// From the moment the schedule said the request should go out.
+    FromIntent,
 }
 
-pub const FROM_SEND: &str = "from actual send";
-pub const CORRECTED: &str = "from actual send, record_correct";
-pub const FROM_INTENT: &str = "from intended send";
+impl Measure {
+    pub const ALL: [Measure; 3] = [Measure::FromSend, Measure::Corrected, Measure::FromIntent];
 
-pub fn coordinated_omission(
-    rate: f64,
-    requests: u64,
-    stall_every: u64,
-    stall: Duration,
-    stop_at: Instant,
-) -> anyhow::Result<OmissionData> {
-    let server = StallingEcho::start(stall_every, stall)?;
-    let h = omission::closed_loop_client(server.addr, rate, requests, stop_at)?;
+    pub fn label(self) -> &'static str {
+        match self {
+            Measure::FromSend => "from the actual send",
+            Measure::Corrected => "same, record_correct",
+            Measure::FromIntent => "from the intended send",
+        }
+    }
+
+    /// The reading: this measure's 90th percentile in one round.
+    pub fn key(self) -> String {
+        format!("{} · p90", self.label())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measured {
+    pub measure: Measure,
+    pub latency: Dist,
+    /// This round's exact 90th percentile.
+    pub p90_ns: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OmissionRound {
+    pub rate: f64,
+    pub stall_every: u64,
+    pub stall_ms: u64,
+    pub sent: u64,
+    pub answered: u64,
+    pub lost: u64,
+    pub late: u64,
+    /// Requests the server saw, and so its pauses (`served / stall_every`).
+    pub served: u64,
+    pub measured: Vec<Measured>,
+}
+
+impl OmissionRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.measured
+            .iter()
+            .filter_map(|m| Some(Reading::new(m.measure.key(), Unit::Nanos, m.p90_ns?)))
+            .collect()
+    }
+
+    pub fn find(&self, m: Measure) -> Option<&Measured> {
+        self.measured.iter().find(|x| x.measure == m)
+    }
+}
+
+fn measured(measure: Measure, mut samples: Vec<f64>) -> Measured {
+    samples.sort_by(f64::total_cmp);
+    Measured {
+        measure,
+        p90_ns: (!samples.is_empty()).then(|| percentile_sorted(&samples, 0.90)),
+        latency: Dist::from_samples(samples),
+    }
+}
+
+fn omission(ctx: &mut Ctx) -> anyhow::Result<OmissionRound> {
+    let rate = ctx.int(&RATE) as f64;
+    let requests = ctx.int(&REQUESTS);
+    let (stall_every, stall_ms) = (ctx.int(&STALL_EVERY), ctx.int(&STALL_MS));
+    let patience = Duration::from_millis(ctx.int(&PATIENCE_MS));
+    let server = StallingEcho::start(stall_every, Duration::from_millis(stall_ms))?;
+    let plan = OmissionPlan {
+        rate,
+        requests,
+        patience,
+        deadline: ctx.deadline(),
+    };
+    let got = closed_loop_client(server.addr, &plan);
     let served = server.stop();
-    Ok(OmissionData {
+    let got = got?;
+    if got.stopped {
+        ctx.note(
+            NoteKind::Timeout,
+            format!(
+                "the time bound stopped the client after {} of {} requests",
+                got.sent,
+                fmt_count(requests)
+            ),
+        );
+    }
+    if got.lost > 0 {
+        ctx.note(
+            NoteKind::Info,
+            format!(
+                "some requests got no answer within {} ms (patience_ms) and are not in the latencies; answers that came later were matched by sequence number and skipped",
+                patience.as_millis()
+            ),
+        );
+    }
+    let ns = |d: Duration| d.as_nanos() as f64;
+    let from_send: Vec<f64> = got
+        .answered
+        .iter()
+        .map(|x| ns(x.answered - x.sent))
+        .collect();
+    let from_intent: Vec<f64> = got
+        .answered
+        .iter()
+        .map(|x| ns(x.answered.saturating_duration_since(x.due)))
+        .collect();
+    let corrected = with_omitted(&from_send, 1e9 / rate);
+    Ok(OmissionRound {
         rate,
         stall_every,
-        stall_ns: stall.as_nanos() as f64,
-        requests: h.requests,
-        lost: h.lost,
+        stall_ms,
+        sent: got.sent,
+        answered: got.answered.len() as u64,
+        lost: got.lost,
+        late: got.late,
         served,
-        from_send: Summary::of_histogram(&h.from_send),
-        corrected: Summary::of_histogram(&h.corrected),
-        from_intent: Summary::of_histogram(&h.from_intent),
-        curves: vec![
-            (FROM_SEND.into(), Curve::of(&h.from_send)),
-            (CORRECTED.into(), Curve::of(&h.corrected)),
-            (FROM_INTENT.into(), Curve::of(&h.from_intent)),
+        measured: vec![
+            measured(Measure::FromSend, from_send),
+            measured(Measure::Corrected, corrected),
+            measured(Measure::FromIntent, from_intent),
         ],
     })
 }
 
-pub fn run_omission(ctx: &mut Ctx) -> anyhow::Result<serde_json::Value> {
-    let rate = ctx.param("rate (ops/s)", 1_000.0);
-    let seconds = ctx.profile.pick(1.2, 10.0);
-    let requests = ctx.param("requests", (rate * seconds) as u64);
-    let stall_every = ctx.param("stall every", 400);
-    let stall_ms = ctx.param("stall (ms)", 50);
-    let stop_at = ctx.deadline() - ctx.time_left().min(Duration::from_secs(1));
-    let data = coordinated_omission(
-        rate,
-        requests,
-        stall_every,
-        Duration::from_millis(stall_ms),
-        stop_at,
-    )?;
-    if data.requests < requests {
-        ctx.note(
-            NoteKind::Timeout,
-            format!(
-                "the time bound stopped the client after {} of {requests} requests",
-                data.requests
-            ),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_rates_are_tenfold_steps() {
+        assert_eq!(
+            target_rates(100, 100_000).unwrap(),
+            vec![100.0, 1e3, 1e4, 1e5]
         );
+        assert_eq!(target_rates(2_500, 2_500).unwrap(), vec![2_500.0]);
+        assert_eq!(target_rates(3, 50).unwrap(), vec![3.0, 30.0]);
+        let e = target_rates(10, 5).unwrap_err().to_string();
+        assert!(e.contains("rates_from"), "{e}");
     }
-    if data.lost > 0 {
-        ctx.note(
-            NoteKind::Info,
-            format!(
-                "{} requests got no answer within 2 s and are not in the latencies",
-                data.lost
-            ),
-        );
+
+    #[test]
+    fn keys_match_the_headline_figures() {
+        assert_eq!(rate_key(Pacer::Naive, 10_000.0), "naive · 10,000/s");
+        assert_eq!(rate_key(Pacer::Deadline, 10_000.0), "deadline · 10,000/s");
+        assert_eq!(sweep_key(1), "sleep(1 ms) · late by");
+        for h in crate::CHAPTER.headlines {
+            assert!(h.reading.contains(" · "), "{}", h.reading);
+        }
+        crate::CHAPTER.check().unwrap();
     }
-    Ok(serde_json::to_value(data)?)
+
+    #[test]
+    fn ops_grow_with_the_rate_from_a_floor() {
+        assert_eq!(ops_for(100.0, 20, 5), 5);
+        assert_eq!(ops_for(1_000.0, 12, 4), 12);
+        assert_eq!(ops_for(10_000.0, 20, 5), 200);
+    }
+
+    #[test]
+    fn rotation_moves_every_item() {
+        assert_eq!(rotate(&[1, 2, 3], 1), vec![2, 3, 1]);
+        assert_eq!(rotate(&[1, 2, 3], 4), vec![2, 3, 1]);
+        assert!(rotate::<u8>(&[], 2).is_empty());
+    }
 }

@@ -1,3 +1,5 @@
+//! `throttles list | run | table NAME | plot NAME` — see `--help`.
+
 fn main() -> std::process::ExitCode {
-    throttles::cli::main()
+    harness::cli::main(&throttles::CHAPTER)
 }

@@ -1,12 +1,17 @@
-//! Every throttle runs the operation the number of times asked, and every datagram
-//! arrives; the views render from real (tiny) runs; the binary refuses bad input.
+//! Every throttle runs the operations asked and every datagram arrives; every
+//! experiment's round runs (with small parameters), stays within its bound and gives
+//! one reading per variant; every view renders from such rounds; the coordinated
+//! omission client matches answers by sequence number; the binary refuses bad input.
+//! Nothing here asserts how fast anything is.
 
 use harness::machine::Machine;
-use harness::record::{Provenance, Status};
-use harness::{Profile, Record};
+use harness::noise::Noise;
+use harness::params::{Override, resolve};
+use harness::record::{FORMAT, Provenance, RoundRecord, Status};
+use harness::{AnyExperiment, Ctx, Profile, Record, ViewKind};
 use std::time::{Duration, Instant};
-use throttles::experiments::{self, SWEEP_MS};
-use throttles::pacers::{Pacer, Run};
+use throttles::experiments::{self, Measure, NAIVE, OMISSION, RATES, SWEEP, rate_key, stall_key};
+use throttles::{OmissionPlan, Pacer, Run, StallingEcho, closed_loop_client};
 
 #[test]
 fn every_pacer_runs_exactly_the_operations_asked() {
@@ -43,114 +48,246 @@ fn runs_stop_at_their_deadline_and_keep_what_they_have() {
     assert!((1..=3).contains(&run.starts.len()), "{}", run.starts.len());
 }
 
-fn record(experiment: &str, data: serde_json::Value) -> Record {
+#[test]
+fn every_datagram_of_every_run_arrives() {
+    let far = Instant::now() + Duration::from_secs(30);
+    for pacer in Pacer::ALL {
+        for rate in [1_000.0, 100_000.0] {
+            let r = experiments::measure_rate(pacer, rate, 6, None, far).unwrap();
+            assert_eq!(r.ran, r.asked, "{pacer:?} at {rate}");
+            assert_eq!(r.datagrams_received + r.send_errors, r.ran, "{pacer:?}");
+            assert_eq!(r.gaps.len(), r.ran - 1);
+            assert!(r.achieved > 0.0);
+        }
+    }
+}
+
+/// Runs `rounds` rounds of an experiment in this process with `sets` applied, and
+/// stores them as the harness would.
+fn record(exp: &dyn AnyExperiment, sets: &[&str], rounds: u32) -> Record {
+    let overrides: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
+    let params = resolve(exp.name(), exp.params(), Profile::Quick, &overrides).unwrap();
+    let mut out = Vec::new();
+    for index in 0..rounds {
+        let ctx = Ctx::new(
+            Profile::Quick,
+            index,
+            params.clone(),
+            Instant::now() + Duration::from_secs(30),
+        );
+        let round = exp.run_round(ctx).unwrap();
+        assert!(
+            round
+                .notes
+                .iter()
+                .all(|n| !n.text.contains("could not run")),
+            "{:?}",
+            round.notes
+        );
+        out.push(RoundRecord {
+            index,
+            noise: Noise::default(),
+            readings: round.readings,
+            data: round.data,
+        });
+    }
     Record {
+        format: FORMAT,
         chapter: "throttles".into(),
-        experiment: experiment.into(),
+        experiment: exp.name().into(),
         key: "test".into(),
         profile: Profile::Quick,
+        build: "debug".into(),
         provenance: Provenance {
             machine: Machine::current(),
             measured_at: "now".into(),
+            measured_unix: 0,
         },
-        params: vec![],
+        params,
+        details: vec![],
+        isolation: "in this process".into(),
         status: Status::Ok,
         notes: vec![],
         wall_s: 0.0,
-        data,
+        rounds: out,
     }
 }
 
-fn view(kind: harness::ViewKind, name: &str) -> &'static harness::View {
-    throttles::CHAPTER.view(kind, name).expect("view exists")
+fn render(kind: ViewKind, name: &str, r: &Record) -> String {
+    let view = throttles::CHAPTER.view(kind, name).expect("view exists");
+    view.render(r)
+        .unwrap_or_else(|e| panic!("{name} failed to render: {e:#}"))
 }
 
 #[test]
-fn tiny_runs_go_through_and_every_view_renders() {
-    use harness::ViewKind::{Plot, Table};
-    let far = Instant::now() + Duration::from_secs(30);
-
-    let sweep = experiments::sleep_sweep(&SWEEP_MS[..2], 3, far, || {});
-    assert_eq!(sweep.rounds_done, 3);
-    assert!(sweep.rows.iter().all(|r| r.actual.n == 3));
-    // A sleep never returns early.
-    assert!(
-        sweep
-            .rows
-            .iter()
-            .all(|r| r.actual.mean >= r.requested_ms as f64 * 1e6)
-    );
-    let md = (view(Table, "sweep").render)(&record(
-        "sleep-sweep",
-        serde_json::to_value(&sweep).unwrap(),
-    ))
-    .unwrap();
-    assert!(md.contains("| 1 |") && md.contains("1.995 ms"), "{md}");
-
-    let naive = experiments::naive_loop(2, 5, far, || {}).unwrap();
-    assert_eq!(naive.iterations_done, 2);
-    assert_eq!(naive.datagrams_sent, 10);
-    assert_eq!(naive.datagrams_received, 10);
-    let md = (view(Table, "naive").render)(&record("naive", serde_json::to_value(&naive).unwrap()))
-        .unwrap();
-    assert!(md.contains("1.994 ms"), "{md}");
-
-    let mut runs = Vec::new();
-    for pacer in Pacer::ALL {
-        for rate in experiments::TARGET_RATES {
-            // A few operations per run: enough to render, quick to run.
-            let r = experiments::measure_rate(pacer, rate, 4.0 / rate, far).unwrap();
-            assert_eq!(r.ran, r.asked, "{pacer:?} at {rate}");
-            assert_eq!(
-                r.datagrams_received + r.send_errors,
-                r.ran,
-                "{pacer:?} at {rate}"
-            );
-            runs.push(r);
-        }
+fn the_sweep_and_the_write_ups_loop_run_and_render() {
+    let sweep = record(&SWEEP, &["sleeps=1"], 3);
+    // One reading per length per round, and a sleep never returns early.
+    for round in &sweep.rounds {
+        assert_eq!(round.readings.len(), experiments::SWEEP_MS.len());
+        assert!(round.readings.iter().all(|r| r.value >= 0.0));
     }
+    assert!(sweep.estimate("sleep(1 ms) · late by").is_some());
+    let md = render(ViewKind::Table, "sweep", &sweep);
+    assert!(md.contains("| 50 ms |"), "{md}");
+    assert!(!md.lines().next().unwrap().contains("p99"), "{md}");
+    let md = render(ViewKind::Table, "sweep-reference", &sweep);
+    assert!(md.contains("1.995 ms") && md.contains("0.0070 ms"), "{md}");
+    assert!(md.contains("(ours)") && !md.contains("Windows)"), "{md}");
+
+    let naive = record(&NAIVE, &["ops=5"], 3);
+    for round in &naive.rounds {
+        assert_eq!(round.data["datagrams_sent"], 5);
+        assert_eq!(round.data["datagrams_received"], 5);
+        assert_eq!(round.readings.len(), 2);
+    }
+    let md = render(ViewKind::Table, "naive", &naive);
+    assert!(
+        md.contains("1.994 ± 0.0016 ms") && md.contains("(ours)"),
+        "{md}"
+    );
+    assert!(!md.contains("Windows)"), "{md}");
+}
+
+#[test]
+fn every_throttle_runs_at_every_rate_and_every_view_renders() {
     let rates = record(
-        "rates",
-        serde_json::to_value(experiments::RatesData {
-            seconds_per_run: 0.0,
-            runs,
-        })
-        .unwrap(),
+        &RATES,
+        &["rates_from=1000", "rates_to=10000", "run_ms=3", "min_ops=4"],
+        3,
     );
-    for name in ["achieved", "jitter"] {
-        let md = (view(Table, name).render)(&rates).unwrap();
-        assert!(md.contains("deadline Throttle"), "{md}");
+    for round in &rates.rounds {
+        // Two target rates and the stall runs.
+        assert_eq!(round.readings.len(), 3 * Pacer::ALL.len());
     }
-    for name in ["achieved", "gaps-1k", "gaps-10k"] {
-        let svg = (view(Plot, name).render)(&rates).unwrap();
-        assert!(svg.starts_with("<svg"), "{name}");
-    }
-
-    let om =
-        experiments::coordinated_omission(2_000.0, 200, 50, Duration::from_millis(5), far).unwrap();
-    assert_eq!(om.requests, 200);
-    assert_eq!(om.lost, 0);
-    assert_eq!(om.served, 200);
-    assert_eq!(om.from_send.as_ref().unwrap().n, 200);
-    // Latency from the intended send includes every stall in full.
-    assert!(om.from_intent.as_ref().unwrap().max >= 5e6);
-    let rec = record("omission", serde_json::to_value(&om).unwrap());
-    let md = (view(Table, "omission").render)(&rec).unwrap();
-    assert!(md.contains("record_correct"), "{md}");
     assert!(
-        (view(Plot, "omission").render)(&rec)
-            .unwrap()
-            .starts_with("<svg")
+        rates
+            .estimate(&rate_key(Pacer::Deadline, 10_000.0))
+            .is_some()
     );
+    assert!(rates.estimate(&stall_key(Pacer::TokioBurst)).is_some());
+    let md = render(ViewKind::Table, "stall", &rates);
+    assert!(md.contains("| tokio Delay |"), "{md}");
+    let md = render(ViewKind::Table, "achieved", &rates);
+    assert!(
+        md.contains("| deadline |") && md.contains("10,000/s"),
+        "{md}"
+    );
+    for name in ["jitter-1k", "jitter-10k"] {
+        let md = render(ViewKind::Table, name, &rates);
+        assert!(md.contains("tokio Skip"), "{md}");
+    }
+    let md = render(ViewKind::Table, "findings", &rates);
+    assert!(md.starts_with("- **1,000/s**"), "{md}");
+    assert!(md.contains("tokio `interval` at 10,000/s"), "{md}");
+    assert!(md.contains("With one 20 ms stall at 1,000/s"), "{md}");
+    for name in ["achieved", "gaps-1k", "gaps-10k"] {
+        assert!(
+            render(ViewKind::Plot, name, &rates).starts_with("<svg"),
+            "{name}"
+        );
+    }
+    // A view of a rate that was not measured says so instead of drawing nothing.
+    let one = record(&RATES, &["rates_from=500", "rates_to=500", "run_ms=2"], 1);
+    let e = throttles::CHAPTER
+        .view(ViewKind::Table, "jitter-1k")
+        .unwrap()
+        .render(&one)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rates_from"), "{e}");
 }
 
 #[test]
-fn a_record_of_the_wrong_shape_is_a_clear_error() {
-    let md = (view(harness::ViewKind::Table, "jitter").render)(&record(
-        "rates",
-        serde_json::json!({"x": 1}),
-    ));
-    assert!(md.unwrap_err().to_string().contains("make regenerate"));
+fn rates_from_above_rates_to_is_a_clear_error() {
+    let overrides = [
+        Override::parse("rates_from=1000").unwrap(),
+        Override::parse("rates_to=10").unwrap(),
+    ];
+    let params = resolve("rates", RATES.params, Profile::Quick, &overrides).unwrap();
+    let ctx = Ctx::new(
+        Profile::Quick,
+        0,
+        params,
+        Instant::now() + Duration::from_secs(5),
+    );
+    let e = RATES
+        .run_round(ctx)
+        .map(|_| ())
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("rates_from"), "{e}");
+}
+
+#[test]
+fn the_omission_test_sees_the_stalls_only_from_the_intended_send() {
+    let om = record(
+        &OMISSION,
+        &["rate=2000", "requests=200", "stall_every=50", "stall_ms=10"],
+        3,
+    );
+    for round in &om.rounds {
+        assert_eq!(round.data["sent"], 200);
+        assert_eq!(round.data["answered"], 200);
+        assert_eq!(round.data["lost"], 0);
+        assert_eq!(round.readings.len(), 3);
+    }
+    let p90 = |m: Measure| om.estimate(&m.key()).unwrap().median;
+    // Four pauses of 10 ms in 100 ms of schedule: over 10 % of the requests are held
+    // up, so the p90 from the intended send is at least a millisecond; from the actual
+    // send only one request per pause waits.
+    assert!(
+        p90(Measure::FromIntent) > 1e6,
+        "{}",
+        p90(Measure::FromIntent)
+    );
+    assert!(p90(Measure::FromIntent) > p90(Measure::FromSend));
+    let md = render(ViewKind::Table, "omission", &om);
+    assert!(md.contains("record_correct"), "{md}");
+    assert!(render(ViewKind::Plot, "omission", &om).starts_with("<svg"));
+}
+
+#[test]
+fn an_answer_later_than_the_patience_does_not_shift_later_latencies() {
+    // Every 5th request is answered after 60 ms; the client waits only 40 ms for it,
+    // and its answer comes while the client waits for the next request's.
+    let server = StallingEcho::start(5, Duration::from_millis(60)).unwrap();
+    let plan = OmissionPlan {
+        rate: 500.0,
+        requests: 20,
+        patience: Duration::from_millis(40),
+        deadline: Instant::now() + Duration::from_secs(20),
+    };
+    let got = closed_loop_client(server.addr, &plan).unwrap();
+    server.stop();
+    assert_eq!(got.sent, 20);
+    assert_eq!(got.lost, 4, "requests 5, 10, 15 and 20 are given up");
+    assert!(
+        got.late >= 3,
+        "their answers come later and are skipped: {}",
+        got.late
+    );
+    // Matched by order, the late answers would have been taken for the requests after
+    // them, and every answer after the first stall would be one request off.
+    assert_eq!(got.answered.len() as u64 + got.lost, got.sent);
+    assert_eq!(got.answered.len(), 16);
+}
+
+#[test]
+fn a_deadline_stops_the_client_instead_of_hanging() {
+    let server = StallingEcho::start(1, Duration::from_millis(500)).unwrap();
+    let plan = OmissionPlan {
+        rate: 1_000.0,
+        requests: 1_000,
+        patience: Duration::from_secs(10),
+        deadline: Instant::now() + Duration::from_millis(300),
+    };
+    let start = Instant::now();
+    let got = closed_loop_client(server.addr, &plan).unwrap();
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(got.stopped || got.lost > 0);
+    assert!(got.sent < 1_000);
+    drop(server);
 }
 
 fn bin(args: &[&str]) -> std::process::Output {
@@ -165,24 +302,25 @@ fn bin(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn the_binary_refuses_bad_rates_and_names() {
-    for (rate, expect) in [
-        ("0", "not positive"),
-        ("-3", "not positive"),
-        ("NaN", "not a finite number"),
-        ("1e300", "nanosecond"),
-        ("fast", "not a number"),
-    ] {
-        let out = bin(&["pace", rate]);
-        assert_eq!(out.status.code(), Some(2), "{rate}");
+fn the_binary_refuses_bad_rates_and_names_and_hides_no_command() {
+    for set in ["rates_from=0", "rates_to=fast", "rate=-3", "run_ms=1e300"] {
+        let out = bin(&["run", "--only", "rates", "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(expect), "{rate}: {err}");
+        assert!(
+            err.contains("must be") || err.contains("no parameter"),
+            "{set}: {err}"
+        );
     }
-    let out = bin(&["pace", "2000", "10"]);
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("achieved"));
+    // What `pace` used to do is a parameter now; the command is gone.
+    assert!(!bin(&["pace", "2000"]).status.success());
     let out = bin(&["table", "nonsense"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("sweep") && err.contains("jitter"), "{err}");
+    assert!(err.contains("sweep") && err.contains("findings"), "{err}");
+    let out = bin(&["list"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    for p in ["rates_from", "rates_to", "run_ms", "min_ops", "patience_ms"] {
+        assert!(s.contains(p), "{s}");
+    }
 }

@@ -3,7 +3,7 @@
 //! bound: a loaded machine can only make things later).
 
 use std::time::{Duration, Instant};
-use throttles::throttle::{DEFAULT_MIN_SLEEP, MAX_RATE, MIN_RATE, RateError, Throttle, period_ns};
+use throttles::{DEFAULT_MIN_SLEEP, MAX_RATE, MIN_RATE, RateError, Throttle, period_ns};
 
 #[test]
 fn bad_rates_are_refused_with_a_clear_error() {
@@ -127,4 +127,18 @@ fn a_real_stall_is_followed_by_a_bounded_burst() {
         after_stall.elapsed()
     );
     assert!(th.dropped() >= 50, "{}", th.dropped());
+}
+
+#[test]
+fn wait_reports_the_moment_each_operation_was_due() {
+    let mut th = Throttle::per_second(1_000.0)
+        .unwrap()
+        .min_sleep(Duration::ZERO);
+    let d0 = th.wait();
+    let d1 = th.wait();
+    let d2 = th.wait();
+    // Exactly on the grid, however late each wake-up was.
+    assert_eq!(d1 - d0, Duration::from_millis(1));
+    assert_eq!(d2 - d0, Duration::from_millis(2));
+    assert!(Instant::now() >= d2);
 }
