@@ -44,20 +44,31 @@ pub static SWEEP_FINDINGS: View<SweepRound> =
 pub static UNIT_CHECK_TABLE: View<UnitRound> =
     View::table("unit-check", &UNIT_CHECK, unit_check_table);
 
-/// Median over rounds of a per-run value of one design on one runtime.
+/// Median over rounds of a per-run value of one design on one runtime. A run stopped
+/// at its bound handled only its earliest expiries, so only complete runs count here,
+/// as in the readings.
 fn per_run(
     r: &Results<DesignsRound>,
     design: Design,
     flavour: Flavour,
     f: impl Fn(&DesignRun) -> Option<f64>,
 ) -> Option<Estimate> {
-    r.estimate_of(|round| round.find(design, flavour).and_then(&f))
+    r.estimate_of(|round| {
+        round
+            .find(design, flavour)
+            .filter(|x| x.complete())
+            .and_then(&f)
+    })
 }
 
-/// Every round's lateness of one design on one runtime, pooled.
+/// Every complete round's lateness of one design on one runtime, pooled.
 fn pooled(r: &Results<DesignsRound>, design: Design, flavour: Flavour) -> Dist {
     let mut d = Dist::new();
-    for run in r.data().filter_map(|x| x.find(design, flavour)) {
+    for run in r
+        .data()
+        .filter_map(|x| x.find(design, flavour))
+        .filter(|x| x.complete())
+    {
         if let Some(l) = &run.lateness {
             d.merge(l);
         }
@@ -82,7 +93,8 @@ fn est(r: &Results<DesignsRound>, design: Design, flavour: Flavour) -> Option<Es
 fn designs_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     let fl = Flavour::MultiThread;
     let dists: Vec<(Design, Dist)> = Design::ALL.iter().map(|&d| (d, pooled(r, d, fl))).collect();
-    let tails = Tails::for_counts(dists.iter().map(|(_, d)| d.len()));
+    // Tail columns as far as every design that has any timeouts supports them.
+    let tails = Tails::for_counts(dists.iter().map(|(_, d)| d.len()).filter(|n| *n > 0));
     let any_stalled = Design::ALL.iter().any(|&d| stalled(r, d, fl) > 0);
     let mut headers = vec!["design", "median lateness"];
     if tails.p99 {
@@ -263,9 +275,7 @@ fn writeup_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
                 |d| format!("{} ms", d.medium_value_ms),
             );
         let fifo = |f: fn(&crate::experiments::Pairing) -> f64| {
-            per_run(r, design, fl, |x| {
-                x.pairing.as_ref().filter(|_| x.complete()).map(f)
-            })
+            per_run(r, design, fl, |x| x.pairing.as_ref().map(f))
         };
         t.row([
             design.label().to_string(),
