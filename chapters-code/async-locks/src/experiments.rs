@@ -152,10 +152,10 @@ impl DesignRun {
     pub fn new(run: &Run, keep_dist: bool) -> DesignRun {
         let late = sorted(run.samples.iter().map(|s| ns(s.lateness)));
         let some = !late.is_empty();
-        let pairing = (run.design.uses_queue() && some).then(|| {
-            let own = sorted(run.samples.iter().map(|s| ns(s.elapsed)));
-            let fifo = sorted(run.samples.iter().filter_map(|s| s.fifo_elapsed.map(ns)));
-            Pairing {
+        let own = sorted(run.samples.iter().map(|s| ns(s.elapsed)));
+        let fifo = sorted(run.samples.iter().filter_map(|s| s.fifo_elapsed.map(ns)));
+        let pairing =
+            (run.design.uses_queue() && !own.is_empty() && !fifo.is_empty()).then(|| Pairing {
                 mispaired: run.samples.iter().filter(|s| s.mispaired).count(),
                 own_mean_ns: mean(&own),
                 fifo_mean_ns: mean(&fifo),
@@ -164,8 +164,7 @@ impl DesignRun {
                 fifo_p99_ns: p99(&fifo),
                 own_max_ns: own[own.len() - 1],
                 fifo_max_ns: fifo[fifo.len() - 1],
-            }
-        });
+            });
         DesignRun {
             design: run.design,
             flavour: run.flavour,

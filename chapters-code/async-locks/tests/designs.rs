@@ -1,6 +1,6 @@
 //! Correctness of the chapter's designs, rounds and views. Nothing here asserts speed.
 
-use async_locks::experiments::{DESIGNS, SWEEP, UNIT_CHECK, sizes};
+use async_locks::experiments::{DESIGNS, DesignRun, SWEEP, UNIT_CHECK, sizes};
 use async_locks::{CHAPTER, Design, Flavour, Timeout, extended_timeout, run_design};
 use harness::experiment::AnyExperiment;
 use harness::machine::Machine;
@@ -97,6 +97,9 @@ fn a_design_past_its_bound_stops_with_what_it_has() {
             let run = run_design(design, flavour, 50, Duration::from_millis(800), give_up).unwrap();
             assert!(run.stalled(), "{} {}", design.name(), flavour.label());
             assert!(run.samples.is_empty());
+            // A stopped run contributes no reading to its round.
+            let stored = DesignRun::new(&run, true);
+            assert!(!stored.complete() && stored.reading().is_none());
             assert!(
                 t0.elapsed() < Duration::from_millis(700),
                 "{} on {} took {:?} to stop",
