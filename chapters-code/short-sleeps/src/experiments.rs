@@ -13,7 +13,7 @@ use crate::{
     Call, Mode, Sample, Slack, Timed, VARIANTS, Variant, bounded_loop, calibrate_margin,
     fmt_request, key, sweep_count, sweep_requests, timed_sleeps, unsupported_here, with_slack,
 };
-use harness::render::fmt_ns;
+use harness::render::{fmt_count, fmt_ns};
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -163,9 +163,10 @@ fn checked(ctx: &mut Ctx, v: Variant, slack: Slack, low: u64, planned: u32, s: S
         ctx.note(
             NoteKind::Limit,
             format!(
-                "{key}: a loop of {planned} calls would have taken longer than its bound \
-                 (bound_ms, or the time left), so it made {} calls",
-                s.calls
+                "{key}: a loop of {} calls would have taken longer than its bound \
+                 (bound_ms, or the time left), so it made {}",
+                fmt_count(u64::from(planned)),
+                fmt_count(u64::from(s.calls))
             ),
         );
     }
@@ -291,9 +292,10 @@ fn sweep_round(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
                     ctx.note(
                         NoteKind::Limit,
                         format!(
-                            "{label}: {count} sleeps would have taken longer than the bound \
+                            "{label}: {} sleeps would have taken longer than the bound \
                              (bound_ms, or the time left), so the point has {} in a round",
-                            t.len()
+                            fmt_count(count as u64),
+                            fmt_count(t.len() as u64)
                         ),
                     );
                 }

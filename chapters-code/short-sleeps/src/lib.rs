@@ -478,13 +478,13 @@ pub fn with_slack<T>(_ns: u64, _f: impl FnOnce() -> io::Result<T>) -> io::Result
     ))
 }
 
-/// Calls made before each loop to learn whether the loop fits its bound.
+/// Single calls made before each loop to learn whether the loop fits its bound.
 pub const PROBE_CALLS: u32 = 3;
 
 // ANCHOR: bounded_loop
 /// One loop of `planned` calls, under the slack given (`None`: the thread's own), made
-/// shorter if it would not end within `limit`: a few untimed calls first tell how long
-/// one call takes here. The sample says how many calls the loop really made.
+/// shorter if it would not end within `limit`: a few single calls first tell, by their
+/// median, how long one call takes here. The sample says how many calls it made.
 pub fn bounded_loop(
     call: Call,
     slack_ns: Option<u64>,
@@ -492,10 +492,13 @@ pub fn bounded_loop(
     limit: Duration,
 ) -> io::Result<Sample> {
     let run = || {
-        let probe = run_loop(call, PROBE_CALLS.min(planned))?;
-        let fits = limit.as_nanos() as f64 / probe.ns.max(1.0);
-        let calls = planned.min(fits.max(1.0) as u32).max(1);
-        run_loop(call, calls)
+        let mut probe = (0..PROBE_CALLS)
+            .map(|_| run_loop(call, 1).map(|s| s.ns))
+            .collect::<io::Result<Vec<f64>>>()?;
+        probe.sort_by(f64::total_cmp);
+        let one = probe[probe.len() / 2].max(1.0);
+        let fits = (limit.as_nanos() as f64 / one) as u32;
+        run_loop(call, planned.min(fits).max(1))
     };
     match slack_ns {
         None => run(),
