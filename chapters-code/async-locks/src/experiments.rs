@@ -49,7 +49,7 @@ pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     SweepRound::readings,
 )
 .params(&[LARGEST, TIMEOUT_MS, RUN_BOUND_MS])
-.budget(|p| p.pick(Budget::quick(5), Budget::full(45, 10)));
+.budget(|p| p.pick(Budget::quick(5), Budget::full(55, 10)));
 
 pub static UNIT_CHECK: Experiment<UnitRound> = Experiment::new(
     "unit-check",
