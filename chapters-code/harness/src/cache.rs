@@ -130,7 +130,8 @@ fn process_alive(_pid: u32) -> bool {
 /// beside it); a failed one is kept beside the good one, which it never replaces.
 pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
     let slot = slot_of(record);
-    let json = serde_json::to_vec_pretty(record)?;
+    // Compact: a full run's rounds of pooled distributions run to megabytes pretty-printed.
+    let json = serde_json::to_vec(record)?;
     if record.is_ok() {
         let target = slot.good_path(dir);
         write_atomically(&target, &json)?;

@@ -134,17 +134,24 @@ pub fn profile_from_env() -> Result<Profile, ExitCode> {
 
 /// The overrides `$COW_SET` gives this chapter: space-separated
 /// `CHAPTER.NAME=VALUE` or `CHAPTER.EXPERIMENT.NAME=VALUE`; other chapters' entries
-/// are skipped.
+/// are skipped, and an entry that names no chapter is an error.
 pub fn overrides_from_env(chapter: &str) -> Result<Vec<Override>, String> {
     let Ok(text) = std::env::var("COW_SET") else {
         return Ok(Vec::new());
     };
-    text.split_whitespace()
-        .filter_map(|item| {
-            let (ch, rest) = item.split_once('.')?;
-            (ch == chapter).then(|| Override::parse(rest).map_err(|e| format!("COW_SET: {e}")))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for item in text.split_whitespace() {
+        let lhs = item.split_once('=').map_or(item, |(l, _)| l);
+        let Some((ch, _)) = lhs.split_once('.') else {
+            return Err(format!(
+                "COW_SET: `{item}` names no chapter; write CHAPTER.NAME=VALUE, e.g. brigades.tasks=2000"
+            ));
+        };
+        if ch == chapter {
+            out.push(Override::parse(&item[ch.len() + 1..]).map_err(|e| format!("COW_SET: {e}"))?);
+        }
+    }
+    Ok(out)
 }
 
 pub fn main_from<I, T>(ch: &'static Chapter, args: I) -> ExitCode

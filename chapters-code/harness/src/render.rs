@@ -178,10 +178,18 @@ pub fn compare_sentence(
         None => fmt_ratio(Some(be.median / ae.median)),
     };
     match (verdict(ae, be), better) {
-        (Verdict::Unclear, _) => format!(
-            "there is no clear difference between {an} and {bn} (their {} intervals overlap)",
-            confidence_text()
-        ),
+        (Verdict::Unclear, _) => {
+            let cover = if ae.at_stated_confidence() && be.at_stated_confidence() {
+                format!("their {} intervals", confidence_text())
+            } else {
+                format!(
+                    "their intervals, at {:.0} % and {:.0} % with so few rounds,",
+                    ae.confidence * 100.0,
+                    be.confidence * 100.0
+                )
+            };
+            format!("there is no clear difference between {an} and {bn} ({cover} overlap)")
+        }
         (Verdict::Below, Better::Lower) => {
             format!("{an} is faster than {bn}: {bn} takes {} as long", ba())
         }

@@ -184,6 +184,14 @@ fn parameters_are_set_validated_and_kept_apart() {
         .unwrap();
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.contains("n = 40 things (set)"), "{md}");
+    let out = Command::new(exe())
+        .args(["table", "steady"])
+        .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_SET", "n=40")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("names no chapter"));
     for (args, expect) in [
         (vec!["run", "--set", "n=-1"], "an integer from 1 to 1,000"),
         (vec!["run", "--set", "no_such=1"], "no parameter `no_such`"),
