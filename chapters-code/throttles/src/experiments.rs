@@ -222,14 +222,14 @@ const RUN_MS: Param = Param::int("run_ms", 1, 60_000)
     .unit("ms")
     .about("planned length of each run: target × run_ms operations (at least min_ops)");
 const MIN_OPS: Param = Param::int("min_ops", 2, 1_000_000)
-    .defaults(4, 20)
+    .defaults(3, 20)
     .unit("operations")
     .about("the fewest operations a run asks for, so that a low rate has gaps to measure");
 
 const HICCUP_MS: Param = Param::int("hiccup_ms", 0, 10_000)
     .defaults(20, 20)
     .unit("ms")
-    .about("in the stall runs (1,000 ops/s), the 10th operation takes this much longer: a pause in the client itself");
+    .about("in the stall runs (1,000 ops/s), the 5th operation takes this much longer: a pause in the client itself");
 
 pub static RATES: Experiment<RatesRound> = Experiment::new(
     "rates",
@@ -244,8 +244,8 @@ pub static RATES: Experiment<RatesRound> = Experiment::new(
 pub const STALL_RATE: f64 = 1_000.0;
 /// The operation (1-based) that stalls in a stall run, and how many run after the
 /// stall's worth of missed slots.
-pub const STALL_AT: u64 = 10;
-pub const AFTER_STALL: u64 = 10;
+pub const STALL_AT: u64 = 5;
+pub const AFTER_STALL: u64 = 5;
 
 /// One throttle at one target rate in one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
