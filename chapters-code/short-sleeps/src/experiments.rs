@@ -163,8 +163,8 @@ fn checked(ctx: &mut Ctx, v: Variant, slack: Slack, low: u64, planned: u32, s: S
         ctx.note(
             NoteKind::Limit,
             format!(
-                "{key}: a loop of {} calls would have taken longer than its bound \
-                 (bound_ms, or the time left), so it made {}",
+                "{key}: its first calls showed that a loop of {} calls would take longer \
+                 than its bound (bound_ms, or the time left), so it made {}",
                 fmt_count(u64::from(planned)),
                 fmt_count(u64::from(s.calls))
             ),
