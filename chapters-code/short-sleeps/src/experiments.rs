@@ -126,7 +126,7 @@ pub fn plan() -> Vec<(Variant, Slack)> {
 
 // ANCHOR: calls_round
 /// One round: one loop of every (variant, slack) cell, in this round's rotated order,
-/// so that across rounds every cell runs first, last and after every neighbour.
+/// so that across rounds every cell takes every position, from first to last.
 fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
     let (fast, slow) = (ctx.int(&CALLS) as u32, ctx.int(&SLOW_CALLS) as u32);
     let low = ctx.int(&LOW_SLACK_NS);

@@ -8,10 +8,10 @@ use crate::{Mode, Sample, Slack, VARIANTS, fmt_request, fmt_slack, key, sweep_re
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::{self, RefMachine, Source};
 use harness::render::{
-    Better, Table, compare_sentence, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate,
+    Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate,
     fmt_ratio_estimate,
 };
-use harness::stats::{P99_MIN_SAMPLES, Verdict, verdict};
+use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
@@ -494,7 +494,7 @@ fn sweep_tails_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         }
         fewest = fewest.min(n);
         most = most.max(dists.iter().map(Dist::len).max().unwrap_or(0));
-        let p99 = n >= P99_MIN_SAMPLES;
+        let p99 = Tails::for_counts(dists.iter().map(Dist::len)).p99;
         let mut row = vec![format!(
             "{} · {}",
             request_label(q),
