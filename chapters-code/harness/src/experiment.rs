@@ -179,14 +179,27 @@ impl Ctx {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
-    /// `items` in the order this round runs them: rotated by the round's index, so
-    /// every variant takes every position (first, after each neighbour) across rounds.
+    /// `items` in the order this round runs them: the round's row of a balanced Latin
+    /// square (Williams' design), so that over `n` rounds (`2n` for an odd count) each
+    /// variant runs once in every position and, for an even count, right after each
+    /// other variant once; no variant always follows the same one.
     pub fn rotated<T: Clone>(&self, items: &[T]) -> Vec<T> {
-        if items.is_empty() {
+        let n = items.len();
+        if n == 0 {
             return Vec::new();
         }
-        let k = self.round as usize % items.len();
-        items[k..].iter().chain(&items[..k]).cloned().collect()
+        let r = self.round as usize;
+        // 0, 1, n-1, 2, n-2, 3, …
+        let base = (0..n).map(|j| match j {
+            0 => 0,
+            j if j % 2 == 1 => j.div_ceil(2),
+            j => n - j / 2,
+        });
+        let mut order: Vec<T> = base.map(|b| items[(b + r) % n].clone()).collect();
+        if n % 2 == 1 && (r / n) % 2 == 1 {
+            order.reverse();
+        }
+        order
     }
 
     pub(crate) fn into_parts(self) -> (Vec<Note>, Vec<(String, String)>) {
@@ -666,5 +679,44 @@ impl Chapter {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_follow_a_balanced_latin_square() {
+        let ctx = |round| Ctx::new(Profile::Quick, round, vec![], Instant::now());
+        for n in [2usize, 3, 4, 5, 12] {
+            let items: Vec<usize> = (0..n).collect();
+            let rounds = if n % 2 == 0 { n } else { 2 * n };
+            let orders: Vec<Vec<usize>> =
+                (0..rounds).map(|r| ctx(r as u32).rotated(&items)).collect();
+            for order in &orders {
+                let mut sorted = order.clone();
+                sorted.sort();
+                assert_eq!(sorted, items, "each round runs every variant once");
+            }
+            for item in 0..n {
+                let mut positions: Vec<usize> = orders[..n]
+                    .iter()
+                    .map(|o| o.iter().position(|x| *x == item).unwrap())
+                    .collect();
+                positions.sort();
+                assert_eq!(positions, items, "n = {n}: {item} takes every position");
+            }
+            for a in 0..n {
+                for b in (0..n).filter(|b| *b != a) {
+                    assert!(
+                        orders.iter().any(|o| o.windows(2).any(|w| w == [a, b])),
+                        "n = {n}: {b} never runs right after {a}"
+                    );
+                }
+            }
+        }
+        assert_eq!(ctx(0).rotated(&[0, 1, 2, 3]), vec![0, 1, 3, 2]);
+        assert!(ctx(3).rotated::<u8>(&[]).is_empty());
     }
 }
