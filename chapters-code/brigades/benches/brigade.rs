@@ -18,43 +18,31 @@ fn spawning(c: &mut Criterion) {
     g.finish();
 }
 
-#[cfg(unix)]
-fn one_hop(c: &mut Criterion) {
-    let mut g = c.benchmark_group("lap through one member");
+/// Criterion's `iter_custom` over the laps of a brigade: the sum of `n` timed laps.
+fn laps(b: &mut brigades::Brigade, n: u64) -> Duration {
     let far = Instant::now() + Duration::from_secs(3600);
-    let mut t = brigades::ThreadBrigade::build(1, &brigades::Caps::default(), None).unwrap();
-    g.bench_function("thread, socket pair", |b| {
-        b.iter_custom(|n| {
-            let r = t.rounds(0, n as usize, far).unwrap();
-            Duration::from_nanos(r.ns.iter().sum::<f64>() as u64)
-        })
-    });
-    let mut a = brigades::AsyncBrigade::<brigades::SocketLink>::build(
-        1,
-        brigades::Flavor::CurrentThread,
-        &brigades::Caps::default(),
-    )
-    .unwrap();
-    g.bench_function("async current-thread, socket pair", |b| {
-        b.iter_custom(|n| {
-            let r = a.rounds(0, n as usize, far).unwrap();
-            Duration::from_nanos(r.ns.iter().sum::<f64>() as u64)
-        })
-    });
-    let mut one = brigades::OneThreadBrigade::build(1).unwrap();
-    g.bench_function("one thread, socket pair", |b| {
-        b.iter_custom(|n| {
-            let r = one.rounds(0, n as usize, far).unwrap();
-            Duration::from_nanos(r.ns.iter().sum::<f64>() as u64)
-        })
-    });
-    g.finish();
-    t.finish().unwrap();
-    a.finish().unwrap();
+    let r = b.laps(0, n as usize, far).expect("laps");
+    Duration::from_nanos(r.ns.iter().sum::<f64>() as u64)
 }
 
-#[cfg(not(unix))]
-fn one_hop(_: &mut Criterion) {}
+fn one_hop(c: &mut Criterion) {
+    let mut g = c.benchmark_group("lap through two members");
+    let caps = brigades::Caps::none();
+    for kind in [
+        brigades::Kind::Thread,
+        brigades::Kind::AsyncCurrentSocket,
+        brigades::Kind::AsyncCurrentChannel,
+        brigades::Kind::OneThread,
+    ] {
+        // Two members: the smallest brigade the chapter measures.
+        let Ok(mut b) = brigades::Brigade::build(kind, 2, &caps) else {
+            continue; // not available on this OS
+        };
+        g.bench_function(kind.key(), |bench| bench.iter_custom(|n| laps(&mut b, n)));
+        b.finish().expect("every byte passed on");
+    }
+    g.finish();
+}
 
 criterion_group!(benches, spawning, one_hop);
 criterion_main!(benches);

@@ -29,12 +29,12 @@ const BASELINE_LAPS: Param = Param::int("baseline_laps", 1, 1_000_000)
     .unit("per brigade and round")
     .about("timed laps of the two baselines (threads pinned to one CPU; one thread doing all the I/O) in one round");
 const WARMUP: Param = Param::int("warmup", 0, 100_000)
-    .defaults(10, 50)
+    .defaults(10, 20)
     .unit("laps")
     .about("untimed laps before each brigade's timed ones");
 
 const HOPS: Param = Param::int("hops_per_point", 100, 100_000_000)
-    .defaults(3_000, 10_000)
+    .defaults(2_000, 5_000)
     .unit("hops")
     .about("hops timed at each size of the sweep (laps = hops ÷ size, at least 3)");
 const MAX_THREADS: Param = Param::int("max_threads", 10, 1_000_000)
@@ -78,7 +78,7 @@ pub static VARIANTS: Experiment<VariantsRound> = Experiment::new(
     VariantsRound::readings,
 )
 .params(&[TASKS, LAPS, BASELINE_LAPS, WARMUP])
-.budget(|p| p.pick(Budget::quick(6), Budget::full(120, 10)));
+.budget(|p| p.pick(Budget::quick(6), Budget::full(130, 10)));
 
 pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     "sweep",
@@ -102,7 +102,7 @@ pub static LIMITS: Experiment<LimitsRound> = Experiment::new(
     LimitsRound::readings,
 )
 .params(&[PROBE_THREADS, PROBE_TASKS, PROBE_LAPS])
-.budget(|p| p.pick(Budget::quick(3).rounds(3, 40), Budget::full(40, 10)))
+.budget(|p| p.pick(Budget::quick(3).rounds(3, 40), Budget::full(38, 10)))
 .one_process(ONE_PROCESS_WHY);
 
 pub static SPAWN: Experiment<SpawnRound> = Experiment::new(
@@ -191,16 +191,32 @@ pub const VARIANT_KINDS: [Kind; 7] = [
     Kind::OneThread,
 ];
 
-/// Roughly how long a hop of each brigade takes relative to the thread brigade's, to
-/// share a round's time out fairly.
-fn hop_weight(kind: Kind) -> f64 {
+/// Roughly what one hop costs on a small virtual machine, in nanoseconds: only to
+/// share a round's time out among its brigades (a slower machine gets fewer laps).
+fn est_hop_ns(kind: Kind) -> f64 {
     match kind {
-        Kind::Thread => 1.0,
-        Kind::ThreadOneCpu => 1.2,
-        Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => 0.7,
-        Kind::OneThread => 0.35,
-        Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 0.03,
+        Kind::Thread => 11_000.0,
+        Kind::ThreadOneCpu => 10_000.0,
+        Kind::AsyncCurrentSocket => 4_500.0,
+        Kind::AsyncMultiSocket => 5_000.0,
+        Kind::OneThread => 1_800.0,
+        Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 150.0,
     }
+}
+
+/// Roughly what building, and tearing down, one member costs, in nanoseconds.
+fn est_build_ns(kind: Kind) -> f64 {
+    match kind {
+        Kind::Thread | Kind::ThreadOneCpu => 90_000.0,
+        Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => 25_000.0,
+        Kind::OneThread => 10_000.0,
+        Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 2_500.0,
+    }
+}
+
+/// Laps the sweep times at one size: `hops` hops, at least 3 and at most 1,000 laps.
+fn sweep_laps(hops: usize, tasks: usize) -> usize {
+    (hops / tasks.max(1)).clamp(3, 1_000)
 }
 
 /// One brigade's laps in one round.
@@ -283,7 +299,10 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
         Kind::ThreadOneCpu | Kind::OneThread => baseline_laps,
         _ => laps,
     };
-    let cost = |k: Kind| hop_weight(k) * (laps_of(k) + warmup) as f64;
+    let cost = |k: Kind| {
+        let n = tasks as f64;
+        est_hop_ns(k) * n * (laps_of(k) + warmup) as f64 + est_build_ns(k) * n
+    };
     let end = round_end(ctx, &VARIANTS);
     let caps = Caps::here(end);
     let order = ctx.rotated(&VARIANT_KINDS);
@@ -313,7 +332,10 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
                     Some(v) => out.push(v),
                     None => ctx.note(
                         NoteKind::Timeout,
-                        format!("{}: not one lap ran within its share of a round", kind.key()),
+                        format!(
+                            "{}: not one lap ran within its share of a round",
+                            kind.key()
+                        ),
                     ),
                 }
             }
@@ -474,7 +496,7 @@ fn sweep_point(
         let _ = b.finish();
         return Err(Refused::Limit(stop));
     }
-    let laps = (hops / tasks).clamp(3, 1_000);
+    let laps = sweep_laps(hops, tasks);
     let warm = b.laps(2, 0, deadline);
     let (rss1, ks1) = (os::resident_bytes(), os::meminfo_bytes("KernelStack"));
     let timed = warm.and_then(|_| b.laps(0, laps, deadline));
@@ -519,11 +541,12 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
     let hops = ctx.count(&HOPS);
     let (threads, tasks) = (sizes(ctx.count(&MAX_THREADS)), sizes(ctx.count(&MAX_TASKS)));
     let sizes_of = |k: Kind| if k.uses_fds() { &threads } else { &tasks };
-    // Expected cost of a series: its hops, and its biggest build.
-    let cost = |k: Kind| {
-        let s = sizes_of(k);
-        hop_weight(k) * (hops * s.len()) as f64 + 0.05 * *s.last().unwrap_or(&0) as f64
+    // Expected cost of one size of a series, and of a whole series: hops and builds.
+    let cost_at = |k: Kind, n: usize| {
+        let n_hops = (sweep_laps(hops, n) + 2) * n;
+        est_hop_ns(k) * n_hops as f64 + est_build_ns(k) * n as f64
     };
+    let cost = |k: Kind| sizes_of(k).iter().map(|&n| cost_at(k, n)).sum::<f64>();
     let end = round_end(ctx, &SWEEP);
     let caps = Caps::here(end);
     let order = ctx.rotated(&SWEEP_KINDS);
@@ -551,8 +574,9 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
                 );
                 break;
             }
-            // Each size gets an equal part of what is left of the series' share.
-            let deadline = now + (series_end - now) / (sizes.len() - j) as u32;
+            // Each size gets its part of what is left of the series' share, by cost.
+            let left: f64 = sizes[j..].iter().map(|&m| cost_at(kind, m)).sum();
+            let deadline = now + (series_end - now).mul_f64(cost_at(kind, n) / left);
             match sweep_point(kind, n, hops, &caps, deadline) {
                 Ok(p) => s.points.push(p),
                 Err(Refused::Limit(stop)) => {
@@ -716,13 +740,13 @@ fn limits(ctx: &mut Ctx) -> anyhow::Result<LimitsRound> {
     let laps = ctx.count(&PROBE_LAPS);
     let mut runs = Vec::new();
     // The thread probe's part of the round; the million tasks take the rest.
-    let parts = [0.35, 1.0];
+    let parts = [0.3, 1.0];
     for ((kind, wanted), part) in PROBE_KINDS.into_iter().zip(wanted).zip(parts) {
         let share = end.saturating_duration_since(Instant::now()).mul_f64(part);
         let deadline = Instant::now() + share;
-        // Building gets at most seven tenths of the share; the laps and teardown the rest.
+        // Building gets at most three quarters of the share; laps and teardown the rest.
         let caps = Caps {
-            deadline: Some(Instant::now() + share.mul_f64(0.7)),
+            deadline: Some(Instant::now() + share.mul_f64(0.75)),
             ..caps.clone()
         };
         let run = limit_run(kind, wanted, &caps, laps, deadline);
@@ -848,7 +872,10 @@ fn spawn(ctx: &mut Ctx) -> anyhow::Result<SpawnRound> {
             continue;
         }
         if ctx.past_deadline() {
-            ctx.note(NoteKind::Timeout, "the time bound came before every batch had run");
+            ctx.note(
+                NoteKind::Timeout,
+                "the time bound came before every batch had run",
+            );
             break;
         }
         match spawn_batch(what, n) {
@@ -899,11 +926,7 @@ mod tests {
 
     #[test]
     fn a_variants_round_reads_one_value_per_brigade() {
-        let mut ctx = Ctx::for_test(
-            Profile::Quick,
-            VARIANTS.params,
-            Duration::from_secs(30),
-        );
+        let mut ctx = Ctx::for_test(Profile::Quick, VARIANTS.params, Duration::from_secs(30));
         let round = variants(&mut ctx).unwrap();
         let readings = VariantsRound::readings(&round);
         assert_eq!(readings.len(), round.variants.len());
@@ -912,6 +935,8 @@ mod tests {
             assert_eq!(v.hop.len() as usize, v.laps);
         }
         #[cfg(target_os = "linux")]
-        assert!(round.find(Kind::Thread).is_some() && round.find(Kind::AsyncCurrentSocket).is_some());
+        assert!(
+            round.find(Kind::Thread).is_some() && round.find(Kind::AsyncCurrentSocket).is_some()
+        );
     }
 }

@@ -145,6 +145,14 @@ pub struct Stop {
 pub const TIME_BOUND: &str = "the time bound of this round";
 
 impl Stop {
+    pub fn new(wanted: usize, built: usize, limit: String) -> Stop {
+        Stop {
+            wanted,
+            built,
+            limit,
+        }
+    }
+
     /// Whether the round's time bound, not a resource limit, stopped the build.
     pub fn by_time(&self) -> bool {
         self.limit == TIME_BOUND
@@ -198,7 +206,7 @@ impl Caps {
         if thread && i >= self.threads {
             return Some(self.threads_why.clone());
         }
-        if i == 0 || i % 1024 != 0 {
+        if i == 0 || !i.is_multiple_of(1024) {
             return None;
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -383,10 +391,9 @@ fn spawn_member(
 }
 
 // ANCHOR: thread_build
-/// Builds a thread brigade of up to `tasks` members: first the N + 1 socket pairs,
-/// then one thread per member. Whatever refuses first (a socket pair, a thread, or a
-/// ceiling in `caps`) closes the brigade off at the members that exist, and `stop`
-/// names the limit. `cpu` pins every member to one CPU.
+/// Builds a thread brigade of up to `tasks` members: the N + 1 socket pairs, then a
+/// thread per member. Whatever refuses first (a socket pair, a thread, a ceiling in
+/// `caps`) ends the brigade at the members that exist; `stop` names the limit.
 #[cfg(unix)]
 pub fn build_thread_brigade(
     tasks: usize,
@@ -396,13 +403,10 @@ pub fn build_thread_brigade(
     let reserve = FdReserve::new(); // spare descriptors, given back below
     let start_rss = os::resident_bytes();
     let (pairs, mut refused) = socket_pairs(tasks + 1);
-    let stop = |built, refused: Option<String>| Stop {
-        wanted: tasks,
-        built,
-        limit: refused.unwrap_or_default(),
-    };
     let mut pairs = pairs.into_iter();
-    let (head, mut tail) = pairs.next().ok_or_else(|| stop(0, refused.clone()))?;
+    let (head, mut tail) = pairs
+        .next()
+        .ok_or_else(|| Stop::new(tasks, 0, refused.clone().unwrap_or_default()))?;
     let mut members = Vec::with_capacity(tasks.min(1 << 16));
     for (i, (next_in, next_out)) in pairs.enumerate() {
         if let Some(why) = caps.refuse(i, true, start_rss) {
@@ -419,8 +423,13 @@ pub fn build_thread_brigade(
         tail = next_out;
     }
     drop(reserve);
-    let stop = refused.map(|why| stop(members.len(), Some(why)));
-    Ok(ThreadBrigade { head, tail, members, stop })
+    let stop = refused.map(|why| Stop::new(tasks, members.len(), why));
+    Ok(ThreadBrigade {
+        head,
+        tail,
+        members,
+        stop,
+    })
 }
 // ANCHOR_END: thread_build
 
@@ -748,8 +757,10 @@ impl<L: Link> AsyncBrigade<L> {
         let (rt, head, tail) = (&self.rt, &mut self.head, &mut self.tail);
         let give_up = tokio::time::Instant::from_std(deadline + STALL_GRACE);
         drive(self.members.len(), warmup, laps, deadline, |b| {
-            rt.block_on(async { tokio::time::timeout_at(give_up, async_lap::<L>(head, tail, b)).await })
-                .map_err(|_| stalled(io::ErrorKind::TimedOut.into()))?
+            rt.block_on(async {
+                tokio::time::timeout_at(give_up, async_lap::<L>(head, tail, b)).await
+            })
+            .map_err(|_| stalled(io::ErrorKind::TimedOut.into()))?
         })
     }
 
@@ -831,7 +842,9 @@ impl Brigade {
                 AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Socket)
             }
             #[cfg(unix)]
-            Kind::Thread => build_thread_brigade(tasks, caps, None).map(|b| Brigade::Threads(b, false)),
+            Kind::Thread => {
+                build_thread_brigade(tasks, caps, None).map(|b| Brigade::Threads(b, false))
+            }
             #[cfg(target_os = "linux")]
             Kind::ThreadOneCpu => {
                 let cpu = first_cpu().ok_or(Refused::Unsupported(

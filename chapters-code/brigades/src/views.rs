@@ -10,8 +10,8 @@ use crate::experiments::{
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source};
 use harness::render::{
-    Align, Better, Table, Tails, compare_sentence, fmt_bytes, fmt_count, fmt_estimate, fmt_opt_estimate,
-    fmt_ratio_estimate, sig3,
+    Align, Better, Table, Tails, compare_sentence, fmt_bytes, fmt_count, fmt_estimate,
+    fmt_opt_estimate, fmt_ratio_estimate, sig3,
 };
 use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
@@ -191,11 +191,19 @@ fn variants_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         "brigade",
         "per hop",
         "laps",
-        if tails.p99 { "p99 per hop" } else { "max per hop" },
+        if tails.p99 {
+            "p99 per hop"
+        } else {
+            "max per hop"
+        },
     ]);
     for (&k, d) in kinds.iter().zip(&dists) {
         let Some(s) = d.summary() else { continue };
-        let tail = if tails.p99 { s.p99.unwrap_or(s.max) } else { s.max };
+        let tail = if tails.p99 {
+            s.p99.unwrap_or(s.max)
+        } else {
+            s.max
+        };
         t.row([
             label(r, k),
             fmt_opt_estimate(r.estimate(k.key()), Unit::Nanos),
@@ -541,14 +549,20 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
             theirs,
         ]);
     }
-    anyhow::ensure!(!t.is_empty(), "no series had two sizes to fit a line through");
+    anyhow::ensure!(
+        !t.is_empty(),
+        "no series had two sizes to fit a line through"
+    );
     let mut md = t.to_markdown();
     md.push('\n');
     if let (Some(th), Some(a)) = (
         r.estimate(&bytes_key(Kind::Thread)),
         r.estimate(&bytes_key(Kind::AsyncCurrentSocket)),
     ) {
-        let ratio = r.ratio(&bytes_key(Kind::Thread), &bytes_key(Kind::AsyncCurrentSocket));
+        let ratio = r.ratio(
+            &bytes_key(Kind::Thread),
+            &bytes_key(Kind::AsyncCurrentSocket),
+        );
         md.push_str(&match (verdict(&th, &a), ratio) {
             (Verdict::Above, Some(x)) => format!(
                 "In this run one more thread added more resident memory than one more async \
@@ -714,8 +728,7 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
     ])
     .align(2, Align::Left);
     for k in PROBE_KINDS {
-        let runs: Vec<&crate::experiments::LimitRun> =
-            r.data().filter_map(|x| x.find(k)).collect();
+        let runs: Vec<&crate::experiments::LimitRun> = r.data().filter_map(|x| x.find(k)).collect();
         let Some(first) = runs.first() else { continue };
         let stopped = runs
             .iter()
