@@ -575,7 +575,11 @@ impl StallingEcho {
                     }
                     served += 1;
                     if served.is_multiple_of(stall_every) {
-                        thread::sleep(stall);
+                        // The pause; `stop` cuts it short, so stopping never waits it out.
+                        let until = Instant::now() + stall;
+                        while !flag.load(Ordering::Relaxed) && Instant::now() < until {
+                            thread::park_timeout(until.saturating_duration_since(Instant::now()));
+                        }
                     }
                     let _ = socket.send_to(&buf[..len], from);
                 }
@@ -598,6 +602,7 @@ impl StallingEcho {
             return 0;
         };
         self.stop.store(true, Ordering::Relaxed);
+        t.thread().unpark();
         if let Ok(s) = UdpSocket::bind("127.0.0.1:0") {
             let _ = s.send_to(&[], self.addr);
         }

@@ -275,7 +275,7 @@ fn an_answer_later_than_the_patience_does_not_shift_later_latencies() {
 
 #[test]
 fn a_deadline_stops_the_client_instead_of_hanging() {
-    let server = StallingEcho::start(1, Duration::from_millis(500)).unwrap();
+    let server = StallingEcho::start(1, Duration::from_secs(3)).unwrap();
     let plan = OmissionPlan {
         rate: 1_000.0,
         requests: 1_000,
@@ -284,10 +284,15 @@ fn a_deadline_stops_the_client_instead_of_hanging() {
     };
     let start = Instant::now();
     let got = closed_loop_client(server.addr, &plan).unwrap();
-    assert!(start.elapsed() < Duration::from_secs(2));
     assert!(got.stopped || got.lost > 0);
     assert!(got.sent < 1_000);
+    // Stopping the server cuts its pause short.
     drop(server);
+    assert!(
+        start.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 fn bin(args: &[&str]) -> std::process::Output {
