@@ -58,7 +58,11 @@ pub fn prepare_test_results() -> Result<PathBuf> {
             .stdout(std::process::Stdio::null())
             .status()
             .with_context(|| format!("cannot run {}", importer.display()))?;
-        anyhow::ensure!(status.success(), "importing results from {} failed", from.display());
+        anyhow::ensure!(
+            status.success(),
+            "importing results from {} failed",
+            from.display()
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&fresh, &dir)?;

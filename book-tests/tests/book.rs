@@ -264,7 +264,10 @@ fn the_decision_guide_found_every_result_it_reads() {
     }
     let main_html = page("what-to-use-when.md");
     let main = main_of(&main_html);
-    assert!(!main.contains("Not available"), "the guide is missing figures");
+    assert!(
+        !main.contains("Not available"),
+        "the guide is missing figures"
+    );
 }
 
 /// A tail percentile is shown only over enough samples: every table with a p99 column
@@ -290,10 +293,18 @@ fn no_tail_percentile_without_its_samples() {
                 let count = headers
                     .iter()
                     .position(|h| COUNTS.contains(&h.as_str()))
-                    .unwrap_or_else(|| panic!("{src}: a {tail} column without a sample count: {headers:?}"));
+                    .unwrap_or_else(|| {
+                        panic!("{src}: a {tail} column without a sample count: {headers:?}")
+                    });
                 for row in tr_re.captures_iter(&t[1]).skip(1) {
-                    let cells: Vec<String> = td_re.captures_iter(&row[1]).map(|c| c[1].to_string()).collect();
-                    let Some(n) = cells.get(count).and_then(|c| c.replace(',', "").trim().parse::<u64>().ok()) else {
+                    let cells: Vec<String> = td_re
+                        .captures_iter(&row[1])
+                        .map(|c| c[1].to_string())
+                        .collect();
+                    let Some(n) = cells
+                        .get(count)
+                        .and_then(|c| c.replace(',', "").trim().parse::<u64>().ok())
+                    else {
                         continue;
                     };
                     assert!(n >= min, "{src}: {tail} shown over {n} samples: {cells:?}");
