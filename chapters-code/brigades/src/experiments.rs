@@ -55,7 +55,7 @@ const PROBE_TASKS: Param = Param::int("async_tasks", 2, 100_000_000)
     .unit("members")
     .about("the async brigade (in-memory pipes) asks for this many");
 const PROBE_LAPS: Param = Param::int("probe_laps", 1, 1_000)
-    .defaults(2, 2)
+    .defaults(2, 1)
     .unit("per brigade and round")
     .about("timed laps through each of the two largest brigades");
 
@@ -78,7 +78,7 @@ pub static VARIANTS: Experiment<VariantsRound> = Experiment::new(
     VariantsRound::readings,
 )
 .params(&[TASKS, LAPS, BASELINE_LAPS, WARMUP])
-.budget(|p| p.pick(Budget::quick(6), Budget::full(130, 10)));
+.budget(|p| p.pick(Budget::quick(6), Budget::full(138, 10)));
 
 pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     "sweep",
@@ -87,7 +87,7 @@ pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     SweepRound::readings,
 )
 .params(&[HOPS, MAX_THREADS, MAX_TASKS])
-.budget(|p| p.pick(Budget::quick(4), Budget::full(22, 10)));
+.budget(|p| p.pick(Budget::quick(4), Budget::full(24, 10)));
 
 /// Why the limit probes share one process (shown on the page).
 pub const ONE_PROCESS_WHY: &str = "a limit belongs to the machine and the process's \
@@ -102,7 +102,7 @@ pub static LIMITS: Experiment<LimitsRound> = Experiment::new(
     LimitsRound::readings,
 )
 .params(&[PROBE_THREADS, PROBE_TASKS, PROBE_LAPS])
-.budget(|p| p.pick(Budget::quick(3).rounds(3, 40), Budget::full(38, 10)))
+.budget(|p| p.pick(Budget::quick(3).rounds(3, 40), Budget::full(33, 10)))
 .one_process(ONE_PROCESS_WHY);
 
 pub static SPAWN: Experiment<SpawnRound> = Experiment::new(
@@ -112,7 +112,7 @@ pub static SPAWN: Experiment<SpawnRound> = Experiment::new(
     SpawnRound::readings,
 )
 .params(&[SPAWN_THREADS, SPAWN_TASKS])
-.budget(|p| p.pick(Budget::quick(1), Budget::full(5, 10)));
+.budget(|p| p.pick(Budget::quick(1), Budget::full(4, 10)));
 
 // ---------------------------------------------------------------------------------
 // shared
@@ -195,8 +195,8 @@ pub const VARIANT_KINDS: [Kind; 7] = [
 /// share a round's time out among its brigades (a slower machine gets fewer laps).
 fn est_hop_ns(kind: Kind) -> f64 {
     match kind {
-        Kind::Thread => 11_000.0,
-        Kind::ThreadOneCpu => 10_000.0,
+        Kind::Thread => 14_000.0,
+        Kind::ThreadOneCpu => 9_000.0,
         Kind::AsyncCurrentSocket => 4_500.0,
         Kind::AsyncMultiSocket => 5_000.0,
         Kind::OneThread => 1_800.0,

@@ -363,7 +363,7 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e));
     t.row([
         "async ÷ threads, mean per hop".to_string(),
-        format!("≅ {} (as stated)", b.async_over_thread_published),
+        format!("≈ {} (as stated)", b.async_over_thread_published),
         yours_ratio,
     ]);
     let mut md = t.to_markdown();
@@ -395,9 +395,9 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let b = &rf.brigade;
     let mut t = Table::new([
         "brigade",
-        "voluntary switches per hop",
-        "user CPU per hop",
-        "system CPU per hop",
+        "voluntary switches",
+        "user CPU",
+        "system CPU",
         "CPUs busy",
     ]);
     for k in kinds_in(r) {
@@ -434,9 +434,10 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         ]);
     }
     Ok(format!(
-        "{}\nYours: medians over rounds. Theirs: our division of the user and system \
-         seconds of the `time` output the write-up printed by {} × {} hops, and of their sum \
-         by the elapsed time.\n\n{}\n",
+        "{}\nSwitches and CPU time are per hop; CPUs busy is CPU time over wall time. \
+         Yours: medians over rounds. Theirs: our division of the user and system seconds of \
+         the `time` output the write-up printed by {} × {} hops, and of their sum by the \
+         elapsed time.\n\n{}\n",
         t.to_markdown(),
         fmt_count(b.tasks as u64),
         fmt_count(b.iterations as u64),
@@ -447,12 +448,7 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
 /// Pinned against unpinned threads.
 fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let (un, pin) = (Kind::Thread, Kind::ThreadOneCpu);
-    let mut t = Table::new([
-        "brigade",
-        "per hop",
-        "voluntary switches per hop",
-        "unpinned ÷ this",
-    ]);
+    let mut t = Table::new(["brigade", "per hop", "switches per hop", "unpinned ÷ this"]);
     let base = r.estimate(un.key());
     for k in [un, pin] {
         let Some(e) = r.estimate(k.key()) else {
