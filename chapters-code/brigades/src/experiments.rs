@@ -117,11 +117,15 @@ pub static SPAWN: Experiment<SpawnRound> = Experiment::new(
 // ---------------------------------------------------------------------------------
 // shared
 
-/// When this round must be done: the experiment's budget over its planned rounds
-/// (nine tenths of it, for process start-up), and never past the hard deadline.
+/// When this round must be done: its part of the experiment's budget (the budget
+/// over the planned rounds, less what starting a process and tearing brigades down
+/// take), and never past the hard deadline.
 fn round_end<R>(ctx: &Ctx, exp: &Experiment<R>) -> Instant {
     let b = (exp.budget)(ctx.profile);
-    let share = b.time.mul_f64(0.9) / b.min_rounds.max(1);
+    let each = b.time / b.min_rounds.max(1);
+    let share = each
+        .mul_f64(0.9)
+        .max(each.saturating_sub(Duration::from_millis(300)));
     (Instant::now() + share).min(ctx.deadline())
 }
 
@@ -195,12 +199,14 @@ pub const VARIANT_KINDS: [Kind; 7] = [
 /// share a round's time out among its brigades (a slower machine gets fewer laps).
 fn est_hop_ns(kind: Kind) -> f64 {
     match kind {
-        Kind::Thread => 14_000.0,
-        Kind::ThreadOneCpu => 9_000.0,
-        Kind::AsyncCurrentSocket => 4_500.0,
-        Kind::AsyncMultiSocket => 5_000.0,
-        Kind::OneThread => 1_800.0,
-        Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 150.0,
+        Kind::Thread => 16_000.0,
+        Kind::ThreadOneCpu => 8_000.0,
+        Kind::AsyncCurrentSocket => 4_200.0,
+        Kind::AsyncMultiSocket => 4_700.0,
+        Kind::OneThread => 1_900.0,
+        Kind::AsyncCurrentChannel => 110.0,
+        Kind::AsyncMultiChannel => 250.0,
+        Kind::AsyncCurrentPipe => 130.0,
     }
 }
 
@@ -322,7 +328,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
                         NoteKind::Timeout,
                         format!(
                             "{}: in some rounds its share of the round's time ran out before \
-                             all {} laps had run; those rounds use the laps that did",
+                             all {} laps had run; those rounds use the laps that did.",
                             kind.key(),
                             fmt_count(laps_of(kind) as u64)
                         ),
@@ -333,7 +339,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
                     None => ctx.note(
                         NoteKind::Timeout,
                         format!(
-                            "{}: not one lap ran within its share of a round",
+                            "{}: not one lap ran within its share of a round.",
                             kind.key()
                         ),
                     ),
@@ -344,7 +350,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
     }
     out.sort_by_key(|v| VARIANT_KINDS.iter().position(|k| *k == v.kind));
     if cfg!(unix) && Usage::now().is_none() {
-        ctx.note(NoteKind::Unsupported, "getrusage failed: no switch counts");
+        ctx.note(NoteKind::Unsupported, "getrusage failed: no switch counts.");
     }
     Ok(VariantsRound {
         tasks,
@@ -567,7 +573,7 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
                     NoteKind::Timeout,
                     format!(
                         "sweep, {}: in some rounds its share of the round's time ran out \
-                         before {} members; those rounds have fewer points",
+                         before {} members; those rounds have fewer points.",
                         kind.key(),
                         fmt_count(n as u64)
                     ),
@@ -756,7 +762,7 @@ fn limits(ctx: &mut Ctx) -> anyhow::Result<LimitsRound> {
             _ => {}
         }
         if let Some(e) = &run.error {
-            ctx.note(NoteKind::Info, format!("{}: {e}", kind.key()));
+            ctx.note(NoteKind::Info, format!("{}: {e}.", kind.key()));
         }
         runs.push(run);
     }
@@ -874,7 +880,7 @@ fn spawn(ctx: &mut Ctx) -> anyhow::Result<SpawnRound> {
         if ctx.past_deadline() {
             ctx.note(
                 NoteKind::Timeout,
-                "the time bound came before every batch had run",
+                "the time bound came before every batch had run.",
             );
             break;
         }
