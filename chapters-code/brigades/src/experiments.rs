@@ -220,6 +220,13 @@ fn est_build_ns(kind: Kind) -> f64 {
     }
 }
 
+/// What starting and stopping one brigade costs besides its members (a runtime, the
+/// driver's first lap), in nanoseconds.
+const EST_FIXED_NS: f64 = 2e6;
+
+/// No brigade gets less than this of a round, however cheap it is expected to be.
+const MIN_SHARE: Duration = Duration::from_millis(20);
+
 /// Laps the sweep times at one size: `hops` hops, at least 3 and at most 1,000 laps.
 fn sweep_laps(hops: usize, tasks: usize) -> usize {
     (hops / tasks.max(1)).clamp(3, 1_000)
@@ -307,7 +314,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
     };
     let cost = |k: Kind| {
         let n = tasks as f64;
-        est_hop_ns(k) * n * (laps_of(k) + warmup) as f64 + est_build_ns(k) * n
+        est_hop_ns(k) * n * (laps_of(k) + warmup) as f64 + est_build_ns(k) * n + EST_FIXED_NS
     };
     let end = round_end(ctx, &VARIANTS);
     let caps = Caps::here(end);
@@ -317,7 +324,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
         // This brigade's part of what is left of the round, by expected cost.
         let rest: f64 = order[i..].iter().map(|&k| cost(k)).sum();
         let share = end.saturating_duration_since(Instant::now());
-        let deadline = Instant::now() + share.mul_f64(cost(kind) / rest);
+        let deadline = Instant::now() + share.mul_f64(cost(kind) / rest).max(MIN_SHARE);
         match measure(kind, tasks, warmup, laps_of(kind), &caps, deadline) {
             Ok((r, stop)) => {
                 if let Some(s) = &stop {
@@ -550,7 +557,7 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
     // Expected cost of one size of a series, and of a whole series: hops and builds.
     let cost_at = |k: Kind, n: usize| {
         let n_hops = (sweep_laps(hops, n) + 2) * n;
-        est_hop_ns(k) * n_hops as f64 + est_build_ns(k) * n as f64
+        est_hop_ns(k) * n_hops as f64 + est_build_ns(k) * n as f64 + EST_FIXED_NS
     };
     let cost = |k: Kind| sizes_of(k).iter().map(|&n| cost_at(k, n)).sum::<f64>();
     let end = round_end(ctx, &SWEEP);
@@ -560,7 +567,7 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
     for (i, &kind) in order.iter().enumerate() {
         let rest: f64 = order[i..].iter().map(|&k| cost(k)).sum();
         let share = end.saturating_duration_since(Instant::now());
-        let series_end = Instant::now() + share.mul_f64(cost(kind) / rest);
+        let series_end = Instant::now() + share.mul_f64(cost(kind) / rest).max(MIN_SHARE);
         let mut s = SweepSeries {
             kind,
             points: Vec::new(),
@@ -582,7 +589,8 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
             }
             // Each size gets its part of what is left of the series' share, by cost.
             let left: f64 = sizes[j..].iter().map(|&m| cost_at(kind, m)).sum();
-            let deadline = now + (series_end - now).mul_f64(cost_at(kind, n) / left);
+            let part = (series_end - now).mul_f64(cost_at(kind, n) / left);
+            let deadline = now + part.max(MIN_SHARE / 2);
             match sweep_point(kind, n, hops, &caps, deadline) {
                 Ok(p) => s.points.push(p),
                 Err(Refused::Limit(stop)) => {
