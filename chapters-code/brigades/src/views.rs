@@ -726,15 +726,29 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
     for k in PROBE_KINDS {
         let runs: Vec<&crate::experiments::LimitRun> = r.data().filter_map(|x| x.find(k)).collect();
         let Some(first) = runs.first() else { continue };
+        // A resource limit if one stopped it; else how often the round's time did.
+        let timed_out = runs
+            .iter()
+            .filter(|x| x.stop.as_ref().is_some_and(|s| s.by_time()))
+            .count();
         let stopped = runs
             .iter()
-            .find_map(|x| x.stop.as_ref().map(|s| s.limit.clone()))
+            .find_map(|x| {
+                x.stop
+                    .as_ref()
+                    .filter(|s| !s.by_time())
+                    .map(|s| s.limit.clone())
+            })
             .or_else(|| runs.iter().find_map(|x| x.error.clone()))
-            .unwrap_or_else(|| {
-                format!(
+            .unwrap_or_else(|| match timed_out {
+                0 => format!(
                     "nothing: all {} asked for were built",
                     fmt_count(first.wanted as u64)
-                )
+                ),
+                n => format!(
+                    "the round's time bound, in {n} of {} rounds (nothing in the others)",
+                    runs.len()
+                ),
             });
         let members = r.estimate(&probe_key(k, "members")).map_or_else(
             || fmt_count(runs.iter().map(|x| x.built).max().unwrap_or(0) as u64),
