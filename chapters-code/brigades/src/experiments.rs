@@ -34,7 +34,7 @@ const WARMUP: Param = Param::int("warmup", 0, 100_000)
     .about("untimed laps before each brigade's timed ones");
 
 const HOPS: Param = Param::int("hops_per_point", 100, 100_000_000)
-    .defaults(2_000, 5_000)
+    .defaults(1_000, 5_000)
     .unit("hops")
     .about("hops timed at each size of the sweep (laps = hops ÷ size, at least 3)");
 const MAX_THREADS: Param = Param::int("max_threads", 10, 1_000_000)
@@ -87,7 +87,7 @@ pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     SweepRound::readings,
 )
 .params(&[HOPS, MAX_THREADS, MAX_TASKS])
-.budget(|p| p.pick(Budget::quick(4), Budget::full(24, 10)));
+.budget(|p| p.pick(Budget::quick(5), Budget::full(24, 10)));
 
 /// Why the limit probes share one process (shown on the page).
 pub const ONE_PROCESS_WHY: &str = "a limit belongs to the machine and the process's \
@@ -216,7 +216,7 @@ fn est_build_ns(kind: Kind) -> f64 {
         Kind::Thread | Kind::ThreadOneCpu => 90_000.0,
         Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => 25_000.0,
         Kind::OneThread => 10_000.0,
-        Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 2_500.0,
+        Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 3_000.0,
     }
 }
 
