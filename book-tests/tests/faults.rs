@@ -21,9 +21,10 @@ fn bin(name: &str) -> PathBuf {
     target_dir().join("release").join(name)
 }
 
-/// Runs a shell command line with the results in `dir`, under a time limit.
+/// Runs a bash command line (bash: `ulimit -u` is not in every `sh`) with the results
+/// in `dir`, under a time limit.
 fn sh(dir: &Path, line: &str, limit: Duration) -> Output {
-    let mut child = Command::new("sh")
+    let mut child = Command::new("bash")
         .args(["-c", line])
         .env("COW_RESULTS_DIR", dir)
         .env_remove("COW_PROFILE")

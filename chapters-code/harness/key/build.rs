@@ -14,9 +14,16 @@ use std::path::PathBuf;
 
 fn main() {
     let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    for p in hash::inputs(&dir) {
+    // Only paths that exist: cargo reruns a build script on every build while one of
+    // its paths is missing. A reference file that appears later is seen through its
+    // folder.
+    for p in hash::inputs(&dir).iter().filter(|p| p.exists()) {
         println!("cargo:rerun-if-changed={}", p.display());
     }
+    println!(
+        "cargo:rerun-if-changed={}",
+        dir.join("../../assets/reference").display()
+    );
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = std::process::Command::new(rustc)
         .arg("--version")

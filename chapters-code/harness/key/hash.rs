@@ -7,12 +7,15 @@ use std::hash::{DefaultHasher, Hasher};
 use std::path::{Path, PathBuf};
 
 /// What the hash of a crate covers, relative to the crate's folder
-/// (`<root>/chapters-code/<crate>`): its sources and manifest, the harness's sources,
+/// (`<root>/chapters-code/<crate>`): its sources and manifest, the write-up's numbers
+/// its views include (`assets/reference/<crate>.toml`), the harness's sources,
 /// manifest and this key code, and the workspace's manifest and lock file.
 pub fn inputs(crate_dir: &Path) -> Vec<PathBuf> {
     let harness = crate_dir.join("../harness");
     let root = crate_dir.join("../..");
+    let name = crate_dir.file_name().unwrap_or_default().to_string_lossy();
     vec![
+        root.join("assets/reference").join(format!("{name}.toml")),
         crate_dir.join("src"),
         crate_dir.join("Cargo.toml"),
         harness.join("src"),
