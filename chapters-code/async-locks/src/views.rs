@@ -96,7 +96,7 @@ fn designs_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     // Tail columns as far as every design that has any timeouts supports them.
     let tails = Tails::for_counts(dists.iter().map(|(_, d)| d.len()).filter(|n| *n > 0));
     let any_stalled = Design::ALL.iter().any(|&d| stalled(r, d, fl) > 0);
-    let mut headers = vec!["design", "median lateness"];
+    let mut headers = vec!["design", "median lateness", "n"];
     if tails.p99 {
         headers.push("p99");
     }
@@ -114,6 +114,7 @@ fn designs_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         let mut row = vec![
             design.label().to_string(),
             fmt_opt_estimate(est(r, *design, fl), Unit::Nanos),
+            harness::render::fmt_count(d.len()),
         ];
         if tails.p99 {
             row.push(cell(s.as_ref().and_then(|s| s.p99)));

@@ -19,7 +19,7 @@ const PATIENCE_MS: Param = Param::int("patience_ms", 10, 60_000)
     .unit("ms")
     .about("how long past its gap a message may take before it counts as lost");
 const AFTER_100MS: Param = Param::int("messages_after_100ms", 1, 10_000)
-    .defaults(2, 4)
+    .defaults(1, 4)
     .unit("per variant and round")
     .about("messages after the 100 ms gap (each costs 100 ms of idle time)");
 const HYBRID_SPIN_US: Param = Param::int("hybrid_spin_us", 0, 1_000_000)

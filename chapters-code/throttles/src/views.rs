@@ -600,7 +600,7 @@ fn pooled_latency(r: &Results<OmissionRound>, m: Measure) -> Dist {
 fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
     let dists: Vec<Dist> = Measure::ALL.iter().map(|&m| pooled_latency(r, m)).collect();
     let tails = Tails::for_counts(dists.iter().map(Dist::len));
-    let mut headers = vec!["latency measured", "p90"];
+    let mut headers = vec!["latency measured", "p90", "n"];
     if tails.p99 {
         headers.push("p99");
     }
@@ -613,7 +613,11 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
         let (Some(e), Some(s)) = (r.estimate(&m.key()), d.summary()) else {
             continue;
         };
-        let mut row = vec![m.label().to_string(), fmt_estimate(&e, Unit::Nanos)];
+        let mut row = vec![
+            m.label().to_string(),
+            fmt_estimate(&e, Unit::Nanos),
+            fmt_count(s.n),
+        ];
         let tail = |v: Option<f64>| v.map_or("–".into(), |v| Unit::Nanos.format(v));
         if tails.p99 {
             row.push(tail(s.p99));
