@@ -18,10 +18,17 @@ fn status_text(r: &Record) -> String {
 
 /// One row per experiment: how it ended, in which profile, with how many rounds.
 pub fn overview(shown: &[Shown]) -> String {
-    let mut t = Table::new(["chapter", "experiment", "status", "profile", "rounds", "took"])
-        .align(1, Align::Left)
-        .align(2, Align::Left)
-        .align(3, Align::Left);
+    let mut t = Table::new([
+        "chapter",
+        "experiment",
+        "status",
+        "profile",
+        "rounds",
+        "took",
+    ])
+    .align(1, Align::Left)
+    .align(2, Align::Left)
+    .align(3, Align::Left);
     for s in shown {
         let r = &s.record;
         t.row([
@@ -91,20 +98,38 @@ pub fn budgets(shown: &[Shown]) -> String {
     use harness::Profile;
     let secs = |d: std::time::Duration| d.as_secs_f64();
     let fmt_s = |s: f64| fmt_ns(s * 1e9);
-    let mut t = Table::new(["chapter", "quick budget", "full budget", "this build measured"]);
+    let mut t = Table::new([
+        "chapter",
+        "quick budget",
+        "full budget",
+        "this build measured",
+    ]);
     let (mut quick, mut full, mut bound) = (0.0, 0.0, 0.0);
     let mut took_total = 0.0;
     for ch in crate::CHAPTERS {
-        let q: f64 = ch.experiments.iter().map(|e| secs(e.budget(Profile::Quick).time)).sum();
-        let f: f64 = ch.experiments.iter().map(|e| secs(e.budget(Profile::Full).time)).sum();
-        let b: f64 = ch.experiments.iter().map(|e| secs(e.budget(Profile::Full).bound())).sum();
+        let q: f64 = ch
+            .experiments
+            .iter()
+            .map(|e| secs(e.budget(Profile::Quick).time))
+            .sum();
+        let f: f64 = ch
+            .experiments
+            .iter()
+            .map(|e| secs(e.budget(Profile::Full).time))
+            .sum();
+        let b: f64 = ch
+            .experiments
+            .iter()
+            .map(|e| secs(e.budget(Profile::Full).bound()))
+            .sum();
         let mine: Vec<&Record> = shown
             .iter()
             .map(|s| &s.record)
             .filter(|r| r.chapter == ch.name)
             .collect();
         let took: f64 = mine.iter().map(|r| r.wall_s).sum();
-        let profiles: std::collections::BTreeSet<&str> = mine.iter().map(|r| r.profile.name()).collect();
+        let profiles: std::collections::BTreeSet<&str> =
+            mine.iter().map(|r| r.profile.name()).collect();
         quick += q;
         full += f;
         bound += b;
@@ -167,7 +192,10 @@ pub fn chapter_tables(ch: &Chapter, shown: &[Shown]) -> String {
     let mut out = String::new();
     for s in shown.iter().filter(|s| s.record.chapter == ch.name) {
         let r = &s.record;
-        let about = ch.experiment(&r.experiment).map(|e| e.about()).unwrap_or_default();
+        let about = ch
+            .experiment(&r.experiment)
+            .map(|e| e.about())
+            .unwrap_or_default();
         out.push_str(&format!(
             "<h3 id=\"{0}-{1}\">{1}</h3>\n\n{2} ({3}).\n\n",
             r.chapter,
@@ -185,7 +213,8 @@ pub fn chapter_tables(ch: &Chapter, shown: &[Shown]) -> String {
                     escape_html(key),
                     fmt_estimate(&e, unit),
                     e.n.to_string(),
-                    r.spread(key).map_or_else(|| "–".into(), |x| format!("{}×", sig3(x))),
+                    r.spread(key)
+                        .map_or_else(|| "–".into(), |x| format!("{}×", sig3(x))),
                 ]);
             }
             if t.is_empty() {

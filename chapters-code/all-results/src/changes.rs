@@ -29,7 +29,11 @@ pub fn current(dir: &Path) -> Vec<Record> {
                     .or_else(|| {
                         stored
                             .iter()
-                            .filter(|r| r.chapter == ch.name && r.experiment == e.name() && r.default_params())
+                            .filter(|r| {
+                                r.chapter == ch.name
+                                    && r.experiment == e.name()
+                                    && r.default_params()
+                            })
                             .max_by_key(|r| r.provenance.measured_unix)
                             .cloned()
                     })
@@ -76,7 +80,8 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             .iter()
             .find(|b| b.chapter == a.chapter && b.experiment == a.experiment)
         else {
-            rep.notes.push(format!("{id}: new (nothing to compare with)"));
+            rep.notes
+                .push(format!("{id}: new (nothing to compare with)"));
             continue;
         };
         if b.provenance.measured_unix == a.provenance.measured_unix && b.key == a.key {
@@ -96,11 +101,13 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             ));
         }
         if b.key != a.key {
-            rep.notes
-                .push(format!("{id}: the measuring code changed since the previous run"));
+            rep.notes.push(format!(
+                "{id}: the measuring code changed since the previous run"
+            ));
         }
         for key in a.keys() {
-            let (Some(ea), Some(eb), Some(unit)) = (a.estimate(key), b.estimate(key), a.unit(key)) else {
+            let (Some(ea), Some(eb), Some(unit)) = (a.estimate(key), b.estimate(key), a.unit(key))
+            else {
                 continue;
             };
             rep.compared += 1;
@@ -121,7 +128,10 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
 impl Report {
     pub fn render(&self) -> String {
         let share = if self.compared > 0 {
-            format!(" ({} %)", sig3(self.moves.len() as f64 / self.compared as f64 * 100.0))
+            format!(
+                " ({} %)",
+                sig3(self.moves.len() as f64 / self.compared as f64 * 100.0)
+            )
         } else {
             String::new()
         };
@@ -193,7 +203,7 @@ mod tests {
     fn only_summaries_whose_intervals_part_have_moved() {
         let before = record(&[10.0, 11.0, 12.0, 10.5, 11.5, 10.8], 1);
         let after = record(&[20.0, 21.0, 22.0, 20.5, 21.5, 20.8], 2);
-        let rep = compare(&[before.clone()], &[after]);
+        let rep = compare(std::slice::from_ref(&before), &[after]);
         assert_eq!(rep.compared, 2);
         assert_eq!(rep.moves.len(), 1);
         assert_eq!(rep.moves[0].key, "moving");
@@ -203,7 +213,7 @@ mod tests {
             "{text}"
         );
         // The same record again: not measured again, nothing moved.
-        let rep = compare(&[before.clone()], &[before]);
+        let rep = compare(std::slice::from_ref(&before), std::slice::from_ref(&before));
         assert_eq!((rep.compared, rep.moves.len()), (0, 0));
         assert!(rep.notes[0].contains("not measured again"));
     }

@@ -39,7 +39,8 @@ pub fn rows(a: &Bundle, b: &Bundle) -> Vec<Row> {
             names.push(&f.name);
         }
     }
-    let find = |bundle: &Bundle, name: &str| bundle.figures.iter().find(|f| f.name == name).cloned();
+    let find =
+        |bundle: &Bundle, name: &str| bundle.figures.iter().find(|f| f.name == name).cloned();
     names
         .into_iter()
         .map(|n| Row {
@@ -127,7 +128,10 @@ mod tests {
 
     #[test]
     fn a_file_against_itself_shows_no_difference() {
-        let a = bundle(vec![figure("x", 10.0, 9.0, 11.0), figure("y", 5.0, 4.0, 6.0)]);
+        let a = bundle(vec![
+            figure("x", 10.0, 9.0, 11.0),
+            figure("y", 5.0, 4.0, 6.0),
+        ]);
         let md = markdown(&a, &a, "a.json", "a.json");
         assert_eq!(md.matches("1.00×").count(), 2, "{md}");
         assert_eq!(md.matches("no clear difference").count(), 2, "{md}");
@@ -136,16 +140,29 @@ mod tests {
 
     #[test]
     fn differences_beyond_both_intervals_are_called() {
-        let a = bundle(vec![figure("x", 10.0, 9.0, 11.0), figure("only-a", 1.0, 1.0, 1.0)]);
-        let b = bundle(vec![figure("x", 20.0, 18.0, 22.0), figure("only-b", 1.0, 1.0, 1.0)]);
+        let a = bundle(vec![
+            figure("x", 10.0, 9.0, 11.0),
+            figure("only-a", 1.0, 1.0, 1.0),
+        ]);
+        let b = bundle(vec![
+            figure("x", 20.0, 18.0, 22.0),
+            figure("only-b", 1.0, 1.0, 1.0),
+        ]);
         let r = rows(&a, &b);
         assert_eq!(r.len(), 3);
         assert_eq!(r[0].differs(), Some(true));
         let (m, lo, hi) = r[0].ratio().unwrap();
-        assert!((m - 2.0).abs() < 1e-12 && (lo - 18.0 / 11.0).abs() < 1e-12 && (hi - 22.0 / 9.0).abs() < 1e-12);
+        assert!(
+            (m - 2.0).abs() < 1e-12
+                && (lo - 18.0 / 11.0).abs() < 1e-12
+                && (hi - 22.0 / 9.0).abs() < 1e-12
+        );
         assert_eq!(r[1].differs(), None);
         let md = markdown(&a, &b, "a", "b");
-        assert!(md.contains("beyond both intervals") && md.contains("only in one file"), "{md}");
+        assert!(
+            md.contains("beyond both intervals") && md.contains("only in one file"),
+            "{md}"
+        );
     }
 
     #[test]
@@ -154,14 +171,26 @@ mod tests {
         let old = dir.path().join("old.json");
         std::fs::write(&old, r#"{"book": "The Cost of Waiting", "results": []}"#).unwrap();
         let e = Bundle::read(&old).unwrap_err().to_string();
-        assert!(e.contains("older version") && e.contains("make publish"), "{e}");
+        assert!(
+            e.contains("older version") && e.contains("make publish"),
+            "{e}"
+        );
         let newer = dir.path().join("newer.json");
-        std::fs::write(&newer, r#"{"format": "cost-of-waiting-results", "version": 9}"#).unwrap();
+        std::fs::write(
+            &newer,
+            r#"{"format": "cost-of-waiting-results", "version": 9}"#,
+        )
+        .unwrap();
         let e = Bundle::read(&newer).unwrap_err().to_string();
         assert!(e.contains("format 9"), "{e}");
         let other = dir.path().join("other.json");
         std::fs::write(&other, r#"[1, 2]"#).unwrap();
-        assert!(Bundle::read(&other).unwrap_err().to_string().contains("not a results file"));
+        assert!(
+            Bundle::read(&other)
+                .unwrap_err()
+                .to_string()
+                .contains("not a results file")
+        );
         let good = dir.path().join("good.json");
         let b = bundle(vec![figure("x", 1.0, 1.0, 1.0)]);
         std::fs::write(&good, serde_json::to_string(&b).unwrap()).unwrap();

@@ -32,13 +32,20 @@ pub fn chapter(slug: &str) -> Option<&'static Chapter> {
 
 /// What the book shows for one experiment: the best good stored result for the
 /// current code, else (when `measure` is set) a fresh measurement in `profile`.
-pub fn shown(ch: &Chapter, experiment: &str, profile: Profile, dir: &Path, measure: bool) -> Option<Shown> {
+pub fn shown(
+    ch: &Chapter,
+    experiment: &str,
+    profile: Profile,
+    dir: &Path,
+    measure: bool,
+) -> Option<Shown> {
     let exp = ch.experiment(experiment)?;
     let overrides = overrides(ch);
     if measure {
         obtain(ch, exp, profile, &overrides, dir, Mode::this_executable()).ok()
     } else {
-        let values = harness::params::resolve(exp.name(), exp.params(), profile, &overrides).ok()?;
+        let values =
+            harness::params::resolve(exp.name(), exp.params(), profile, &overrides).ok()?;
         cache::best(
             dir,
             ch.name,
@@ -122,7 +129,8 @@ impl Bundle {
             format: BUNDLE_FORMAT.into(),
             version: BUNDLE_VERSION,
             machine,
-            generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+                .to_string(),
             figures: figures(&records),
             records,
         }
@@ -215,7 +223,11 @@ mod tests {
         let n = headlines.len();
         headlines.sort();
         headlines.dedup();
-        assert_eq!(headlines.len(), n, "headline names are unique across chapters");
+        assert_eq!(
+            headlines.len(),
+            n,
+            "headline names are unique across chapters"
+        );
     }
 
     /// The headline figures the issue names exist, in the chapters it names.
@@ -240,7 +252,10 @@ mod tests {
             ("async-locks", "std-mutex-multi-thread-lateness-p50"),
         ] {
             let ch = super::chapter(chapter).unwrap();
-            assert!(ch.headline(name).is_some(), "{chapter} declares no `{name}`");
+            assert!(
+                ch.headline(name).is_some(),
+                "{chapter} declares no `{name}`"
+            );
         }
     }
 }

@@ -42,7 +42,13 @@ enum Command {
 }
 
 fn table_names() -> Vec<&'static str> {
-    let mut v = vec!["overview", "download", "headlines", "compare-data", "budgets"];
+    let mut v = vec![
+        "overview",
+        "download",
+        "headlines",
+        "compare-data",
+        "budgets",
+    ];
     v.extend(CHAPTERS.iter().map(|c| c.name));
     v
 }
@@ -93,14 +99,18 @@ fn main() -> ExitCode {
         }
         Command::Json => {
             let bundle = Bundle::of(records(&all_shown(profile, &dir, true)));
-            serde_json::to_string(&bundle).map(|j| j + "\n").map_err(Into::into)
+            serde_json::to_string(&bundle)
+                .map(|j| j + "\n")
+                .map_err(Into::into)
         }
         Command::Headlines { json } => {
             let figs = figures(&records(&all_shown(profile, &dir, true)));
             figs.iter()
                 .map(|f| {
                     if json {
-                        serde_json::to_string(f).map(|j| j + "\n").map_err(Into::into)
+                        serde_json::to_string(f)
+                            .map(|j| j + "\n")
+                            .map_err(Into::into)
                     } else {
                         Ok(format!(
                             "{:<40} {}\n",
@@ -173,7 +183,11 @@ fn stamp(site: &std::path::Path, records: &[harness::Record]) -> anyhow::Result<
         std::fs::write(&path, stamped)?;
         done.push(path.display().to_string());
     }
-    anyhow::ensure!(!done.is_empty(), "no front page found in {}", site.display());
+    anyhow::ensure!(
+        !done.is_empty(),
+        "no front page found in {}",
+        site.display()
+    );
     Ok(format!(
         "stamped the measuring machine onto {}\n",
         done.join(" and ")

@@ -5,7 +5,9 @@
 //! tell. Where a figure is missing, the guide says so.
 
 use all_results::{CHAPTERS, all_shown, records};
-use harness::render::{Better, Table, compare_sentence, escape_html, fmt_estimate, provenance_line};
+use harness::render::{
+    Better, Table, compare_sentence, escape_html, fmt_estimate, provenance_line,
+};
 use harness::stats::{Verdict, verdict};
 use harness::{Figure, Profile, Record};
 use std::path::Path;
@@ -148,7 +150,10 @@ pub fn waiting(g: &Guide) -> String {
         w("std-mpsc-spinning-p50", "std channel, receiver spins"),
         w("std-udp-blocking-p50", "UDP socket, receiver blocks"),
         w("std-udp-spinning-p50", "UDP socket, receiver spins"),
-        w("atomic-floor-one-way", "atomic hand-over between spinning threads"),
+        w(
+            "atomic-floor-one-way",
+            "atomic hand-over between spinning threads",
+        ),
     ];
     let so = g
         .clearly_below("std-mpsc-spinning-p50", "std-mpsc-blocking-p50")
@@ -188,8 +193,14 @@ pub fn waiting(g: &Guide) -> String {
 pub fn handoffs(g: &Guide) -> String {
     let wanted = [
         w("threads-per-hop", "threads over socket pairs, per hop"),
-        w("async-current-socket-per-hop", "async tasks over socket pairs, per hop"),
-        w("async-current-channel-per-hop", "async tasks over channels, per hop"),
+        w(
+            "async-current-socket-per-hop",
+            "async tasks over socket pairs, per hop",
+        ),
+        w(
+            "async-current-channel-per-hop",
+            "async tasks over channels, per hop",
+        ),
         w("async-task-bytes", "memory per async task"),
     ];
     g.render(
@@ -216,8 +227,14 @@ pub fn handoffs(g: &Guide) -> String {
 /// Which short sleep, and what timer slack does to it.
 pub fn sleeps(g: &Guide) -> String {
     let wanted = [
-        w("nanosleep-1ns-default-slack", "nanosleep(1 ns), default timer slack"),
-        w("nanosleep-1ns-slack-1ns", "nanosleep(1 ns), timer slack 1 ns"),
+        w(
+            "nanosleep-1ns-default-slack",
+            "nanosleep(1 ns), default timer slack",
+        ),
+        w(
+            "nanosleep-1ns-slack-1ns",
+            "nanosleep(1 ns), timer slack 1 ns",
+        ),
         w("sched-yield", "sched_yield"),
     ];
     g.render(
@@ -245,7 +262,10 @@ pub fn sleeps(g: &Guide) -> String {
 pub fn throttles(g: &Guide) -> String {
     let wanted = [
         w("naive-rate-at-10k", "naive loop, asked for 10,000 ops/s"),
-        w("deadline-rate-at-10k", "deadline throttle, asked for 10,000 ops/s"),
+        w(
+            "deadline-rate-at-10k",
+            "deadline throttle, asked for 10,000 ops/s",
+        ),
         w("sleep-1ms-lateness", "how late a 1 ms sleep wakes"),
     ];
     g.render(
@@ -263,8 +283,14 @@ pub fn throttles(g: &Guide) -> String {
 /// A lock inside async code.
 pub fn locks(g: &Guide) -> String {
     let wanted = [
-        w("std-mutex-multi-thread-lateness-p50", "std mutex in the callback"),
-        w("design2-multi-thread-lateness-p50", "tokio mutex plus a channel (design 2)"),
+        w(
+            "std-mutex-multi-thread-lateness-p50",
+            "std mutex in the callback",
+        ),
+        w(
+            "design2-multi-thread-lateness-p50",
+            "tokio mutex plus a channel (design 2)",
+        ),
         w("fix-multi-thread-lateness-p50", "the chapter's fix"),
     ];
     g.render(
@@ -321,7 +347,10 @@ mod tests {
                 .step_by(2)
                 .filter(|n| n.contains('-') && !n.contains('/'))
             {
-                assert!(declared.contains(&name), "the guide reads `{name}`, which no chapter declares");
+                assert!(
+                    declared.contains(&name),
+                    "the guide reads `{name}`, which no chapter declares"
+                );
             }
             // With no results, every figure is reported missing, nothing is claimed.
             assert!(md.contains("Not available"), "{md}");

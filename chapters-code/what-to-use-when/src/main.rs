@@ -21,7 +21,13 @@ fn main() -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    match args.iter().skip(1).map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match args
+        .iter()
+        .skip(1)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["table", name] => match section(name, profile, &harness::cache::results_dir()) {
             Some(md) => {
                 print!("{md}");
