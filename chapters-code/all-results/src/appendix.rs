@@ -254,7 +254,7 @@ pub fn download(bundle: &crate::Bundle) -> anyhow::Result<String> {
     let records: Vec<&Record> = bundle.records.iter().collect();
     Ok(format!(
         "<p class=\"cow-download\"><a download=\"{name}\" href='data:application/json;base64,{}'>\
-         Download every result of this run ({name}, {} records, {} headline figures, {})</a></p>\n\n{}",
+         Download the results of this run ({name}, {} records, {} headline figures, {})</a></p>\n\n{}",
         crate::base64(json.as_bytes()),
         bundle.records.len(),
         bundle.figures.len(),

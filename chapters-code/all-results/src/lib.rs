@@ -136,6 +136,19 @@ impl Bundle {
         }
     }
 
+    /// The same without each round's raw data (distributions, samples): the figures,
+    /// every reading, the noise and the provenance — a small file to offer in a page.
+    /// `make publish` writes the whole bundle beside the site.
+    pub fn without_round_data(&self) -> Bundle {
+        let mut b = self.clone();
+        for r in &mut b.records {
+            for round in &mut r.rounds {
+                round.data = serde_json::Value::Null;
+            }
+        }
+        b
+    }
+
     /// Reads a results file, refusing one of another format or version with a
     /// message that says what to do.
     pub fn read(path: &Path) -> anyhow::Result<Bundle> {

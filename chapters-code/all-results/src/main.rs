@@ -87,7 +87,7 @@ fn main() -> ExitCode {
             let shown = all_shown(profile, &dir, true);
             match name.as_str() {
                 "overview" => Ok(appendix::overview(&shown)),
-                "download" => appendix::download(&Bundle::of(records(&shown))),
+                "download" => appendix::download(&Bundle::of(records(&shown)).without_round_data()),
                 "headlines" => Ok(appendix::headlines(&figures(&records(&shown)))),
                 "compare-data" => appendix::compare_data(&Bundle::of(records(&shown))),
                 "budgets" => Ok(appendix::budgets(&shown)),

@@ -251,17 +251,17 @@ pub struct Watch {
 
 impl Watch {
     pub fn start() -> Watch {
-        let mut w = Watch {
+        Watch {
             start: system_times(),
             started: std::time::Instant::now(),
             runnable: Vec::new(),
-        };
-        w.sample(0);
-        w
+        }
     }
 
-    /// One sample of the other runnable threads, given how many of the runnable ones
-    /// are ours besides the sampling thread (`None`: could not count them, skip).
+    /// One sample of the other runnable threads while the measured process runs, given
+    /// how many of the runnable ones are its threads (`None`: could not count them,
+    /// skip). Only such samples count: a sample taken around the start or the end of a
+    /// process also sees its creation and its reaping, which are ours.
     pub fn sample_with(&mut self, ours: Option<u64>) {
         if let (Some(running), Some(ours)) = (procs_running(), ours) {
             // The thread reading /proc/stat is running too.
@@ -269,19 +269,14 @@ impl Watch {
         }
     }
 
-    pub fn sample(&mut self, ours: u64) {
-        self.sample_with(Some(ours));
-    }
-
     /// The round's noise, given the measured process's usage during the round (and the
     /// watcher's own CPU time, which is not "other processes").
     pub fn finish(
-        mut self,
+        self,
         measured: Option<Usage>,
         own_cpu_s: f64,
         migrations: Option<u64>,
     ) -> Noise {
-        self.sample(0);
         let wall_s = self.started.elapsed().as_secs_f64();
         let end = system_times();
         let (steal, others_busy) = match (self.start, end) {

@@ -16,7 +16,8 @@ pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {
         return "–".into();
     }
-    let (value, unit) = match ns.abs() {
+    // The unit is chosen after rounding, so 999.6 µs reads 1.00 ms, not 1000 µs.
+    let (value, unit) = match round_sig3(ns).abs() {
         x if x < 1e3 => (ns, "ns"),
         x if x < 1e6 => (ns / 1e3, "µs"),
         x if x < 1e9 => (ns / 1e6, "ms"),
@@ -25,14 +26,30 @@ pub fn fmt_ns(ns: f64) -> String {
     format!("{} {unit}", sig3(value))
 }
 
-/// A number with three significant digits (no exponent, no trailing noise).
+/// `x` rounded to three significant digits.
+fn round_sig3(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(2 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// A number with three significant digits (no exponent, no trailing noise), thousands
+/// separated from 1,000 up, and a true minus sign: `0.0123`, `45.6`, `37,300`, `−12.0`.
 pub fn sig3(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }
-    let digits = x.abs().log10().floor() as i32;
-    let decimals = (2 - digits).clamp(0, 6) as usize;
-    format!("{x:.decimals$}")
+    let r = round_sig3(x);
+    let digits = r.abs().log10().floor() as i32;
+    let text = if digits >= 3 {
+        fmt_count(r.abs() as u64)
+    } else {
+        let decimals = (2 - digits).clamp(0, 6) as usize;
+        format!("{:.decimals$}", r.abs())
+    };
+    if r < 0.0 { format!("−{text}") } else { text }
 }
 
 /// A ratio such as a speedup: `48.3×`.
@@ -96,34 +113,46 @@ pub fn fmt_bytes(b: f64) -> String {
 /// `lo–hi` with the unit written once when both share it: `11.9–12.8 µs`.
 pub fn fmt_range(lo: f64, hi: f64, unit: Unit) -> String {
     let (a, b) = (unit.format(lo), unit.format(hi));
+    // A dash between negative numbers reads as a minus: say "to".
+    let dash = if lo < 0.0 || hi < 0.0 { " to " } else { "–" };
     match (a.rsplit_once(' '), b.rsplit_once(' ')) {
-        (Some((na, ua)), Some((nb, ub))) if ua == ub => format!("{na}–{nb} {ub}"),
-        _ => format!("{a}–{b}"),
+        (Some((na, ua)), Some((nb, ub))) if ua == ub => format!("{na}{dash}{nb} {ub}"),
+        _ => format!("{a}{dash}{b}"),
     }
 }
 
 /// The median and, in brackets, its interval: `12.3 µs (11.9–12.8)`. The interval is
-/// at [`CONFIDENCE`]; with fewer rounds than that needs, it is marked with its real
-/// coverage.
+/// at [`CONFIDENCE`] when there were enough rounds; with fewer, the provenance line and
+/// a note under the view say what it covers.
 pub fn fmt_estimate(e: &Estimate, unit: Unit) -> String {
     let (lo, hi, med) = (unit.format(e.lo), unit.format(e.hi), unit.format(e.median));
     let unit_of = |s: &str| s.rsplit_once(' ').map(|(_, u)| u.to_string());
+    let dash = if e.lo < 0.0 || e.hi < 0.0 {
+        " to "
+    } else {
+        "–"
+    };
     let range = match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
         // One shared unit, the median's: written once, after the median.
         (Some((a, ua)), Some((b, ub))) if ua == ub && unit_of(&med).as_deref() == Some(ua) => {
-            format!("{a}–{b}")
+            format!("{a}{dash}{b}")
         }
         _ => fmt_range(e.lo, e.hi, unit),
     };
-    format!("{med} ({range}{})", coverage_suffix(e))
+    format!("{med} ({range})")
 }
 
-fn coverage_suffix(e: &Estimate) -> String {
-    if e.at_stated_confidence() {
-        String::new()
-    } else {
-        format!(", {:.0} %", e.confidence * 100.0)
-    }
+/// Words for an interval's coverage when it falls short of the stated confidence:
+/// `at 88 % (4 rounds; 95 % needs 6)`.
+pub fn coverage_shortfall(e: &Estimate) -> Option<String> {
+    (!e.at_stated_confidence()).then(|| {
+        format!(
+            "at {:.0} % ({} rounds; {} needs 6)",
+            e.confidence * 100.0,
+            e.n,
+            confidence_text()
+        )
+    })
 }
 
 /// An estimate or a dash.
@@ -134,13 +163,7 @@ pub fn fmt_opt_estimate(e: Option<Estimate>, unit: Unit) -> String {
 
 /// A ratio estimate: `9.61× (8.10–11.2)`.
 pub fn fmt_ratio_estimate(e: &Estimate) -> String {
-    format!(
-        "{}× ({}–{}{})",
-        sig3(e.median),
-        sig3(e.lo),
-        sig3(e.hi),
-        coverage_suffix(e)
-    )
+    format!("{}× ({}–{})", sig3(e.median), sig3(e.lo), sig3(e.hi))
 }
 
 /// The book's stated confidence, as a reader reads it: `95 %`.
@@ -177,18 +200,29 @@ pub fn compare_sentence(
         Some(r) => fmt_ratio_estimate(&r.inverse()),
         None => fmt_ratio(Some(be.median / ae.median)),
     };
-    match (verdict(ae, be), better) {
+    // With too few rounds for the stated confidence, the sentence says how sure it is.
+    let short = [ae, be]
+        .into_iter()
+        .filter(|e| !e.at_stated_confidence())
+        .min_by(|x, y| x.confidence.total_cmp(&y.confidence))
+        .map(|e| {
+            format!(
+                " (intervals at only {:.0} %, from {} rounds)",
+                e.confidence * 100.0,
+                e.n
+            )
+        })
+        .unwrap_or_default();
+    let decided = match (verdict(ae, be), better) {
         (Verdict::Unclear, _) => {
-            let cover = if ae.at_stated_confidence() && be.at_stated_confidence() {
+            let cover = if short.is_empty() {
                 format!("their {} intervals", confidence_text())
             } else {
-                format!(
-                    "their intervals, at {:.0} % and {:.0} % with so few rounds,",
-                    ae.confidence * 100.0,
-                    be.confidence * 100.0
-                )
+                "their intervals".to_string()
             };
-            format!("there is no clear difference between {an} and {bn} ({cover} overlap)")
+            return format!(
+                "there is no clear difference between {an} and {bn} ({cover} overlap){short}"
+            );
         }
         (Verdict::Below, Better::Lower) => {
             format!("{an} is faster than {bn}: {bn} takes {} as long", ba())
@@ -205,7 +239,8 @@ pub fn compare_sentence(
         (Verdict::Below, Better::Higher) => {
             format!("{an} is lower than {bn}: {bn} is {} of it", ba())
         }
-    }
+    };
+    format!("{decided}{short}")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,9 +327,10 @@ impl Tails {
         }
     }
 
-    /// Headers for [`Tails::cells`]: `n, min, p50, mean, [p99], [p99.9], max`.
+    /// Headers for [`Tails::cells`]: `n, min, [p99], [p99.9], max` (the median is the
+    /// table's own column, over rounds).
     pub fn headers(self) -> Vec<&'static str> {
-        let mut h = vec!["n", "min", "p50", "mean"];
+        let mut h = vec!["n", "min"];
         if self.p99 {
             h.push("p99");
         }
@@ -307,7 +343,7 @@ impl Tails {
 
     /// The cells of a pooled distribution in nanoseconds.
     pub fn cells(self, s: &Summary) -> Vec<String> {
-        let mut c = vec![fmt_count(s.n), fmt_ns(s.min), fmt_ns(s.p50), fmt_ns(s.mean)];
+        let mut c = vec![fmt_count(s.n), fmt_ns(s.min)];
         if self.p99 {
             c.push(s.p99.map(fmt_ns).unwrap_or_else(|| "–".into()));
         }
@@ -377,6 +413,17 @@ pub fn notes(notes: &[Note]) -> String {
 /// which rounds were disturbed, and which figures vary widely between rounds.
 pub fn noise_notes(r: &Record) -> Vec<Note> {
     let mut out = Vec::new();
+    if let Some(e) = lowest_coverage(r) {
+        out.push(Note {
+            kind: NoteKind::Noise,
+            text: format!(
+                "only {} rounds fitted in the budget, so the intervals cover {:.0} %, not {}: read differences between them with more caution.",
+                e.n,
+                e.confidence * 100.0,
+                confidence_text()
+            ),
+        });
+    }
     let disturbed: Vec<String> = r
         .rounds
         .iter()
@@ -391,9 +438,10 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
         out.push(Note {
             kind: NoteKind::Noise,
             text: format!(
-                "{} of {} rounds were disturbed ({}{}); they are included in the medians and intervals.",
+                "{} of {} rounds {} disturbed ({}{}); they are included in the medians and intervals.",
                 disturbed.len(),
                 r.rounds.len(),
+                if disturbed.len() == 1 { "was" } else { "were" },
                 shown.join("; "),
                 if disturbed.len() > 3 { "; …" } else { "" }
             ),
@@ -425,6 +473,16 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
         });
     }
     out
+}
+
+/// The estimate of the record with the lowest coverage, if it falls short of the stated
+/// confidence.
+fn lowest_coverage(r: &Record) -> Option<Estimate> {
+    r.keys()
+        .into_iter()
+        .filter_map(|k| r.estimate(k))
+        .filter(|e| !e.at_stated_confidence())
+        .min_by(|a, b| a.confidence.total_cmp(&b.confidence))
 }
 
 /// The CPU, OS and compiler of a machine, in one line.
@@ -473,21 +531,13 @@ pub fn noise_summary(r: &Record) -> String {
 /// The one line under every live table and plot that says where its numbers come from.
 pub fn provenance_line(r: &Record) -> String {
     let m = &r.provenance.machine;
+    // Names only: the units are in `list` and in the chapter (`gap_ms = 10 ms` said it twice).
     let mut params: Vec<String> = r
         .params
         .iter()
         .map(|p| {
-            format!(
-                "{} = {}{}{}",
-                p.name,
-                p.display(),
-                if p.unit.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", p.unit)
-                },
-                if p.default { "" } else { " (set)" }
-            )
+            let set = if p.default { "" } else { " (set)" };
+            format!("{} = {}{set}", p.name, p.display())
         })
         .collect();
     params.extend(r.details.iter().map(|(k, v)| format!("{k}: {v}")));
@@ -497,14 +547,16 @@ pub fn provenance_line(r: &Record) -> String {
         format!(" ({})", params.join(", "))
     };
     let text = format!(
-        "Measured on {} · {} build · profile {}{} · {} rounds, {}, intervals at {} over rounds · {} · {} · took {}",
+        "Measured on {} · {} build · profile {}{} · {} rounds, {}, intervals {} over rounds · {} · {} · took {}",
         machine_line(m),
         r.build,
         r.profile.name(),
         params,
         r.rounds.len(),
         r.isolation,
-        confidence_text(),
+        lowest_coverage(r)
+            .and_then(|e| coverage_shortfall(&e))
+            .unwrap_or_else(|| format!("at {}", confidence_text())),
         noise_summary(r),
         r.provenance.measured_at,
         fmt_ns(r.wall_s * 1e9),
@@ -592,6 +644,12 @@ mod tests {
         assert_eq!(fmt_rate(99_849.0), "99,800");
         assert_eq!(fmt_rate(1_234_567.0), "1.23 M");
         assert_eq!(fmt_rate(512.3), "512");
+        assert_eq!(fmt_ns(999_600.0), "1.00 ms");
+        assert_eq!(fmt_ns(-913_000.0), "−913 µs");
+        assert_eq!(sig3(37_334.0), "37,300");
+        assert_eq!(sig3(1_000.0), "1,000");
+        assert_eq!(sig3(-0.5), "−0.500");
+        assert_eq!(fmt_range(-924e3, -880e3, Unit::Nanos), "−924 to −880 µs");
     }
 
     #[test]
@@ -611,9 +669,10 @@ mod tests {
             confidence: 0.75,
             n: 3,
         };
+        assert_eq!(fmt_estimate(&e, Unit::Nanos), "1.00 µs (990 ns–1.02 µs)");
         assert_eq!(
-            fmt_estimate(&e, Unit::Nanos),
-            "1.00 µs (990 ns–1.02 µs, 75 %)"
+            coverage_shortfall(&e).unwrap(),
+            "at 75 % (3 rounds; 95 % needs 6)"
         );
         let r = Estimate {
             median: 9.61,
@@ -666,10 +725,10 @@ mod tests {
     fn tails_need_their_samples() {
         assert_eq!(
             Tails::for_counts([999, 5000]).headers(),
-            vec!["n", "min", "p50", "mean", "max"]
+            vec!["n", "min", "max"]
         );
         let t = Tails::for_counts([1000, 20_000]);
-        assert_eq!(t.headers(), vec!["n", "min", "p50", "mean", "p99", "max"]);
+        assert_eq!(t.headers(), vec!["n", "min", "p99", "max"]);
         assert!(Tails::for_counts([10_000]).p999);
     }
 
