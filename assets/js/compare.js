@@ -2,119 +2,132 @@
 // chooses beside the figures this page was built with. Nothing leaves the browser: the
 // file is read with FileReader and no request is made, so the page works offline, from
 // file://, and on the published site alike. Text from the file only ever becomes text
-// (textContent), never markup.
+// (textContent), never markup. (The body of the wrapper is not indented, so that the
+// book can show its parts as listings.)
 (function () {
-  'use strict';
-  var FORMAT = 'cost-of-waiting-results';
-  var VERSION = 2;
-  var input = document.getElementById('cow-compare-file');
-  var built = document.getElementById('cow-built-figures');
-  var out = document.getElementById('cow-compare-result');
-  if (!input || !built || !out) {
-    return; // every page loads this script; only the compare page has these
-  }
-  var mine = JSON.parse(built.textContent);
+'use strict';
+var FORMAT = 'cost-of-waiting-results';
+var VERSION = 2;
 
-  // Three significant digits, as the book writes numbers.
-  function sig3(x) {
-    if (x === 0 || !isFinite(x)) { return String(x); }
-    var digits = Math.floor(Math.log10(Math.abs(x)));
-    return x.toFixed(Math.min(6, Math.max(0, 2 - digits)));
-  }
+// Three significant digits, as the book writes numbers.
+function sig3(x) {
+  if (x === 0 || !isFinite(x)) { return String(x); }
+  var digits = Math.floor(Math.log10(Math.abs(x)));
+  return x.toFixed(Math.min(6, Math.max(0, 2 - digits)));
+}
 
-  function format(v, unit) {
-    var a = Math.abs(v);
-    if (unit === 'ns') {
-      if (a < 1e3) { return sig3(v) + ' ns'; }
-      if (a < 1e6) { return sig3(v / 1e3) + ' µs'; }
-      if (a < 1e9) { return sig3(v / 1e6) + ' ms'; }
-      return sig3(v / 1e9) + ' s';
-    }
-    if (unit === 'bytes') {
-      var units = ['B', 'KiB', 'MiB', 'GiB'];
-      var i = 0;
-      while (a >= 1024 && i < units.length - 1) { v /= 1024; a /= 1024; i += 1; }
-      return sig3(v) + ' ' + units[i];
-    }
-    if (unit === 'ops/s') { return Number(sig3(v)).toLocaleString('en-US') + ' ops/s'; }
-    return sig3(v);
+function format(v, unit) {
+  var a = Math.abs(v);
+  if (unit === 'ns') {
+    if (a < 1e3) { return sig3(v) + ' ns'; }
+    if (a < 1e6) { return sig3(v / 1e3) + ' µs'; }
+    if (a < 1e9) { return sig3(v / 1e6) + ' ms'; }
+    return sig3(v / 1e9) + ' s';
   }
-
-  function estimate(f) {
-    return format(f.median, f.unit) + ' (' + format(f.lo, f.unit) + '–' + format(f.hi, f.unit) + ')';
+  if (unit === 'bytes') {
+    var units = ['B', 'KiB', 'MiB', 'GiB'];
+    var i = 0;
+    while (a >= 1024 && i < units.length - 1) { v /= 1024; a /= 1024; i += 1; }
+    return sig3(v) + ' ' + units[i];
   }
+  if (unit === 'ops/s') { return Number(sig3(v)).toLocaleString('en-US') + ' ops/s'; }
+  return sig3(v);
+}
 
-  // A clear difference only when the two intervals do not overlap.
-  function differs(a, b) {
-    return a.hi < b.lo || b.hi < a.lo;
-  }
+function estimate(f) {
+  return format(f.median, f.unit) + ' (' + format(f.lo, f.unit) + '–' + format(f.hi, f.unit) + ')';
+}
 
-  function cell(row, text, header) {
-    var c = document.createElement(header ? 'th' : 'td');
-    c.textContent = text;
-    row.appendChild(c);
-  }
+// ANCHOR: rule
+// A clear difference only when the two intervals do not overlap.
+function differs(a, b) {
+  return a.hi < b.lo || b.hi < a.lo;
+}
+// ANCHOR_END: rule
 
-  function paragraph(text) {
+function cell(row, text, header) {
+  var c = document.createElement(header ? 'th' : 'td');
+  c.textContent = text;
+  row.appendChild(c);
+}
+
+// ANCHOR: row
+// One headline figure: this book's, the file's, the ratio of the medians, the verdict.
+function figureRow(name, mine, theirs) {
+  var row = document.createElement('tr');
+  cell(row, name);
+  cell(row, mine ? estimate(mine) : '–');
+  cell(row, theirs ? estimate(theirs) : '–');
+  cell(row, mine && theirs && mine.median > 0 ? sig3(theirs.median / mine.median) + '×' : '–');
+  cell(row, !(mine && theirs) ? 'only in one'
+    : differs(mine, theirs) ? 'beyond both intervals' : 'no clear difference');
+  return row;
+}
+// ANCHOR_END: row
+
+function render(out, mine, theirs, fileName) {
+  var say = function (text) {
     var p = document.createElement('p');
     p.textContent = text;
     out.appendChild(p);
-  }
-
-  function render(theirs, fileName) {
-    out.textContent = '';
-    paragraph('This book: ' + mine.machine + ' (built ' + mine.generated_at + ').');
-    paragraph(fileName + ': ' + theirs.machine + ' (generated ' + theirs.generated_at + ').');
-    var table = document.createElement('table');
-    var head = document.createElement('tr');
-    ['figure', 'this book', fileName, 'file ÷ book', 'difference'].forEach(function (h) {
-      cell(head, h, true);
-    });
-    table.appendChild(head);
-    var names = mine.figures.map(function (f) { return f.name; });
-    theirs.figures.forEach(function (f) {
-      if (names.indexOf(f.name) < 0) { names.push(f.name); }
-    });
-    var find = function (list, name) {
-      return list.filter(function (f) { return f.name === name; })[0];
-    };
-    names.forEach(function (name) {
-      var a = find(mine.figures, name);
-      var b = find(theirs.figures, name);
-      var row = document.createElement('tr');
-      cell(row, name);
-      cell(row, a ? estimate(a) : '–');
-      cell(row, b ? estimate(b) : '–');
-      cell(row, a && b && a.median > 0 ? sig3(b.median / a.median) + '×' : '–');
-      cell(row, !(a && b) ? 'only in one' : differs(a, b) ? 'beyond both intervals' : 'no clear difference');
-      table.appendChild(row);
-    });
-    var wrap = document.createElement('div');
-    wrap.className = 'table-wrapper';
-    wrap.appendChild(table);
-    out.appendChild(wrap);
-  }
-
-  input.addEventListener('change', function () {
-    var file = input.files && input.files[0];
-    if (!file) { return; }
-    var reader = new FileReader();
-    reader.onload = function () {
-      try {
-        var doc = JSON.parse(reader.result);
-        if (doc.format !== FORMAT) {
-          throw new Error(doc.results ? 'it was written by an older version of the book; publish it again'
-            : 'it is not a results file of this book');
-        }
-        if (doc.version !== VERSION) {
-          throw new Error('it has results format ' + doc.version + ', this page reads ' + VERSION);
-        }
-        render(doc, file.name);
-      } catch (e) {
-        out.textContent = 'Cannot compare ' + file.name + ': ' + e.message + '.';
-      }
-    };
-    reader.onerror = function () { out.textContent = 'Cannot read ' + file.name + '.'; };
-    reader.readAsText(file);
+  };
+  out.textContent = '';
+  say('This book: ' + mine.machine + ' (built ' + mine.generated_at + ').');
+  say(fileName + ': ' + theirs.machine + ' (generated ' + theirs.generated_at + ').');
+  var table = document.createElement('table');
+  var head = document.createElement('tr');
+  ['figure', 'this book', fileName, 'file ÷ book', 'difference'].forEach(function (h) {
+    cell(head, h, true);
   });
+  table.appendChild(head);
+  var byName = function (list, name) {
+    return list.filter(function (f) { return f.name === name; })[0];
+  };
+  var names = mine.figures.map(function (f) { return f.name; });
+  theirs.figures.forEach(function (f) {
+    if (names.indexOf(f.name) < 0) { names.push(f.name); }
+  });
+  names.forEach(function (name) {
+    table.appendChild(figureRow(name, byName(mine.figures, name), byName(theirs.figures, name)));
+  });
+  var wrap = document.createElement('div');
+  wrap.className = 'table-wrapper';
+  wrap.appendChild(table);
+  out.appendChild(wrap);
+}
+
+// ANCHOR: read
+// Reads the chosen file here, in the browser, and refuses another format or version.
+function compareFile(file, mine, out) {
+  var reader = new FileReader();
+  reader.onload = function () {
+    try {
+      var doc = JSON.parse(reader.result);
+      if (doc.format !== FORMAT) {
+        throw new Error(doc.results ? 'it was written by an older version of the book; publish it again'
+          : 'it is not a results file of this book');
+      }
+      if (doc.version !== VERSION) {
+        throw new Error('it has results format ' + doc.version + ', this page reads ' + VERSION);
+      }
+      render(out, mine, doc, file.name);
+    } catch (e) {
+      out.textContent = 'Cannot compare ' + file.name + ': ' + e.message + '.';
+    }
+  };
+  reader.onerror = function () { out.textContent = 'Cannot read ' + file.name + '.'; };
+  reader.readAsText(file);
+}
+// ANCHOR_END: read
+
+var input = document.getElementById('cow-compare-file');
+var built = document.getElementById('cow-built-figures');
+var out = document.getElementById('cow-compare-result');
+if (!input || !built || !out) {
+  return; // every page loads this script; only the compare page has these
+}
+var mine = JSON.parse(built.textContent);
+input.addEventListener('change', function () {
+  if (input.files && input.files[0]) { compareFile(input.files[0], mine, out); }
+});
 }());

@@ -206,6 +206,44 @@ fn cgroup_file(controller: &str, file: &str) -> Option<u64> {
     None
 }
 
+/// A cgroup limit in the words every page uses: a number, `unlimited` (the file says
+/// `max`, or a v1 value so large it means the same), `no limit set` (no such file for
+/// this process), or `not readable` (the file is there but cannot be read).
+pub fn cgroup_limit_text(controller: &str, files: &[&str], fmt: fn(u64) -> String) -> String {
+    let Some(cgroups) = read_trim("/proc/self/cgroup") else {
+        return "no limit set".into();
+    };
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let folder = if ctrls.is_empty() {
+            format!("/sys/fs/cgroup{path}")
+        } else if ctrls.split(',').any(|c| c == controller) {
+            format!("/sys/fs/cgroup/{controller}{path}")
+        } else {
+            continue;
+        };
+        for file in files {
+            let p = Path::new(&folder).join(file);
+            if !p.exists() {
+                continue;
+            }
+            return match read_trim(&p) {
+                Some(v) if v == "max" => "unlimited".into(),
+                Some(v) => match v.parse::<u64>() {
+                    Ok(x) if x >= (1u64 << 60) => "unlimited".into(),
+                    Ok(x) => fmt(x),
+                    Err(_) => "not readable".into(),
+                },
+                None => "not readable".into(),
+            };
+        }
+    }
+    "no limit set".into()
+}
+
 impl Limits {
     pub fn current() -> Limits {
         #[allow(unused_mut)]
@@ -354,13 +392,19 @@ pub fn facts() -> Vec<Fact> {
         ),
         fact(
             "cgroup pids.max",
-            num(l.cgroup_pids_max),
-            "threads this container may have; empty when unlimited or unreadable",
+            Some(cgroup_limit_text("pids", &["pids.max"], |x| {
+                crate::render::fmt_count(x)
+            })),
+            "threads this cgroup may have in all",
         ),
         fact(
             "cgroup memory limit",
-            bytes(l.cgroup_memory_max),
-            "empty when unlimited or unreadable",
+            Some(cgroup_limit_text(
+                "memory",
+                &["memory.max", "memory.limit_in_bytes"],
+                |x| crate::render::fmt_bytes(x as f64),
+            )),
+            "memory this cgroup may use in all",
         ),
         fact(
             "vm.max_map_count",

@@ -271,12 +271,7 @@ impl Watch {
 
     /// The round's noise, given the measured process's usage during the round (and the
     /// watcher's own CPU time, which is not "other processes").
-    pub fn finish(
-        self,
-        measured: Option<Usage>,
-        own_cpu_s: f64,
-        migrations: Option<u64>,
-    ) -> Noise {
+    pub fn finish(self, measured: Option<Usage>, own_cpu_s: f64, migrations: Option<u64>) -> Noise {
         let wall_s = self.started.elapsed().as_secs_f64();
         let end = system_times();
         let (steal, others_busy) = match (self.start, end) {

@@ -530,6 +530,12 @@ pub fn noise_summary(r: &Record) -> String {
 
 /// The one line under every live table and plot that says where its numbers come from.
 pub fn provenance_line(r: &Record) -> String {
+    provenance_line_of(r, None)
+}
+
+/// [`provenance_line`], opened by a label saying which result it is (for pages that
+/// draw on several).
+pub fn provenance_line_of(r: &Record, label: Option<&str>) -> String {
     let m = &r.provenance.machine;
     // Names only: the units are in `list` and in the chapter (`gap_ms = 10 ms` said it twice).
     let mut params: Vec<String> = r
@@ -547,7 +553,8 @@ pub fn provenance_line(r: &Record) -> String {
         format!(" ({})", params.join(", "))
     };
     let text = format!(
-        "Measured on {} · {} build · profile {}{} · {} rounds, {}, intervals {} over rounds · {} · {} · took {}",
+        "{}easured on {} · {} build · profile {}{} · {} rounds, {}, intervals {} over rounds · {} · {} · took {}",
+        label.map_or_else(|| "M".to_string(), |l| format!("{l}: m")),
         machine_line(m),
         r.build,
         r.profile.name(),

@@ -6,7 +6,7 @@
 
 use all_results::{CHAPTERS, all_shown, records};
 use harness::render::{
-    Better, Table, compare_sentence, escape_html, fmt_estimate, provenance_line,
+    Better, Table, compare_sentence, escape_html, fmt_estimate, provenance_line_of,
 };
 use harness::stats::{Verdict, verdict};
 use harness::{Figure, Profile, Record};
@@ -130,7 +130,8 @@ impl<'a> Guide<'a> {
             ));
         }
         for r in used {
-            out.push_str(&provenance_line(r));
+            let label = format!("{} / {}", r.chapter, r.experiment);
+            out.push_str(&provenance_line_of(r, Some(&label)));
         }
         out
     }
@@ -208,7 +209,7 @@ pub fn handoffs(g: &Guide) -> String {
         vec![
             g.compare(
                 "async-current-socket-per-hop",
-                "a hop between async tasks",
+                "a hop between async tasks on tokio's current-thread runtime",
                 "threads-per-hop",
                 "a hop between threads",
                 Better::Lower,
@@ -249,9 +250,9 @@ pub fn sleeps(g: &Guide) -> String {
             ),
             g.compare(
                 "sched-yield",
-                "a yield",
+                "a `sched_yield`",
                 "nanosleep-1ns-slack-1ns",
-                "the shortest sleep",
+                "a 1 ns `nanosleep` with 1 ns of timer slack",
                 Better::Lower,
             ),
         ],
