@@ -243,6 +243,23 @@ pub fn compare_sentence(
     format!("{decided}{short}")
 }
 
+/// Findings as a Markdown list, one sentence each, capitalised and closed with a full
+/// stop: what a chapter's `findings` view prints.
+pub fn findings<S: AsRef<str>>(sentences: impl IntoIterator<Item = S>) -> String {
+    sentences
+        .into_iter()
+        .map(|s| {
+            let s = s.as_ref().trim_end_matches('.');
+            let mut c = s.chars();
+            let first: String = c
+                .next()
+                .map(|f| f.to_uppercase().collect())
+                .unwrap_or_default();
+            format!("- {first}{}.\n", c.as_str())
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
     Left,
@@ -726,6 +743,15 @@ mod tests {
         assert!(s.starts_with("there is no clear difference"), "{s}");
         let s = compare_sentence(("deadline", &slow), ("naive", &fast), None, Better::Higher);
         assert!(s.starts_with("deadline is higher than naive"), "{s}");
+    }
+
+    #[test]
+    fn findings_are_sentences() {
+        assert_eq!(
+            findings(["there is no clear difference.", "a is faster"]),
+            "- There is no clear difference.\n- A is faster.\n"
+        );
+        assert_eq!(findings(Vec::<String>::new()), "");
     }
 
     #[test]

@@ -293,11 +293,16 @@ pub fn measure(req: &Request) -> Result<Record, String> {
         ),
     };
     bar.finish_and_clear();
+    Ok(record_of(req, values, rounds, start.elapsed()))
+}
+
+/// The record of a run of rounds.
+fn record_of(req: &Request, params: Vec<ParamValue>, rounds: Rounds, took: Duration) -> Record {
     let (measured_at, measured_unix) = utc_now();
-    Ok(Record {
+    Record {
         format: FORMAT,
         chapter: req.chapter.name.into(),
-        experiment: exp.name().into(),
+        experiment: req.experiment.name().into(),
         key: req.chapter.key.into(),
         profile: req.profile,
         build: req.chapter.build.into(),
@@ -306,14 +311,36 @@ pub fn measure(req: &Request) -> Result<Record, String> {
             measured_at,
             measured_unix,
         },
-        params: values,
+        params,
         details: rounds.details,
-        isolation: exp.isolation().describe(),
+        isolation: req.experiment.isolation().describe(),
         status: rounds.status,
         notes: rounds.notes,
-        wall_s: start.elapsed().as_secs_f64(),
+        wall_s: took.as_secs_f64(),
         rounds: rounds.rounds,
-    })
+    }
+}
+
+/// Exactly `rounds` rounds of an experiment in this process, as a record: for tests
+/// that render a chapter's views from real rounds without worker processes. The
+/// budget's time is `bound`; a round that fails ends the run, as in [`run_rounds`].
+pub fn rounds_in_process(req: &Request, rounds: u32, bound: Duration) -> Result<Record, String> {
+    let exp = req.experiment;
+    let values = params::resolve(exp.name(), exp.params(), req.profile, req.overrides)?;
+    let budget = Budget {
+        time: bound,
+        min_rounds: rounds,
+        max_rounds: rounds,
+        target: 0.0,
+    };
+    let start = Instant::now();
+    let mut exec = InProcess {
+        experiment: exp,
+        profile: req.profile,
+        params: values.clone(),
+    };
+    let run = run_rounds(budget, &mut exec, |_| {});
+    Ok(record_of(req, values, run, start.elapsed()))
 }
 
 fn progress_bar(label: &str, budget: Budget) -> indicatif::ProgressBar {
@@ -414,6 +441,26 @@ mod tests {
                 noise: Noise::default(),
             }
         }
+    }
+
+    #[test]
+    fn rounds_in_this_process_make_a_record() {
+        let r = rounds_in_process(
+            &Request {
+                chapter: &crate::fixture::CHAPTER,
+                experiment: &crate::fixture::OK,
+                profile: Profile::Quick,
+                overrides: &[Override::parse("n=7").unwrap()],
+                mode: Mode::InProcess,
+            },
+            4,
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!((r.rounds.len(), r.status.clone()), (4, Status::Ok));
+        assert_eq!(r.param("n"), Some(7.0));
+        assert_eq!(r.estimate("steady").unwrap().median, 1007.0);
+        assert_eq!(r.chapter, "fixture");
     }
 
     #[test]
