@@ -27,7 +27,11 @@ const RUN_BOUND_MS: Param = Param::int("run_bound_ms", 100, 600_000)
 const LARGEST: Param = Param::int("largest_timeouts", 1, 1_000_000)
     .defaults(1_000, 30_000)
     .unit("timeouts")
-    .about("the largest N of the sweep, which runs N = 1, 10, 100, … up to it");
+    .about("the largest N of the sweep, which runs N = 1, step, step², … up to it");
+const STEP: Param = Param::int("step", 2, 1_000_000)
+    .defaults(1_000, 10)
+    .unit("times the last N")
+    .about("the factor between one N of the sweep and the next (quick runs only N = 1 and the largest, so that six rounds fit its budget)");
 const CHECKS: Param = Param::int("checks", 1, 1_000)
     .defaults(2, 10)
     .unit("per round")
@@ -44,11 +48,11 @@ pub static DESIGNS: Experiment<DesignsRound> = Experiment::new(
 
 pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     "sweep",
-    "N = 1, 10, 100, … timeouts per design and runtime flavour",
+    "N = 1, step, step², … timeouts per design and runtime flavour (quick: 1 and 1,000)",
     sweep,
     SweepRound::readings,
 )
-.params(&[LARGEST, TIMEOUT_MS, RUN_BOUND_MS])
+.params(&[LARGEST, STEP, TIMEOUT_MS, RUN_BOUND_MS])
 .budget(|p| p.pick(Budget::quick(5), Budget::full(55, 10)));
 
 pub static UNIT_CHECK: Experiment<UnitRound> = Experiment::new(
@@ -321,9 +325,11 @@ fn designs(ctx: &mut Ctx) -> anyhow::Result<DesignsRound> {
     })
 }
 
-/// N = 1, 10, 100, … up to `largest` (and `largest` itself if it is no power of ten).
-pub fn sizes(largest: usize) -> Vec<usize> {
-    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(10))
+/// N = 1, step, step², … up to `largest` (and `largest` itself if it is no power of
+/// `step`).
+pub fn sizes(largest: usize, step: usize) -> Vec<usize> {
+    let step = step.max(2);
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(step))
         .take_while(|n| *n <= largest)
         .collect();
     if v.last() != Some(&largest) {
@@ -333,7 +339,7 @@ pub fn sizes(largest: usize) -> Vec<usize> {
 }
 
 fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
-    let sizes = sizes(ctx.count(&LARGEST));
+    let sizes = sizes(ctx.count(&LARGEST), ctx.count(&STEP));
     let mut specs = Vec::new();
     for &n in &sizes {
         for flavour in Flavour::ALL {

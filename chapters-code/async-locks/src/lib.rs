@@ -40,18 +40,18 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             &DESIGNS,
             "2: tokio mutex, channel(1) · multi-thread",
         )
-        .params(&["timeouts"])
-        .about("design 2 (tokio mutex, channel of capacity 1), multi-thread runtime: median lateness of a timeout past its own deadline"),
+        .params(&["timeouts", "timeout_ms"])
+        .about("design 2 (tokio mutex, channel of capacity 1), multi-thread runtime: lateness of a timeout past its own deadline, the median over rounds of each round's median"),
         Headline::new("fix-multi-thread-lateness-p50", &DESIGNS, "fix · multi-thread")
-            .params(&["timeouts"])
-            .about("the chapter's fix (own deadline in the message, channel with room for all), multi-thread runtime: median lateness"),
+            .params(&["timeouts", "timeout_ms"])
+            .about("the chapter's fix (own deadline in the message, channel with room for all), multi-thread runtime: lateness, the median over rounds of each round's median"),
         Headline::new(
             "std-mutex-multi-thread-lateness-p50",
             &DESIGNS,
             "1: std mutex, task each · multi-thread",
         )
-        .params(&["timeouts"])
-        .about("design 1 as re-created (std mutex, synchronous callback in a task per timeout), multi-thread runtime: median lateness"),
+        .params(&["timeouts", "timeout_ms"])
+        .about("design 1 as re-created (std mutex, synchronous callback in a task per timeout), multi-thread runtime: lateness, the median over rounds of each round's median"),
     ],
 );
 
