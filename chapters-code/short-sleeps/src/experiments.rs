@@ -2,18 +2,18 @@
 //! value per variant each round is summarised by.
 //!
 //! - `calls`: one round is one loop of every (variant, slack) cell, in the round's
-//!   rotated order — the write-up's interleaved repetitions, one repetition per round,
-//!   each round in a fresh process. The round's reading for a cell is that loop's time
-//!   per call.
-//! - `sweep`: one round is a batch of single sleeps at every (request, way of sleeping)
-//!   point, rotated the same way; the round's reading for a point is the median of how
-//!   late its sleeps ended.
+//!   order (a row of a balanced Latin square, `Ctx::rotated`) — the write-up's
+//!   interleaved repetitions, one repetition per round, each round in a fresh
+//!   process. The round's reading for a cell is that loop's time per call.
+//! - `sweep`: one round is a batch of single sleeps at every (request, way of
+//!   sleeping) point, ordered the same way; the round's reading for a point is the
+//!   median of how late its sleeps ended (its key ends in `late by`).
 
 use crate::{
-    Call, Mode, Sample, Slack, Timed, VARIANTS, Variant, bounded_loop, calibrate_margin,
+    Batch, Call, Mode, Sample, Slack, VARIANTS, Variant, bounded_loop, calibrate_margin,
     fmt_request, key, sweep_count, sweep_requests, timed_sleeps, unsupported_here, with_slack,
 };
-use harness::render::{fmt_count, fmt_ns};
+use harness::render::fmt_count;
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -49,7 +49,7 @@ pub const POINT_MS: Param = Param::int("point_ms", 1, 60_000)
 
 pub static CALLS_EXP: Experiment<CallsRound> = Experiment::new(
     "calls",
-    "one loop of sleep(0), sleep(1 ns), yields and timers per round, each slack setting, rotated",
+    "time per call of sleep(0), sleep(1 ns), yields and timers, with each timer slack: one loop of each per round",
     calls_round,
     CallsRound::readings,
 )
@@ -58,7 +58,7 @@ pub static CALLS_EXP: Experiment<CallsRound> = Experiment::new(
 
 pub static SWEEP_EXP: Experiment<SweepRound> = Experiment::new(
     "sweep",
-    "requested vs actual length of single sleeps from 1 µs to 10 ms, four ways, rotated",
+    "how late single sleeps of 1 µs to 10 ms end (actual minus requested length), four ways of sleeping",
     sweep_round,
     SweepRound::readings,
 )
@@ -125,8 +125,9 @@ pub fn plan() -> Vec<(Variant, Slack)> {
 }
 
 // ANCHOR: calls_round
-/// One round: one loop of every (variant, slack) cell, in this round's rotated order,
-/// so that across rounds every cell takes every position, from first to last.
+/// One round: one loop of every (variant, slack) cell, in this round's order (a row
+/// of a balanced Latin square), so that no cell keeps the same place from round to
+/// round.
 fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
     let (fast, slow) = (ctx.int(&CALLS) as u32, ctx.int(&SLOW_CALLS) as u32);
     let low = ctx.int(&LOW_SLACK_NS);
@@ -218,8 +219,11 @@ pub struct Point {
     pub late: Dist,
     /// This round's exact median lateness: the value the round contributes.
     pub late_p50_ns: Option<f64>,
-    /// This round's mean CPU time of the measuring thread per sleep.
+    /// The measuring thread's CPU time over this round's batch, per sleep.
     pub cpu_ns: Option<f64>,
+    /// The hybrid sleeper's mean spin per sleep in this round (hybrid only).
+    #[serde(default)]
+    pub spun_ns: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -231,10 +235,15 @@ pub struct SweepRound {
     pub points: Vec<Point>,
 }
 
-/// The key of a sweep reading: `thread::sleep · 20 µs`.
-pub fn sweep_key(mode: Mode, request_ns: f64, low_slack_ns: u64) -> String {
+/// A sweep point as notes name it: `thread::sleep · 20 µs`.
+pub fn point_label(mode: Mode, request_ns: f64, low_slack_ns: u64) -> String {
     let request = Duration::from_nanos(request_ns as u64);
     format!("{} · {}", mode.label(low_slack_ns), fmt_request(request))
+}
+
+/// The key of a sweep reading, which is a lateness: `thread::sleep · 20 µs · late by`.
+pub fn sweep_key(mode: Mode, request_ns: f64, low_slack_ns: u64) -> String {
+    format!("{} · late by", point_label(mode, request_ns, low_slack_ns))
 }
 
 impl SweepRound {
@@ -262,11 +271,8 @@ fn sweep_round(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
     let bound = Duration::from_millis(ctx.int(&BOUND_MS));
     let low = ctx.int(&LOW_SLACK_NS);
     let thread_slack_ns = read_slack(ctx);
+    // Stored per round; the views show the median over rounds.
     let margin = calibrate_margin();
-    ctx.detail(
-        "hybrid margin (first round)",
-        fmt_ns(margin.as_nanos() as f64),
-    );
     let cells: Vec<(Duration, Mode)> = sweep_requests()
         .into_iter()
         .flat_map(|r| Mode::available().iter().map(move |m| (r, *m)))
@@ -287,15 +293,15 @@ fn sweep_round(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
         };
         match timed {
             Ok(t) => {
-                let label = sweep_key(mode, request.as_nanos() as f64, low);
-                if t.len() < count {
+                let label = point_label(mode, request.as_nanos() as f64, low);
+                if t.sleeps.len() < count {
                     ctx.note(
                         NoteKind::Limit,
                         format!(
                             "{label}: {} sleeps would have taken longer than the bound \
                              (bound_ms, or the time left), so the point has {} in a round",
                             fmt_count(count as u64),
-                            fmt_count(t.len() as u64)
+                            fmt_count(t.sleeps.len() as u64)
                         ),
                     );
                 }
@@ -316,26 +322,30 @@ fn sweep_round(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
 }
 
 impl Point {
-    fn new(mode: Mode, request: Duration, timed: &[Timed]) -> Option<Point> {
+    fn new(mode: Mode, request: Duration, batch: &Batch) -> Option<Point> {
         let request_ns = request.as_nanos() as f64;
-        let mut late: Vec<f64> = timed
+        let mut late: Vec<f64> = batch
+            .sleeps
             .iter()
             .map(|t| t.actual.as_nanos() as f64 - request_ns)
             .collect();
         if late.is_empty() {
             return None;
         }
+        let n = late.len() as f64;
         late.sort_by(f64::total_cmp);
-        let cpu: Option<Vec<f64>> = timed
+        let spun: Option<Vec<f64>> = batch
+            .sleeps
             .iter()
-            .map(|t| t.cpu.map(|c| c.as_nanos() as f64))
+            .map(|t| t.spun.map(|d| d.as_nanos() as f64))
             .collect();
         Some(Point {
             mode,
             request_ns,
             late_p50_ns: Some(harness::stats::median_sorted(&late)),
             late: Dist::from_samples(late),
-            cpu_ns: cpu.map(|c| c.iter().sum::<f64>() / c.len() as f64),
+            cpu_ns: batch.cpu.map(|c| c.as_nanos() as f64 / n),
+            spun_ns: spun.map(|s| s.iter().sum::<f64>() / n),
         })
     }
 }

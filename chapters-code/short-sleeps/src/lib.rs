@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [CALLS_EXP, SWEEP_EXP],
     views: [
-        views::CALLS, views::SLACK, views::FINDINGS, views::REFERENCE, views::REFERENCE_YOURS,
+        views::CALLS, views::SLACK, views::FINDINGS, views::REFERENCE,
         views::SWEEP_PLOT, views::SWEEP_TABLE, views::SWEEP_TAILS, views::SWEEP_CPU,
     ],
     headlines: [
@@ -59,57 +59,61 @@ pub struct Sample {
     pub involuntary: Option<f64>,
 }
 
-/// Counters read just before a loop starts.
-pub struct Before {
-    cpu: Option<Duration>,
+// ANCHOR: bracket
+/// The readings around one loop, nested so that the wall-clock interval holds the
+/// CPU-time interval: the context-switch counters (`getrusage`, the slowest read)
+/// outside both, then the monotonic clock, then the thread's CPU clock, and after the
+/// loop the same in reverse. A thread cannot run longer than the wall-clock time
+/// around it, so CPU per call never exceeds time per call.
+pub struct Bracket {
     switches: Option<(u64, u64)>,
     start: Instant,
+    cpu: Option<Duration>,
 }
 
-impl Before {
-    pub fn now() -> Before {
-        let cpu = harness::thread_cpu_time();
+impl Bracket {
+    pub fn open() -> Bracket {
         let switches = os::context_switches();
-        Before {
-            cpu,
+        let start = Instant::now();
+        let cpu = harness::thread_cpu_time();
+        Bracket {
             switches,
-            start: Instant::now(),
+            start,
+            cpu,
         }
     }
 
-    /// The per-call sample of a loop of `calls` that ran for `elapsed`.
-    pub fn sample(self, calls: u32, elapsed: Duration) -> Sample {
-        let n = f64::from(calls.max(1));
-        let cpu_after = harness::thread_cpu_time();
-        let switches_after = os::context_switches();
-        let per = |v: f64| v / n;
-        let switches = self.switches.zip(switches_after);
+    /// Closes the bracket around a loop of `calls` calls: its cost per call.
+    pub fn close(self, calls: u32) -> Sample {
+        let cpu = harness::thread_cpu_time();
+        let elapsed = self.start.elapsed();
+        let switches = os::context_switches();
+        let per = |v: f64| v / f64::from(calls.max(1));
+        let both = self.switches.zip(switches);
         Sample {
             calls,
             ns: per(elapsed.as_nanos() as f64),
-            cpu_ns: self
-                .cpu
-                .zip(cpu_after)
-                .map(|(a, b)| per(b.saturating_sub(a).as_nanos() as f64)),
-            voluntary: switches.map(|(a, b)| per(b.0.saturating_sub(a.0) as f64)),
-            involuntary: switches.map(|(a, b)| per(b.1.saturating_sub(a.1) as f64)),
+            cpu_ns: (self.cpu.zip(cpu)).map(|(a, b)| per(b.saturating_sub(a).as_nanos() as f64)),
+            voluntary: both.map(|(a, b)| per(b.0.saturating_sub(a.0) as f64)),
+            involuntary: both.map(|(a, b)| per(b.1.saturating_sub(a.1) as f64)),
         }
     }
 }
+// ANCHOR_END: bracket
 
 // ANCHOR: per_call
 /// Calls `call` `calls` times back to back and returns the cost per call. The loop is
 /// the write-up's: the only other work is an xor the optimiser must keep.
 pub fn per_call(calls: u32, mut call: impl FnMut() -> io::Result<()>) -> io::Result<Sample> {
-    let before = Before::now();
+    let bracket = Bracket::open();
     let mut guard = 0u32;
     for i in 0..calls {
         call()?;
         guard ^= black_box(i);
     }
-    let elapsed = before.start.elapsed();
+    let sample = bracket.close(calls);
     black_box(guard);
-    Ok(before.sample(calls, elapsed))
+    Ok(sample)
 }
 // ANCHOR_END: per_call
 
@@ -121,12 +125,11 @@ pub fn tokio_sleep(calls: u32, request: Duration) -> io::Result<Sample> {
         .enable_time()
         .build()?;
     Ok(rt.block_on(async {
-        let before = Before::now();
+        let bracket = Bracket::open();
         for _ in 0..calls {
             tokio::time::sleep(request).await;
         }
-        let elapsed = before.start.elapsed();
-        before.sample(calls, elapsed)
+        bracket.close(calls)
     }))
 }
 // ANCHOR_END: tokio_sleep
@@ -514,15 +517,19 @@ pub fn bounded_loop(
 // ANCHOR: hybrid
 /// Sleeps natively until `margin` before the deadline, then spins the rest, yielding
 /// the CPU on each turn (the idea behind the `spin_sleep` crate). Accurate, at the
-/// price of the CPU time the spinning burns.
-pub fn hybrid_sleep(request: Duration, margin: Duration) {
+/// price of the CPU time the spinning burns, as long as the native sleep wakes within
+/// the margin. Returns how long it spun: the whole request when that is no longer
+/// than the margin, nothing when the native sleep woke after the deadline.
+pub fn hybrid_sleep(request: Duration, margin: Duration) -> Duration {
     let deadline = Instant::now() + request;
     if request > margin {
         std::thread::sleep(request - margin);
     }
+    let woke = Instant::now();
     while Instant::now() < deadline {
         std::thread::yield_now();
     }
+    deadline.saturating_duration_since(woke)
 }
 // ANCHOR_END: hybrid
 
@@ -580,46 +587,60 @@ impl Mode {
     }
 }
 
-/// One timed sleep: how long it really took, and the CPU time the thread used in it.
+/// One timed sleep: how long it really took, and for the hybrid sleeper how long it
+/// spun.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Timed {
     pub actual: Duration,
+    pub spun: Option<Duration>,
+}
+
+/// A batch of timed sleeps, with the CPU time the thread used over the whole batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    pub sleeps: Vec<Timed>,
     pub cpu: Option<Duration>,
 }
 
 // ANCHOR: one_sleep
 /// Times single sleeps of `request` in `mode`, `count` of them or as many as fit
-/// before `until`. The caller sets the thread's slack for [`Mode::SleepLowSlack`].
+/// before `until`. The thread's CPU time is read around the whole batch, so that its
+/// own reading costs nothing per sleep. The caller sets the thread's slack for
+/// [`Mode::SleepLowSlack`].
 pub fn timed_sleeps(
     mode: Mode,
     request: Duration,
     margin: Duration,
     count: usize,
     until: Instant,
-) -> io::Result<Vec<Timed>> {
+) -> io::Result<Batch> {
     #[cfg(target_os = "linux")]
     let timer = os::TimerFd::new()?;
-    let mut out = Vec::with_capacity(count);
-    while out.len() < count && Instant::now() < until {
-        let cpu0 = harness::thread_cpu_time();
+    let mut sleeps = Vec::with_capacity(count);
+    let cpu0 = harness::thread_cpu_time();
+    while sleeps.len() < count && Instant::now() < until {
         let start = Instant::now();
-        match mode {
-            Mode::Sleep | Mode::SleepLowSlack => std::thread::sleep(request),
-            Mode::Hybrid => hybrid_sleep(request, margin),
+        let spun = match mode {
+            Mode::Sleep | Mode::SleepLowSlack => {
+                std::thread::sleep(request);
+                None
+            }
+            Mode::Hybrid => Some(hybrid_sleep(request, margin)),
             #[cfg(target_os = "linux")]
             Mode::TimerFd => {
                 timer.set_oneshot(request)?;
                 timer.wait()?;
+                None
             }
             #[cfg(not(target_os = "linux"))]
             Mode::TimerFd => return Err(io::ErrorKind::Unsupported.into()),
-        }
+        };
         let actual = start.elapsed();
-        let cpu = cpu0.zip(harness::thread_cpu_time());
-        let cpu = cpu.map(|(a, b)| b.saturating_sub(a));
-        out.push(Timed { actual, cpu });
+        sleeps.push(Timed { actual, spun });
     }
-    Ok(out)
+    let cpu = cpu0.zip(harness::thread_cpu_time());
+    let cpu = cpu.map(|(a, b)| b.saturating_sub(a));
+    Ok(Batch { sleeps, cpu })
 }
 // ANCHOR_END: one_sleep
 

@@ -9,7 +9,7 @@ use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::{self, RefMachine, Source};
 use harness::render::{
     Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate,
-    fmt_ratio_estimate,
+    fmt_ratio_estimate, sig3,
 };
 use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
@@ -20,8 +20,6 @@ pub static SLACK: View<CallsRound> = View::table("slack", &CALLS_EXP, slack_tabl
 pub static FINDINGS: View<CallsRound> = View::table("findings", &CALLS_EXP, findings).brief();
 pub static REFERENCE: View<CallsRound> =
     View::table("reference", &CALLS_EXP, reference_table).brief();
-pub static REFERENCE_YOURS: View<CallsRound> =
-    View::table("reference-yours", &CALLS_EXP, reference_yours_table).brief();
 pub static SWEEP_PLOT: View<SweepRound> = View::plot("sweep", &SWEEP_EXP, sweep_plot);
 pub static SWEEP_TABLE: View<SweepRound> = View::table("sweep", &SWEEP_EXP, sweep_table).brief();
 pub static SWEEP_TAILS: View<SweepRound> =
@@ -99,9 +97,12 @@ fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         "{}\nEach round times one loop of every call: {} calls per loop, {} for the calls \
          that take milliseconds (the 1 ms sleeps and tokio's). *Time per call* and *CPU per \
          call* (the measuring thread's own CPU time) are medians over the {} rounds, with \
-         their 95 % intervals in brackets. *Blocked* and *preempted* are the thread's \
-         voluntary and involuntary context switches per call (`getrusage`), medians over the \
-         rounds: a call that really slept blocked about once.\n",
+         95 % confidence intervals for this machine's medians in brackets. Both come from \
+         one bracket around the loop, the CPU clock read inside the wall clock, so that they \
+         cover the same calls and CPU per call cannot exceed time per call. *Blocked* and \
+         *preempted* are the thread's voluntary and involuntary context switches per call \
+         (`getrusage`, read outside both clocks), medians over the rounds: a call that \
+         really slept blocked about once.\n",
         t.to_markdown(),
         param_count(r, "calls"),
         param_count(r, "slow_calls"),
@@ -311,12 +312,21 @@ pub fn this_os() -> Option<(&'static str, &'static str)> {
     }
 }
 
+/// A value of theirs: as published where it was published per call (whole
+/// nanoseconds), and to three significant digits where we divided a per-loop value.
 fn fmt_ref(v: Option<&RefValue>) -> String {
     v.map_or_else(
         || "–".into(),
-        |v| {
-            let (m, ci) = v.per_call();
-            format!("{} ± {}", fmt_ns(m), fmt_ns(ci))
+        |v| match v.per {
+            Some(_) => {
+                let (m, ci) = v.per_call();
+                format!("{} ± {}", sig3(m), sig3(ci))
+            }
+            None => format!(
+                "{} ± {}",
+                fmt_count(v.mean.round() as u64),
+                fmt_count(v.ci.round() as u64)
+            ),
         },
     )
 }
@@ -326,72 +336,57 @@ fn ref_attribution(refs: &RefData) -> String {
     reference::attribution(&refs.source, &machines)
 }
 
-/// The write-up's per-call numbers on its three systems, as published.
-fn reference_table(_: &Results<CallsRound>) -> anyhow::Result<String> {
+/// The write-up's per-call numbers on its three systems, as published, and beside
+/// them the reader's median for the same call where this system has it.
+fn reference_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
     let refs = reference_data()?;
-    let mut t = Table::new(["call (theirs)", "Windows 10", "Linux 4.1", "OS X 10.10"]);
+    let mut t = Table::new([
+        "call",
+        "Windows 10 (ns)",
+        "Linux 4.1 (ns)",
+        "OS X 10.10 (ns)",
+        "yours",
+    ]);
     for row in &refs.rows {
+        let yours = VARIANTS
+            .iter()
+            .find(|v| v.id == row.id)
+            .and_then(|v| r.estimate(&v.call.name()));
         t.row([
             row.label.clone(),
             fmt_ref(row.windows.as_ref()),
             fmt_ref(row.linux.as_ref()),
             fmt_ref(row.macos.as_ref()),
-        ]);
-    }
-    Ok(format!(
-        "{}\n{} Each cell is the write-up's value for one call ± the half-width of the 99.9 % \
-         confidence interval it gives; that the value is a mean over its repetitions is our \
-         reading (the write-up does not say how it computed the value or the interval). It \
-         published the empty loop and some zero-length sleeps per loop of 3,000 calls; those \
-         are divided by 3,000 here (our division). A dash: not measured on that system.\n",
-        t.to_markdown(),
-        ref_attribution(&refs)
-    ))
-}
-
-/// Theirs on the reader's OS beside the reader's median, and our ratio of the two.
-fn reference_yours_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
-    let refs = reference_data()?;
-    let Some((os, os_name)) = this_os() else {
-        return Ok(
-            "The write-up measured Windows, Linux and OS X; this system is none of \
-                   them, so there is nothing of theirs to set beside yours.\n"
-                .into(),
-        );
-    };
-    let mut t = Table::new([
-        "call".to_string(),
-        format!("theirs, {os_name}"),
-        "yours".to_string(),
-        "yours ÷ theirs".to_string(),
-    ]);
-    for row in &refs.rows {
-        let (Some(theirs), Some(v)) = (row.on(os), VARIANTS.iter().find(|v| v.id == row.id)) else {
-            continue;
-        };
-        let yours = r.estimate(&v.call.name());
-        let (their_ns, _) = theirs.per_call();
-        let ratio = yours.filter(|_| their_ns > 0.0).map_or_else(
-            || "–".into(),
-            |e| fmt_ratio_estimate(&e.scaled(1.0 / their_ns)),
-        );
-        t.row([
-            v.call.name(),
-            fmt_ref(Some(theirs)),
             fmt_opt_estimate(yours, Unit::Nanos),
-            ratio,
         ]);
     }
-    anyhow::ensure!(
-        !t.is_empty(),
-        "no call here matches one the write-up measured"
+    let compare = this_os().map_or_else(
+        || {
+            "The write-up measured none of this system's kind, so no column of theirs \
+            matches yours."
+                .to_string()
+        },
+        |(_, name)| {
+            format!(
+                "Set *yours* beside the {name} column, the write-up's system of the same \
+                 kind; the difference mixes hardware, kernel and compiler, so read it as \
+                 what changed, not as a score."
+            )
+        },
     );
     Ok(format!(
-        "{}\n*Theirs* as in the table above (per call, ± the half-width of their 99.9 % \
-         interval). *Yours*: the median over rounds with its 95 % interval, with the thread's \
-         own slack. *Yours ÷ theirs* is our division of your median and interval by their \
-         value: it mixes differences of hardware, kernel and compiler.\n",
-        t.to_markdown()
+        "{}\n{} The first three columns are the write-up's: its value for one call ± the \
+         half-width of the 99.9 % confidence interval it gives, in nanoseconds; that the value is a mean over \
+         its repetitions is our reading (the write-up does not say how it computed the value \
+         or the interval). It published the empty loop and some zero-length sleeps per loop \
+         of 3,000 calls; those are divided by 3,000 here (our division, to three significant \
+         digits), and the rest stand as published. *sleep_for* is the \
+         C++ call it measured, *thread::sleep* the Rust call measured here. *Yours* is this \
+         machine's median over rounds with its 95 % confidence interval, with the thread's own \
+         slack (the line below says how it was measured). {compare} A dash: not measured on \
+         that system.\n",
+        t.to_markdown(),
+        ref_attribution(&refs)
     ))
 }
 
@@ -430,6 +425,26 @@ fn request_label(ns: f64) -> String {
     fmt_request(std::time::Duration::from_nanos(ns as u64))
 }
 
+/// A way of sleeping as a column header: short, with [`legend`] to explain it.
+fn column(m: Mode, low: u64) -> String {
+    match m {
+        Mode::SleepLowSlack => format!("slack {}", fmt_slack(low)),
+        m => m.label(low),
+    }
+}
+
+/// The sentence that explains the short column headers of the sweep's tables.
+fn legend(modes: &[Mode], low: u64) -> String {
+    if modes.contains(&Mode::SleepLowSlack) {
+        format!(
+            "*Slack {}* is `thread::sleep` after `prctl(PR_SET_TIMERSLACK, {low})`.",
+            fmt_slack(low)
+        )
+    } else {
+        String::new()
+    }
+}
+
 /// Median lateness per round against the request, with the intervals as bars.
 fn sweep_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let low = low_slack(r);
@@ -456,7 +471,7 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let modes = sweep_modes(r);
     anyhow::ensure!(!modes.is_empty(), "no way of sleeping has a result");
     let mut headers = vec!["requested".to_string()];
-    headers.extend(modes.iter().map(|m| m.label(low)));
+    headers.extend(modes.iter().map(|m| column(*m, low)));
     let mut t = Table::new(headers);
     for q in request_ns() {
         let mut row = vec![request_label(q)];
@@ -470,9 +485,10 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nHow late each sleep ended (actual − requested): in each round, the median over \
          that round's sleeps of one length; in the table, the median over the {} rounds with \
-         its 95 % interval.\n",
+         a 95 % confidence interval for this machine's median. {}\n",
         t.to_markdown(),
-        r.rounds.len()
+        r.rounds.len(),
+        legend(&modes, low)
     ))
 }
 
@@ -483,7 +499,7 @@ fn sweep_tails_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let modes = sweep_modes(r);
     anyhow::ensure!(!modes.is_empty(), "no way of sleeping has a result");
     let mut headers = vec!["requested · tail".to_string()];
-    headers.extend(modes.iter().map(|m| m.label(low)));
+    headers.extend(modes.iter().map(|m| column(*m, low)));
     let mut t = Table::new(headers);
     let (mut fewest, mut most) = (u64::MAX, 0u64);
     for q in request_ns() {
@@ -512,42 +528,48 @@ fn sweep_tails_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nThe tail of the lateness, pooling every sleep of every round: from {} sleeps per \
          point (long requests) to {} (short ones). A row shows the 99th percentile where each \
-         of its points pooled at least 1,000 sleeps, and the maximum where any pooled fewer.\n",
+         of its points pooled at least 1,000 sleeps, and the maximum where any pooled fewer. \
+         {}\n",
         t.to_markdown(),
         fmt_count(fewest),
-        fmt_count(most)
+        fmt_count(most),
+        legend(&modes, low)
     ))
 }
 
-/// What accuracy costs: the measuring thread's CPU time per sleep, native and hybrid.
+/// What accuracy costs: the measuring thread's CPU time per sleep, native and hybrid,
+/// and how long the hybrid spun.
 fn sweep_cpu_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let low = low_slack(r);
-    let shown = [Mode::Sleep, Mode::Hybrid];
-    let mut headers = vec!["requested".to_string()];
-    headers.extend(
-        shown
-            .iter()
-            .map(|m| format!("{}: CPU per sleep", m.label(low))),
-    );
-    let mut t = Table::new(headers);
+    let cpu = |m: Mode, q: f64| r.estimate_of(|x| x.find(m, q).and_then(|p| p.cpu_ns));
+    let spun = |q: f64| r.estimate_of(|x| x.find(Mode::Hybrid, q).and_then(|p| p.spun_ns));
+    let mut t = Table::new([
+        "requested".to_string(),
+        format!("{}: CPU", Mode::Sleep.label(low)),
+        format!("{}: CPU", Mode::Hybrid.label(low)),
+        format!("{}: spinning", Mode::Hybrid.label(low)),
+    ]);
     for q in request_ns() {
-        let mut row = vec![request_label(q)];
-        row.extend(shown.iter().map(|m| {
-            fmt_opt_estimate(
-                r.estimate_of(|x| x.find(*m, q).and_then(|p| p.cpu_ns)),
-                Unit::Nanos,
-            )
-        }));
-        t.row(row);
+        t.row([
+            request_label(q),
+            fmt_opt_estimate(cpu(Mode::Sleep, q), Unit::Nanos),
+            fmt_opt_estimate(cpu(Mode::Hybrid, q), Unit::Nanos),
+            fmt_opt_estimate(spun(q), Unit::Nanos),
+        ]);
     }
-    let margin = r.estimate_of(|x| Some(x.margin_ns));
+    let margin = r
+        .estimate_of(|x| Some(x.margin_ns))
+        .map_or_else(|| "–".into(), |m| fmt_estimate(&m, Unit::Nanos));
     Ok(format!(
-        "{}\nThe measuring thread's CPU time per sleep: in each round the mean over that \
-         round's sleeps of one length, here the median over rounds with its 95 % interval. \
-         The hybrid sleeper spins, yielding, through the last {} of every sleep (its margin, \
-         calibrated in each round's process; the median over rounds).\n",
-        t.to_markdown(),
-        margin.map_or_else(|| "–".into(), |m| fmt_ns(m.median))
+        "{}\n*CPU* is the measuring thread's CPU time per sleep: in each round, the CPU time \
+         over a point's whole batch divided by its sleeps (so it includes timing each sleep); \
+         here the median over rounds with its 95 % confidence interval. *Spinning* is how long \
+         the hybrid sleeper spun, yielding, per sleep: from the moment its native sleep woke \
+         to the deadline, or the whole request where the request was no longer than its \
+         margin. The margin, calibrated in each round's process, had a median over rounds of \
+         {margin}. Where the native sleep wakes later than the margin allows for, there is \
+         little or nothing left to spin, and the hybrid ends late by the difference.\n",
+        t.to_markdown()
     ))
 }
 
@@ -566,7 +588,9 @@ mod tests {
         let gt = refs.rows.iter().find(|r| r.id == "ground-truth").unwrap();
         let (m, ci) = gt.linux.as_ref().unwrap().per_call();
         assert!((m - 604.0 / 3000.0).abs() < 1e-9 && (ci - 44.0 / 3000.0).abs() < 1e-9);
-        assert_eq!(fmt_ref(gt.linux.as_ref()), "0.201 ns ± 0.0147 ns");
+        assert_eq!(fmt_ref(gt.linux.as_ref()), "0.201 ± 0.0147");
+        let nanosleep = refs.rows.iter().find(|r| r.id == "nanosleep-1ns").unwrap();
+        assert_eq!(fmt_ref(nanosleep.linux.as_ref()), "498,693 ± 353");
         assert_eq!(fmt_ref(None), "–");
     }
 

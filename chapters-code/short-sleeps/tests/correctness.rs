@@ -28,6 +28,22 @@ fn per_call_makes_exactly_the_calls_asked_for() {
 }
 
 #[test]
+fn cpu_per_call_never_exceeds_time_per_call() {
+    // The CPU clock is read inside the wall clock, so even a loop of nothing, where
+    // the reads themselves are most of the cost, cannot use more CPU than time.
+    for calls in [1, 10, 1_000] {
+        let s = per_call(calls, || Ok(())).unwrap();
+        if let Some(cpu) = s.cpu_ns {
+            assert!(cpu <= s.ns, "{calls} calls: {s:?}");
+        }
+    }
+    let s = run_loop(Call::YieldNow, 200).unwrap();
+    if let Some(cpu) = s.cpu_ns {
+        assert!(cpu <= s.ns, "{s:?}");
+    }
+}
+
+#[test]
 fn per_call_stops_at_the_first_error_and_returns_it() {
     let count = Cell::new(0u32);
     let err = per_call(100, || {
@@ -78,8 +94,9 @@ fn hybrid_sleep_never_returns_early() {
     for request in [Duration::from_micros(1), Duration::from_micros(300)] {
         for margin in [Duration::from_micros(10), MS1] {
             let start = Instant::now();
-            hybrid_sleep(request, margin);
+            let spun = hybrid_sleep(request, margin);
             assert!(start.elapsed() >= request);
+            assert!(spun <= request, "{spun:?} spun for {request:?}");
         }
     }
     let m = calibrate_margin();
@@ -92,12 +109,25 @@ fn timed_sleeps_are_never_early_and_stop_at_their_bound() {
     let far = Instant::now() + Duration::from_secs(10);
     for &mode in Mode::available() {
         let t = timed_sleeps(mode, request, Duration::from_micros(50), 4, far).unwrap();
-        assert_eq!(t.len(), 4, "{mode:?}");
-        assert!(t.iter().all(|x| x.actual >= request), "{mode:?}: {t:?}");
+        assert_eq!(t.sleeps.len(), 4, "{mode:?}");
+        assert!(
+            t.sleeps.iter().all(|x| x.actual >= request),
+            "{mode:?}: {t:?}"
+        );
+        // Only the hybrid sleeper spins, and never longer than its margin here.
+        let spun = t.sleeps.iter().map(|x| x.spun);
+        if mode == Mode::Hybrid {
+            assert!(
+                spun.clone().all(|x| x.is_some_and(|d| d <= request)),
+                "{t:?}"
+            );
+        } else {
+            assert!(spun.clone().all(|x| x.is_none()), "{t:?}");
+        }
     }
     let now = Instant::now();
     let t = timed_sleeps(Mode::Sleep, request, request, 1_000, now).unwrap();
-    assert!(t.is_empty(), "a bound already past takes no sleep");
+    assert!(t.sleeps.is_empty(), "a bound already past takes no sleep");
 }
 
 #[test]
@@ -344,15 +374,26 @@ fn calls_rounds_read_one_value_per_cell_and_every_view_renders() {
         refs.contains("Daniel Schemmel") && refs.contains("our reading"),
         "{refs}"
     );
-    // Linux 4.1 nanosleep(1 ns): 498 693 ± 353 ns published.
-    assert!(refs.contains("499 µs ± 353 ns"), "{refs}");
-    let yours = render("reference-yours", ViewKind::Table, &r).unwrap();
-    if cfg!(target_os = "linux") {
-        assert!(
-            yours.contains("| nanosleep(1 ns) | 499 µs ± 353 ns |"),
-            "{yours}"
-        );
-    }
+    // Linux 4.1 nanosleep(1 ns): 498 693 ± 353 ns published; yours beside it.
+    assert!(
+        refs.contains("| nanosleep(1 ns) | – | 498,693 ± 353 | 14,831 ± 234 | "),
+        "{refs}"
+    );
+    let yours = refs
+        .lines()
+        .find(|l| l.starts_with("| nanosleep(1 ns) |"))
+        .unwrap();
+    assert_eq!(yours.ends_with("| – |"), !cfg!(unix), "{yours}");
+    // A call of another system has a dash under yours.
+    let sleep1 = refs
+        .lines()
+        .find(|l| l.starts_with("| Sleep(1) |"))
+        .unwrap();
+    assert!(
+        sleep1.starts_with("| Sleep(1) | 2,000,949 ± 135 | – | – | "),
+        "{sleep1}"
+    );
+    assert_eq!(sleep1.ends_with("| – |"), !cfg!(windows), "{sleep1}");
 }
 
 #[test]
@@ -361,6 +402,8 @@ fn sweep_rounds_read_every_point_and_every_view_renders() {
     let points = sweep_requests().len() * Mode::available().len();
     for round in &r.rounds {
         assert_eq!(round.readings.len(), points);
+        // The value is a lateness, and its key says so.
+        assert!(round.readings.iter().all(|x| x.key.ends_with(" · late by")));
     }
     let svg = render("sweep", ViewKind::Plot, &r).unwrap();
     assert!(
@@ -376,7 +419,10 @@ fn sweep_rounds_read_every_point_and_every_view_renders() {
         "{tails}"
     );
     let cpu = render("sweep-cpu", ViewKind::Table, &r).unwrap();
-    assert!(cpu.contains("hybrid: CPU per sleep"), "{cpu}");
+    assert!(
+        cpu.contains("| hybrid: CPU | hybrid: spinning |") && cpu.contains("margin"),
+        "{cpu}"
+    );
 }
 
 #[test]
