@@ -1,7 +1,7 @@
 //! The chapter's experiments: what one round runs, with which parameters, and the one
 //! value per variant each round is summarised by (the round's median latency).
 
-use crate::{Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong};
+use crate::{Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong, clock_read_ns};
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -215,7 +215,7 @@ fn run_round(ctx: &mut Ctx, specs: &[Spec], extra: Extra, hybrid_spin: Duration)
                     ctx.note(
                         NoteKind::Info,
                         format!(
-                            "{label}: some messages did not arrive within {} ms past their gap and were counted as lost; the run went on without them",
+                            "{label}: some messages did not arrive within {} ms past their gap and were counted as lost; the receiver went on without them",
                             patience.as_millis()
                         ),
                     );
@@ -332,6 +332,9 @@ pub struct FloorRun {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FloorRound {
     pub runs: Vec<FloorRun>,
+    /// What one `Instant::now()` cost in this round (each floor sample includes one).
+    #[serde(default)]
+    pub clock_read_ns: Option<f64>,
 }
 
 impl FloorRound {
@@ -354,7 +357,10 @@ fn floor(ctx: &mut Ctx) -> anyhow::Result<FloorRound> {
             "two spinning threads need two logical CPUs; with one, each hand-over waits for \
              the scheduler to switch threads, so the floor is not measured",
         );
-        return Ok(FloorRound { runs });
+        return Ok(FloorRound {
+            runs,
+            clock_read_ns: None,
+        });
     }
     for placement in ctx.rotated(&FLOOR_PLACEMENTS) {
         if !crate::placement_supported(placement) {
@@ -383,5 +389,8 @@ fn floor(ctx: &mut Ctx) -> anyhow::Result<FloorRound> {
         });
     }
     runs.sort_by_key(|r| FLOOR_PLACEMENTS.iter().position(|p| *p == r.placement));
-    Ok(FloorRound { runs })
+    Ok(FloorRound {
+        runs,
+        clock_read_ns: Some(clock_read_ns()),
+    })
 }

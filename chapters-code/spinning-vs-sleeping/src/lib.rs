@@ -30,8 +30,8 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     views: [
         views::LATENCY, views::COST, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
         views::REFERENCE_SPEEDUPS, views::CDF_STD, views::CDF_TOKIO, views::GAPS_TABLE,
-        views::GAPS_LATENCY, views::GAPS_CPU, views::PINNING_TABLE, views::FLOOR_TABLE,
-        views::FLOOR_CDF,
+        views::GAPS_LATENCY, views::GAPS_CPU, views::PINNING_TABLE, views::PINNING_FINDINGS,
+        views::FLOOR_TABLE, views::FLOOR_TAILS, views::FLOOR_CDF,
     ],
     headlines: [
         Headline::new("std-mpsc-blocking-p50", &VARIANTS, "std · mpsc · blocking")
@@ -43,6 +43,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         Headline::new("std-udp-blocking-p50", &VARIANTS, "std · udp · blocking").params(&["gap_ms"]),
         Headline::new("std-udp-spinning-p50", &VARIANTS, "std · udp · spinning").params(&["gap_ms"]),
         Headline::new("atomic-floor-one-way", &FLOOR, "unpinned")
+            .params(&["round_trips"])
             .about("median one-way hand-over between two spinning threads through one atomic"),
     ],
 );
@@ -177,6 +178,30 @@ impl Plan {
     pub fn wait_until(&self) -> Instant {
         (Instant::now() + self.gap + self.patience).min(self.deadline)
     }
+
+    /// Why a wait that was to end at `until` came back without its message, after
+    /// `received` messages: the message is late, or the run cannot go on.
+    pub fn missed(&self, until: Instant, received: usize) -> Missed {
+        let now = Instant::now();
+        if now >= self.deadline {
+            Missed::Over(format!(
+                "the time bound was reached after {received} of {} messages",
+                self.messages
+            ))
+        } else if now >= until {
+            Missed::Late
+        } else {
+            Missed::Over("the sender closed its end early".into())
+        }
+    }
+}
+
+/// Why a wait ended without the message it waited for.
+pub enum Missed {
+    /// Its bound passed: the message counts as lost and the receiver goes on.
+    Late,
+    /// The run is over (the time bound, or a closed sender), and why.
+    Over(String),
 }
 
 /// What one run of a variant measured.
@@ -191,6 +216,30 @@ pub struct Outcome {
     pub wall_ns: f64,
     /// Why the run ended before all messages were sent, if it did.
     pub stopped: Option<String>,
+}
+
+/// The wall time and the CPU time of the whole process over a run.
+struct Meter {
+    cpu0: Option<Duration>,
+    t0: Instant,
+}
+
+impl Meter {
+    fn start() -> Meter {
+        Meter {
+            cpu0: harness::process_cpu_time(),
+            t0: Instant::now(),
+        }
+    }
+
+    /// Writes the run's wall and CPU time into `out`.
+    fn finish(self, out: &mut Outcome) {
+        out.wall_ns = self.t0.elapsed().as_nanos() as f64;
+        out.cpu_ns = match (self.cpu0, harness::process_cpu_time()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a).as_nanos() as f64),
+            _ => None,
+        };
+    }
 }
 
 /// The result of one attempt to take a message without waiting.
@@ -390,19 +439,26 @@ impl ReadMsg for TcpLink {
     }
 
     fn read_msg(&mut self) -> Attempt<Msg> {
-        match self.socket.sock.read(&mut self.buf[self.filled..]) {
-            Ok(0) => Attempt::Closed,
-            Ok(n) => {
-                self.filled += n;
-                if self.filled < 16 {
-                    return Attempt::Empty;
-                }
-                self.filled = 0;
-                Attempt::Got(Msg::from_bytes(self.buf))
+        let read = self.socket.sock.read(&mut self.buf[self.filled..]);
+        gather(&mut self.buf, &mut self.filled, read)
+    }
+}
+
+/// Adds what one read of a stream returned to the `filled` bytes kept so far: a
+/// message once all sixteen are there, nothing yet before that.
+fn gather(buf: &mut [u8; 16], filled: &mut usize, read: io::Result<usize>) -> Attempt<Msg> {
+    match read {
+        Ok(0) => Attempt::Closed,
+        Ok(n) => {
+            *filled += n;
+            if *filled < 16 {
+                return Attempt::Empty;
             }
-            Err(e) if nothing_yet(&e) => Attempt::Empty,
-            Err(_) => Attempt::Closed,
+            *filled = 0;
+            Attempt::Got(Msg::from_bytes(*buf))
         }
+        Err(e) if nothing_yet(&e) => Attempt::Empty,
+        Err(_) => Attempt::Closed,
     }
 }
 // ANCHOR_END: tcp_link
@@ -421,12 +477,18 @@ impl ReadMsg for UdpLink {
 
     fn read_msg(&mut self) -> Attempt<Msg> {
         let mut buf = [0u8; 16];
-        match self.socket.sock.recv(&mut buf) {
-            Ok(16) => Attempt::Got(Msg::from_bytes(buf)),
-            Ok(_) => Attempt::Empty, // not one of ours: ignore it
-            Err(e) if nothing_yet(&e) => Attempt::Empty,
-            Err(_) => Attempt::Closed,
-        }
+        let read = self.socket.sock.recv(&mut buf);
+        datagram(&buf, read)
+    }
+}
+
+/// What one receive from a datagram socket returned: a message, or nothing yet.
+fn datagram(buf: &[u8; 16], read: io::Result<usize>) -> Attempt<Msg> {
+    match read {
+        Ok(16) => Attempt::Got(Msg::from_bytes(*buf)),
+        Ok(_) => Attempt::Empty, // not one of ours: ignore it
+        Err(e) if nothing_yet(&e) => Attempt::Empty,
+        Err(_) => Attempt::Closed,
     }
 }
 
@@ -530,8 +592,7 @@ fn receiver_loop(
     pacer: &Pacer,
     mut recv: impl FnMut(Instant) -> Option<Msg>,
 ) -> Outcome {
-    let cpu0 = harness::process_cpu_time();
-    let t0 = Instant::now();
+    let meter = Meter::start(); // the run's wall and CPU time
     let mut out = Outcome::default();
     'messages: for i in 0..plan.messages as u64 {
         let until = plan.wait_until();
@@ -543,32 +604,22 @@ fn receiver_loop(
                     break;
                 }
                 Some(_) => continue, // a late message we had given up on
-                None if Instant::now() >= plan.deadline => {
-                    out.stopped = Some(format!(
-                        "the time bound was reached after {} of {} messages",
-                        out.latencies_ns.len(),
-                        plan.messages
-                    ));
-                    break 'messages;
-                }
-                None if Instant::now() >= until => {
-                    out.lost += 1;
-                    break;
-                }
-                None => {
-                    out.stopped = Some("the sender closed its end early".into());
-                    break 'messages;
-                }
+                None => match plan.missed(until, out.latencies_ns.len()) {
+                    Missed::Late => {
+                        out.lost += 1;
+                        break;
+                    }
+                    Missed::Over(why) => {
+                        out.stopped = Some(why);
+                        break 'messages;
+                    }
+                },
             }
         }
         pacer.done();
     }
     pacer.stop();
-    out.wall_ns = t0.elapsed().as_nanos() as f64;
-    out.cpu_ns = match (cpu0, harness::process_cpu_time()) {
-        (Some(a), Some(b)) => Some(b.saturating_sub(a).as_nanos() as f64),
-        _ => None,
-    };
+    meter.finish(&mut out);
     out
 }
 // ANCHOR_END: receiver_loop
@@ -671,11 +722,11 @@ pub fn run_std(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Result<
 }
 
 // ANCHOR: tokio_recv
-/// The tokio receivers. Blocking is an `.await` that parks the task; spinning calls the
-/// `try_*` method in a loop that never yields. For sockets, `try_read` and `try_recv`
-/// make no system call until tokio's reactor has seen the socket become readable: the
-/// spin polls tokio's readiness flag, which another worker thread must set after
-/// waking from `epoll_wait`. `try_recv` on a channel needs no reactor and does not use
+/// The tokio receivers. Blocking is an `.await` that parks the task; spinning calls
+/// `attempt` in a loop that never yields. For sockets, `try_read` and `try_recv` make
+/// no system call until tokio's reactor has seen the socket become readable: the spin
+/// polls tokio's readiness flag, which another worker thread must set after waking
+/// from `epoll_wait`. `try_recv` on a channel needs no reactor and does not use
 /// tokio's cooperative budget, so a spin on it never stalls.
 enum TokioLink {
     Mpsc(tokio::sync::mpsc::UnboundedReceiver<Msg>),
@@ -684,6 +735,8 @@ enum TokioLink {
 }
 
 impl TokioLink {
+    /// Takes a message if one is there, without waiting: what a spinning tokio
+    /// receiver calls on every poll.
     fn attempt(&mut self) -> Attempt<Msg> {
         use tokio::sync::mpsc::error::TryRecvError;
         match self {
@@ -692,31 +745,22 @@ impl TokioLink {
                 Err(TryRecvError::Empty) => Attempt::Empty,
                 Err(TryRecvError::Disconnected) => Attempt::Closed,
             },
-            TokioLink::Tcp(stream, buf, filled) => match stream.try_read(&mut buf[*filled..]) {
-                Ok(0) => Attempt::Closed,
-                Ok(n) if *filled + n < 16 => {
-                    *filled += n;
-                    Attempt::Empty
-                }
-                Ok(_) => {
-                    *filled = 0;
-                    Attempt::Got(Msg::from_bytes(*buf))
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => Attempt::Empty,
-                Err(_) => Attempt::Closed,
-            },
+            TokioLink::Tcp(stream, buf, filled) => {
+                let read = stream.try_read(&mut buf[*filled..]);
+                gather(buf, filled, read)
+            }
             TokioLink::Udp(sock) => {
                 let mut buf = [0u8; 16];
-                match sock.try_recv(&mut buf) {
-                    Ok(16) => Attempt::Got(Msg::from_bytes(buf)),
-                    Ok(_) => Attempt::Empty,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => Attempt::Empty,
-                    Err(_) => Attempt::Closed,
-                }
+                let read = sock.try_recv(&mut buf);
+                datagram(&buf, read)
             }
         }
     }
+}
+// ANCHOR_END: tokio_recv
 
+impl TokioLink {
+    /// Waits for a message the runtime's way: the task parks until tokio wakes it.
     async fn block(&mut self) -> Option<Msg> {
         use tokio::io::AsyncReadExt;
         match self {
@@ -739,7 +783,6 @@ impl TokioLink {
         }
     }
 }
-// ANCHOR_END: tokio_recv
 
 enum TokioSender {
     Mpsc(tokio::sync::mpsc::UnboundedSender<Msg>),
@@ -818,8 +861,8 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
                 }
             }
         });
-        let cpu0 = harness::process_cpu_time();
-        let t0 = Instant::now();
+        // The same loop as `receiver_loop`, with an `.await` where that one blocks.
+        let meter = Meter::start();
         let mut out = Outcome::default();
         'messages: for i in 0..plan.messages as u64 {
             let until = plan.wait_until();
@@ -841,32 +884,22 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
                         break;
                     }
                     Some(_) => continue,
-                    None if Instant::now() >= plan.deadline => {
-                        out.stopped = Some(format!(
-                            "the time bound was reached after {} of {} messages",
-                            out.latencies_ns.len(),
-                            plan.messages
-                        ));
-                        break 'messages;
-                    }
-                    None if Instant::now() >= until => {
-                        out.lost += 1;
-                        break;
-                    }
-                    None => {
-                        out.stopped = Some("the sender stopped early".into());
-                        break 'messages;
-                    }
+                    None => match plan.missed(until, out.latencies_ns.len()) {
+                        Missed::Late => {
+                            out.lost += 1;
+                            break;
+                        }
+                        Missed::Over(why) => {
+                            out.stopped = Some(why);
+                            break 'messages;
+                        }
+                    },
                 }
             }
             pacer.done();
         }
         pacer.stop();
-        out.wall_ns = t0.elapsed().as_nanos() as f64;
-        out.cpu_ns = match (cpu0, harness::process_cpu_time()) {
-            (Some(a), Some(b)) => Some(b.saturating_sub(a).as_nanos() as f64),
-            _ => None,
-        };
+        meter.finish(&mut out);
         send_task.abort();
         Ok::<Outcome, anyhow::Error>(out)
     })?;
@@ -890,45 +923,31 @@ pub fn run_variant(
 
 // ANCHOR: floor
 /// The floor: two threads hand a counter back and forth through one atomic, both
-/// spinning. Thread A writes an odd number and spins until B answers with the next even
-/// one. Half a round trip is the least a hand-over between two threads can cost on
-/// this machine; no kernel, no queue, no syscall is involved.
+/// spinning. One writes an odd number and spins until the other (`echo`) answers
+/// with the next even one. Half a round trip is the least a hand-over between two
+/// threads can cost on this machine; no kernel, no queue, no syscall is involved.
 pub fn atomic_ping_pong(round_trips: usize, placement: Placement, deadline: Instant) -> Vec<f64> {
-    const STOP: u64 = u64::MAX;
     let ball = AtomicU64::new(0);
     let mut one_way_ns = Vec::with_capacity(round_trips);
     std::thread::scope(|s| {
-        let ball = &ball;
-        let samples = &mut one_way_ns;
-        s.spawn(move || {
-            pin(placement, 1);
-            let mut seen = 0;
-            loop {
-                let v = ball.load(Ordering::Acquire);
-                if v == STOP {
-                    return;
-                }
-                if v != seen && v % 2 == 1 {
-                    seen = v + 1;
-                    ball.store(seen, Ordering::Release);
-                }
-                std::hint::spin_loop();
-            }
-        });
-        s.spawn(move || {
+        s.spawn(|| echo(&ball, placement));
+        s.spawn(|| {
             pin(placement, 0);
-            'trips: for i in 0..round_trips as u64 {
+            for i in 0..round_trips as u64 {
                 let t0 = Instant::now();
                 ball.store(2 * i + 1, Ordering::Release);
-                let mut polls: u32 = 0;
-                while ball.load(Ordering::Acquire) != 2 * i + 2 {
-                    polls = polls.wrapping_add(1);
-                    if polls.is_multiple_of(4096) && Instant::now() >= deadline {
-                        break 'trips;
+                let answer = 2 * i + 2;
+                let answered = spin(deadline, || {
+                    if ball.load(Ordering::Acquire) == answer {
+                        Attempt::Got(())
+                    } else {
+                        Attempt::Empty
                     }
-                    std::hint::spin_loop();
+                });
+                if !matches!(answered, Spun::Got(())) {
+                    break; // the time bound
                 }
-                samples.push(t0.elapsed().as_nanos() as f64 / 2.0);
+                one_way_ns.push(t0.elapsed().as_nanos() as f64 / 2.0);
                 if i % 4096 == 0 && Instant::now() >= deadline {
                     break;
                 }
@@ -940,9 +959,78 @@ pub fn atomic_ping_pong(round_trips: usize, placement: Placement, deadline: Inst
 }
 // ANCHOR_END: floor
 
+/// What one `Instant::now()` costs here: batches of reads timed together, the median
+/// batch's time per read.
+pub fn clock_read_ns() -> f64 {
+    const READS: u32 = 10_000;
+    let mut per_read: Vec<f64> = (0..21)
+        .map(|_| {
+            let t0 = Instant::now();
+            for _ in 0..READS {
+                std::hint::black_box(Instant::now());
+            }
+            t0.elapsed().as_nanos() as f64 / f64::from(READS)
+        })
+        .collect();
+    per_read.sort_by(f64::total_cmp);
+    harness::stats::median_sorted(&per_read)
+}
+
+// ANCHOR: floor_echo
+/// Tells `echo` that the ping-pong is over.
+const STOP: u64 = u64::MAX;
+
+/// The other end of the floor: answers every odd number with the next even one,
+/// spinning in between, until it reads `STOP`.
+fn echo(ball: &AtomicU64, placement: Placement) {
+    pin(placement, 1);
+    let mut seen = 0;
+    loop {
+        let v = ball.load(Ordering::Acquire);
+        if v == STOP {
+            return;
+        }
+        if v != seen && v % 2 == 1 {
+            seen = v + 1;
+            ball.store(seen, Ordering::Release);
+        }
+        std::hint::spin_loop();
+    }
+}
+// ANCHOR_END: floor_echo
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A TCP message that arrives in two reads is put together; end of stream closes
+    /// the link and a read that would block is "nothing yet".
+    #[test]
+    fn a_message_in_pieces_is_put_together() {
+        let sent = Msg { seq: 7, stamp: 42 };
+        let bytes = sent.to_bytes();
+        let (mut buf, mut filled) = ([0u8; 16], 0);
+        buf[..5].copy_from_slice(&bytes[..5]);
+        assert!(matches!(
+            gather(&mut buf, &mut filled, Ok(5)),
+            Attempt::Empty
+        ));
+        buf[5..].copy_from_slice(&bytes[5..]);
+        match gather(&mut buf, &mut filled, Ok(11)) {
+            Attempt::Got(m) => assert_eq!(m, sent),
+            _ => panic!("the second read completes the message"),
+        }
+        assert_eq!(filled, 0);
+        let would_block = Err(io::Error::from(ErrorKind::WouldBlock));
+        assert!(matches!(
+            gather(&mut buf, &mut filled, would_block),
+            Attempt::Empty
+        ));
+        assert!(matches!(
+            gather(&mut buf, &mut filled, Ok(0)),
+            Attempt::Closed
+        ));
+    }
 
     /// A lost message is counted, the run goes on, and a message that arrives after
     /// the receiver gave up on it is never taken for the next one.

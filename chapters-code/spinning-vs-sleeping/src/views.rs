@@ -11,10 +11,10 @@ use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
 use harness::render::{
     Align, Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_opt_estimate,
-    fmt_ratio, fmt_ratio_estimate,
+    fmt_ratio_estimate,
 };
 use harness::stats::{Verdict, verdict};
-use harness::{Dist, Estimate, Results, Unit, View};
+use harness::{Dist, Estimate, Profile, Results, Unit, View};
 use serde::Deserialize;
 
 pub static LATENCY: View<Runs> = View::table("variants", &VARIANTS, latency_table);
@@ -32,7 +32,11 @@ pub static GAPS_LATENCY: View<Runs> = View::plot("gaps-latency", &GAPS, |r| gaps
 pub static GAPS_CPU: View<Runs> = View::plot("gaps-cpu", &GAPS, |r| gaps_plot(r, true)).brief();
 pub static GAPS_TABLE: View<Runs> = View::table("gaps", &GAPS, gaps_table).brief();
 pub static PINNING_TABLE: View<Runs> = View::table("pinning", &PINNING, pinning_table);
+pub static PINNING_FINDINGS: View<Runs> =
+    View::table("pinning-findings", &PINNING, pinning_findings).brief();
 pub static FLOOR_TABLE: View<FloorRound> = View::table("floor", &FLOOR, floor_table);
+pub static FLOOR_TAILS: View<FloorRound> =
+    View::table("floor-tails", &FLOOR, floor_tails_table).brief();
 pub static FLOOR_CDF: View<FloorRound> = View::plot("floor-cdf", &FLOOR, floor_plot).brief();
 
 /// All rounds' latencies of one variant, pooled.
@@ -151,18 +155,49 @@ fn capitalise(s: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A sentence comparing two readings of the same rounds (lower is better), decided by
+/// their intervals; `None` when either is missing.
+fn pair(r: &Results<Runs>, a: &str, b: &str, an: &str, bn: &str) -> Option<String> {
+    let (ae, be) = (r.estimate(a)?, r.estimate(b)?);
+    Some(compare_sentence(
+        (an, &ae),
+        (bn, &be),
+        r.ratio(a, b).as_ref(),
+        Better::Lower,
+    ))
+}
+
+/// The speedup of spinning over blocking (blocking ÷ spinning) in one round.
+fn round_speedup(round: &Runs, rt: Runtime, tr: Transport) -> Option<f64> {
+    let b = round.find(&variant_key(rt, tr, Wait::Block))?.p50_ns?;
+    let s = round.find(&variant_key(rt, tr, Wait::Spin))?.p50_ns?;
+    (s > 0.0).then(|| b / s)
+}
+
+/// Whether spinning gains more over blocking on the std channel than on a std socket:
+/// the two speedups' intervals decide, and the per-round ratio of the speedups says by
+/// how much.
+fn speedup_sentence(r: &Results<Runs>, socket: Transport) -> Option<String> {
+    let speedup = |tr| r.estimate_of(|x| round_speedup(x, Runtime::Std, tr));
+    let (chan, sock) = (speedup(Transport::Mpsc)?, speedup(socket)?);
+    let ratio = r.estimate_of(|x| {
+        Some(
+            round_speedup(x, Runtime::Std, Transport::Mpsc)?
+                / round_speedup(x, Runtime::Std, socket)?,
+        )
+    });
+    Some(compare_sentence(
+        ("spinning's speedup on the std channel", &chan),
+        (&format!("its speedup on std {}", socket.label()), &sock),
+        ratio.as_ref(),
+        Better::Higher,
+    ))
+}
+
 /// Sentences decided by the intervals: what this run shows, and what it does not.
 fn findings(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut out = Vec::new();
-    let pair = |a: String, b: String, an: &str, bn: &str| -> Option<String> {
-        let (ae, be) = (r.estimate(&a)?, r.estimate(&b)?);
-        Some(compare_sentence(
-            (an, &ae),
-            (bn, &be),
-            r.ratio(&a, &b).as_ref(),
-            Better::Lower,
-        ))
-    };
+    let pair = |a: String, b: String, an: &str, bn: &str| pair(r, &a, &b, an, bn);
     for tr in TRANSPORTS {
         if let Some(s) = pair(
             variant_key(Runtime::Std, tr, Wait::Spin),
@@ -173,13 +208,19 @@ fn findings(r: &Results<Runs>) -> anyhow::Result<String> {
             out.push(s);
         }
     }
-    if let Some(s) = pair(
-        variant_key(Runtime::Tokio, Transport::Udp, Wait::Spin),
-        variant_key(Runtime::Std, Transport::Udp, Wait::Spin),
-        "spinning on tokio's UDP socket",
-        "spinning on std's",
-    ) {
-        out.push(s);
+    for socket in [Transport::Tcp, Transport::Udp] {
+        out.extend(speedup_sentence(r, socket));
+    }
+    for (socket, name) in [
+        (Transport::Tcp, "TCP stream"),
+        (Transport::Udp, "UDP socket"),
+    ] {
+        out.extend(pair(
+            variant_key(Runtime::Tokio, socket, Wait::Spin),
+            variant_key(Runtime::Std, socket, Wait::Spin),
+            &format!("spinning on tokio's {name}"),
+            "spinning on std's",
+        ));
     }
     let cores = |k: String| per_run(r, &k, |x| x.cores_busy);
     if let (Some(s), Some(b)) = (
@@ -193,10 +234,14 @@ fn findings(r: &Results<Runs>) -> anyhow::Result<String> {
         ));
     }
     anyhow::ensure!(!out.is_empty(), "no variant has a result to compare");
-    Ok(out
+    Ok(bullets(&out))
+}
+
+fn bullets(sentences: &[String]) -> String {
+    sentences
         .iter()
         .map(|s| format!("- {}.\n", capitalise(s)))
-        .collect())
+        .collect()
 }
 
 // The write-up's published numbers.
@@ -256,6 +301,23 @@ impl Reference {
     }
 }
 
+/// Under a "theirs vs yours" table: a line whenever yours were measured with another
+/// gap than the write-up's 100 ms.
+fn gap_line(r: &Results<Runs>) -> String {
+    let Some(gap) = r.param("gap_ms").filter(|g| *g != 100.0) else {
+        return String::new();
+    };
+    let why = match r.record.profile {
+        Profile::Quick if gap == 10.0 => " (the quick profile)",
+        _ => "",
+    };
+    format!(
+        "\nYours were measured with a {gap} ms gap before each message{why}; the \
+         write-up's gap was 100 ms. The gap sweep below shows how much the gap moves \
+         the std channel's and UDP's figures here; the full profile (`make regenerate`) measures with 100 ms.\n"
+    )
+}
+
 /// Their average and median beside your median, per variant.
 fn reference_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let refs = reference()?;
@@ -290,7 +352,12 @@ fn reference_table(r: &Results<Runs>) -> anyhow::Result<String> {
             }
         }
     }
-    Ok(format!("{}\n{}\n", t.to_markdown(), refs.attribution()))
+    Ok(format!(
+        "{}\n{}\n{}",
+        t.to_markdown(),
+        refs.attribution(),
+        gap_line(r)
+    ))
 }
 
 /// The speedups the write-up printed, beside yours (blocking ÷ spinning, medians).
@@ -307,13 +374,7 @@ fn reference_speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
             let printed = |m: &str| {
                 refs.speedup(m, rt, tr).map_or_else(
                     || "–".into(),
-                    |x| {
-                        format!(
-                            "{} / {}",
-                            fmt_ratio(Some(x.avg_x)),
-                            fmt_ratio(Some(x.median_x))
-                        )
-                    },
+                    |x| format!("{} / {}", printed_ratio(x.avg_x), printed_ratio(x.median_x)),
                 )
             };
             let yours = r
@@ -330,7 +391,18 @@ fn reference_speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
             ]);
         }
     }
-    Ok(format!("{}\n{}\n", t.to_markdown(), refs.attribution()))
+    Ok(format!(
+        "{}\n{}\n{}",
+        t.to_markdown(),
+        refs.attribution(),
+        gap_line(r)
+    ))
+}
+
+/// A speedup as the write-up printed it: one decimal ("295.6x", "6.0x"), with the
+/// book's × sign.
+fn printed_ratio(x: f64) -> String {
+    format!("{x:.1}×")
 }
 
 fn cdf_plot(r: &Results<Runs>, rt: Runtime) -> anyhow::Result<String> {
@@ -393,13 +465,20 @@ fn gaps_plot(r: &Results<Runs>, cpu: bool) -> anyhow::Result<String> {
             "median send-to-receive latency (log)",
         )
     };
-    let mut plot = Plot::new(
-        title,
-        "gap before each message (bars: 95 % intervals over rounds)",
-        y_label,
-    )
-    .x_categories(GAPS_MS.iter().map(|g| format!("{g} ms")))
-    .y(Axis::Log, PlotUnit::Nanos);
+    // The bars' coverage, as the rounds allow it (95 % from six rounds up).
+    let confidence = keys(r)
+        .iter()
+        .filter_map(|k| r.estimate(k))
+        .map(|e| e.confidence)
+        .fold(1.0, f64::min)
+        .min(harness::stats::CONFIDENCE);
+    let x_label = format!(
+        "gap before each message (bars: {:.0} % intervals over rounds)",
+        confidence * 100.0
+    );
+    let mut plot = Plot::new(title, &x_label, y_label)
+        .x_categories(GAPS_MS.iter().map(|g| format!("{g} ms")))
+        .y(Axis::Log, PlotUnit::Nanos);
     for tr in SWEPT {
         for wait in [Wait::Block, Wait::Spin, Wait::Hybrid] {
             let points = GAPS_MS
@@ -457,6 +536,43 @@ fn pinning_table(r: &Results<Runs>) -> anyhow::Result<String> {
     Ok(t.to_markdown())
 }
 
+/// What the pinning rows say, sentence by sentence: spinning against blocking on one
+/// CPU, and one CPU against two for each way of waiting.
+fn pinning_findings(r: &Results<Runs>) -> anyhow::Result<String> {
+    let key =
+        |tr, wait, p: Placement| format!("{} · {}", variant_key(Runtime::Std, tr, wait), p.label());
+    let (same, other) = (Placement::SameCpu, Placement::OtherCpu);
+    let mut out = Vec::new();
+    for tr in SWEPT {
+        let t = tr.label();
+        out.extend(pair(
+            r,
+            &key(tr, Wait::Spin, same),
+            &key(tr, Wait::Block, same),
+            &format!("spinning on std {t} on the sender's CPU"),
+            "blocking there",
+        ));
+        out.extend(pair(
+            r,
+            &key(tr, Wait::Spin, same),
+            &key(tr, Wait::Spin, other),
+            &format!("spinning on std {t} on the sender's CPU"),
+            "spinning on another CPU",
+        ));
+        out.extend(pair(
+            r,
+            &key(tr, Wait::Block, same),
+            &key(tr, Wait::Block, other),
+            &format!("blocking on std {t} on the sender's CPU"),
+            "blocking on another CPU",
+        ));
+    }
+    if out.is_empty() {
+        return Ok("Nothing to compare: this system did not run the pinned rows.\n".into());
+    }
+    Ok(bullets(&out))
+}
+
 /// Every round's one-way times, pooled per placement.
 fn floor_pooled(r: &Results<FloorRound>) -> Vec<(Placement, Dist)> {
     let mut out: Vec<(Placement, Dist)> = Vec::new();
@@ -471,20 +587,47 @@ fn floor_pooled(r: &Results<FloorRound>) -> Vec<(Placement, Dist)> {
     out
 }
 
+/// The floor: the median over rounds of each round's median one-way time, how many
+/// samples the rounds pooled and the smallest; then what one clock read cost.
 fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
     let pooled = floor_pooled(r);
     anyhow::ensure!(!pooled.is_empty(), "the floor could not be measured here");
+    let mut t = Table::new(["one way", "median of rounds", "samples", "min"]);
+    for (placement, d) in &pooled {
+        let Some(s) = d.summary() else { continue };
+        t.row([
+            placement.label().to_string(),
+            fmt_opt_estimate(r.estimate(placement.label()), Unit::Nanos),
+            fmt_count(s.n),
+            Unit::Nanos.format(s.min),
+        ]);
+    }
+    let clock = r
+        .estimate_of(|x| x.clock_read_ns)
+        .map(|e| {
+            format!(
+                "\nOne `Instant::now()` took {} here (median over rounds of each round's \
+                 median batch of 10,000 reads).\n",
+                fmt_estimate(&e, Unit::Nanos)
+            )
+        })
+        .unwrap_or_default();
+    Ok(format!("{}{clock}", t.to_markdown()))
+}
+
+/// The floor's tails: every sample of every round, pooled per placement (p99 from
+/// 1,000 samples, p99.9 from 10,000).
+fn floor_tails_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
+    let pooled = floor_pooled(r);
+    anyhow::ensure!(!pooled.is_empty(), "the floor could not be measured here");
     let tails = Tails::for_counts(pooled.iter().map(|(_, d)| d.len()));
-    let mut headers = vec!["one way", "median of rounds"];
-    headers.extend(tails.headers());
+    let mut headers = vec!["one way"];
+    headers.extend(tails.headers().into_iter().skip(2)); // n and min: the table above
     let mut t = Table::new(headers);
     for (placement, d) in &pooled {
         let Some(s) = d.summary() else { continue };
-        let mut row = vec![
-            placement.label().to_string(),
-            fmt_opt_estimate(r.estimate(placement.label()), Unit::Nanos),
-        ];
-        row.extend(tails.cells(&s));
+        let mut row = vec![placement.label().to_string()];
+        row.extend(tails.cells(&s).into_iter().skip(2));
         t.row(row);
     }
     Ok(t.to_markdown())
@@ -511,6 +654,15 @@ mod tests {
         assert_eq!(r.speedups.len(), 12);
         let s = r.speedup("macos", Runtime::Std, Transport::Mpsc).unwrap();
         assert_eq!((s.avg_x, s.median_x), (48.3, 295.6));
+    }
+
+    /// The write-up's speedups render as it printed them, not padded to three digits.
+    #[test]
+    fn printed_speedups_render_verbatim() {
+        assert_eq!(printed_ratio(295.6), "295.6×");
+        assert_eq!(printed_ratio(3.4), "3.4×");
+        assert_eq!(printed_ratio(6.0), "6.0×");
+        assert_eq!(printed_ratio(172.4), "172.4×");
     }
 
     #[test]
