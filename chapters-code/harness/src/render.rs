@@ -234,10 +234,10 @@ pub fn compare_sentence(
             )
         }
         (Verdict::Above, Better::Higher) => {
-            format!("{an} is higher than {bn}: {} of it", ab(ratio_ab))
+            format!("{an} is higher than {bn}, by a factor of {}", ab(ratio_ab))
         }
         (Verdict::Below, Better::Higher) => {
-            format!("{an} is lower than {bn}: {bn} is {} of it", ba())
+            format!("{an} is lower than {bn}, by a factor of {}", ba())
         }
     };
     format!("{decided}{short}")
