@@ -37,14 +37,14 @@ const HOPS: Param = Param::int("hops_per_point", 100, 100_000_000)
     .defaults(1_000, 5_000)
     .unit("hops")
     .about("hops timed at each size of the sweep (laps = hops ÷ size, at least 3)");
-const MAX_THREADS: Param = Param::int("max_threads", 10, 1_000_000)
+const MAX_THREADS: Param = Param::int("max_threads", 1_000, 1_000_000)
     .defaults(1_000, 3_000)
     .unit("members")
-    .about("largest thread and socket brigade of the sweep");
-const MAX_TASKS: Param = Param::int("max_tasks", 10, 10_000_000)
+    .about("largest thread and socket brigade of the sweep (sizes 10, 100, 1,000, …: at least three for a memory slope)");
+const MAX_TASKS: Param = Param::int("max_tasks", 1_000, 10_000_000)
     .defaults(10_000, 100_000)
     .unit("members")
-    .about("largest channel and in-memory pipe brigade of the sweep");
+    .about("largest channel and in-memory pipe brigade of the sweep (sizes 10, 100, 1,000, …: at least three for a memory slope)");
 
 const PROBE_THREADS: Param = Param::int("threads", 2, 10_000_000)
     .defaults(2_000, 1_000_000)
@@ -73,7 +73,7 @@ const SPAWN_TASKS: Param = Param::int("tasks_per_batch", 1, 10_000_000)
 
 pub static VARIANTS: Experiment<VariantsRound> = Experiment::new(
     "variants",
-    "every brigade at the write-up's size: the time per hop, switches and CPU",
+    "every brigade side by side: the time per hop, switches and CPU",
     variants,
     VariantsRound::readings,
 )
@@ -89,15 +89,14 @@ pub static SWEEP: Experiment<SweepRound> = Experiment::new(
 .params(&[HOPS, MAX_THREADS, MAX_TASKS])
 .budget(|p| p.pick(Budget::quick(5), Budget::full(24, 10)));
 
-/// Why the limit probes share one process (shown on the page).
-pub const ONE_PROCESS_WHY: &str = "a limit belongs to the machine and the process's \
-     rlimits, which a fresh process does not change; what a fresh process would add is a \
-     second or more of building and tearing down ten thousand threads and a million tasks \
-     per round";
+/// Why the limit probes share one process, as the provenance line shows it ("all
+/// rounds in one process (…)"); the page gives the whole reason.
+pub const ONE_PROCESS_WHY: &str =
+    "limits are the same in every process; a fresh one would only repeat the build";
 
 pub static LIMITS: Experiment<LimitsRound> = Experiment::new(
     "limits",
-    "a thread brigade and a million-task async brigade as large as this machine allows",
+    "the largest thread brigade and async brigade this machine allows, up to the sizes asked for",
     limits,
     LimitsRound::readings,
 )
@@ -270,10 +269,7 @@ impl Variant {
             lap_mean_ns: w.mean(),
             lap_stddev_ns: w.stddev(),
             per_hop: r.usage.map(|u| u.per(hops)),
-            cores_busy: r
-                .usage
-                .filter(|_| wall > 0.0)
-                .map(|u| (u.user_ns + u.system_ns) / wall),
+            cores_busy: r.usage.filter(|_| wall > 0.0).map(|u| u.cpu_ns / wall),
         })
     }
 }
@@ -385,9 +381,14 @@ pub fn bytes_key(kind: Kind) -> String {
     format!("{} · bytes per task", kind.key())
 }
 
-/// The reading of the time per hop at one size of a sweep series.
+/// The reading of the time per hop at one size of a sweep series:
+/// `threads · socket · 1,000 members · per hop`.
 pub fn point_key(kind: Kind, tasks: usize) -> String {
-    format!("{} · {}", kind.key(), fmt_count(tasks as u64))
+    format!(
+        "{} · {} members · per hop",
+        kind.key(),
+        fmt_count(tasks as u64)
+    )
 }
 
 /// The sizes a sweep visits: 10, 100, 1,000, 3,000, 10,000, … up to `max`.
@@ -415,6 +416,9 @@ pub struct SweepPoint {
     pub kernel_stack_delta: Option<f64>,
 }
 
+/// Sizes a series needs in a round before that round gives a memory slope.
+pub const MIN_SLOPE_POINTS: usize = 3;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepSeries {
     pub kind: Kind,
@@ -428,14 +432,18 @@ impl SweepSeries {
 
     /// One more member's resident memory in this round: the least-squares slope of
     /// the resident memory added against the size, so the fixed cost (the runtime,
-    /// the allocator's bookkeeping) does not leak into it.
+    /// the allocator's bookkeeping) does not leak into it. Only from at least
+    /// [`MIN_SLOPE_POINTS`] sizes: a line through the two smallest alone (a series the
+    /// time bound cut short) is mostly the allocator's noise, even below zero.
     pub fn bytes_per_task(&self) -> Option<f64> {
         let pts: Vec<(f64, f64)> = self
             .points
             .iter()
             .filter_map(|p| Some((p.tasks as f64, p.resident_delta?)))
             .collect();
-        slope(&pts)
+        (pts.len() >= MIN_SLOPE_POINTS)
+            .then(|| slope(&pts))
+            .flatten()
     }
 
     pub fn kernel_stack_per_task(&self) -> Option<f64> {
@@ -642,6 +650,12 @@ pub struct LimitsSeen {
     pub memory_budget: u64,
     pub memory_budget_reason: String,
     pub system_threads: Option<u64>,
+    /// The soft RLIMIT_NPROC and this cgroup's (or a parent's) `pids.max`, with the
+    /// words for "no value" kept apart: unlimited, no limit set, not readable.
+    #[serde(default)]
+    pub nproc: os::LimitValue,
+    #[serde(default)]
+    pub cgroup_pids: os::LimitValue,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -749,6 +763,8 @@ fn limits(ctx: &mut Ctx) -> anyhow::Result<LimitsRound> {
         memory_budget: caps.memory,
         memory_budget_reason: caps.memory_why.clone(),
         system_threads: os::system_threads(),
+        nproc: os::nproc_limit(),
+        cgroup_pids: os::cgroup_pids_max(),
     };
     let wanted = [ctx.count(&PROBE_THREADS), ctx.count(&PROBE_TASKS)];
     let laps = ctx.count(&PROBE_LAPS);
@@ -936,6 +952,24 @@ mod tests {
             .collect();
         assert!((slope(&pts).unwrap() - 4096.0).abs() < 1e-6);
         assert_eq!(slope(&pts[..1]), None);
+    }
+
+    #[test]
+    fn a_series_cut_to_two_sizes_gives_no_memory_slope() {
+        let point = |tasks: usize| SweepPoint {
+            tasks,
+            laps: 3,
+            hop_p50_ns: 1.0,
+            resident_delta: Some(1_000.0 * tasks as f64),
+            kernel_stack_delta: None,
+        };
+        let mut s = SweepSeries {
+            kind: Kind::AsyncCurrentSocket,
+            points: vec![point(10), point(100)],
+        };
+        assert_eq!(s.bytes_per_task(), None);
+        s.points.push(point(1_000));
+        assert!((s.bytes_per_task().unwrap() - 1_000.0).abs() < 1e-6);
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             .params(&["tasks"])
             .about("one hand-over between async tasks on tokio's current-thread runtime over tokio channels: median lap ÷ tasks"),
         Headline::new("async-task-bytes", &SWEEP, experiments::ASYNC_TASK_BYTES)
+            .params(&["max_threads"])
             .about("resident memory one more async task adds (current-thread runtime, socket pairs): the slope over a sweep of sizes"),
     ],
 );

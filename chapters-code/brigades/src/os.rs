@@ -9,6 +9,11 @@ use std::path::PathBuf;
 /// Process-wide resource usage between two points (all threads together).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// CPU time of the whole process, exact (`CLOCK_PROCESS_CPUTIME_ID`).
+    pub cpu_ns: f64,
+    /// getrusage's split of the CPU time into user and kernel time. Linux samples it at
+    /// the scheduler's tick (every 1 to 10 ms), so over a short window it is mostly
+    /// chance; see `SPLIT_MIN_CPU_NS` in the views.
     pub user_ns: f64,
     pub system_ns: f64,
     /// The thread gave up the CPU itself (it blocked).
@@ -28,9 +33,12 @@ impl Usage {
                 return None;
             }
             let ns = |tv: libc::timeval| tv.tv_sec as f64 * 1e9 + tv.tv_usec as f64 * 1e3;
+            let (user_ns, system_ns) = (ns(ru.ru_utime), ns(ru.ru_stime));
             Some(Usage {
-                user_ns: ns(ru.ru_utime),
-                system_ns: ns(ru.ru_stime),
+                cpu_ns: harness::process_cpu_time()
+                    .map_or(user_ns + system_ns, |d| d.as_nanos() as f64),
+                user_ns,
+                system_ns,
                 voluntary_switches: ru.ru_nvcsw as f64,
                 involuntary_switches: ru.ru_nivcsw as f64,
             })
@@ -45,6 +53,7 @@ impl Usage {
     pub fn since(start: Option<Usage>) -> Option<Usage> {
         let (a, b) = (start?, Usage::now()?);
         Some(Usage {
+            cpu_ns: b.cpu_ns - a.cpu_ns,
             user_ns: b.user_ns - a.user_ns,
             system_ns: b.system_ns - a.system_ns,
             voluntary_switches: b.voluntary_switches - a.voluntary_switches,
@@ -55,6 +64,7 @@ impl Usage {
     /// Divides every field by `n` (for "per hop" figures).
     pub fn per(self, n: f64) -> Usage {
         Usage {
+            cpu_ns: self.cpu_ns / n,
             user_ns: self.user_ns / n,
             system_ns: self.system_ns / n,
             voluntary_switches: self.voluntary_switches / n,
@@ -159,6 +169,106 @@ fn cgroup_headroom(controller: &str, pairs: &[(&str, &str)]) -> Option<(u64, u64
         }
     }
     best
+}
+
+/// A limit as the page words it: a value, or why there is none to show. The words are
+/// the book's (the "Your machine" page uses the same).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LimitValue {
+    Value(u64),
+    /// The file reads `max` (or cgroup v1's near-2⁶³ "no limit"), or the rlimit is
+    /// infinite.
+    Unlimited,
+    /// There is no such cgroup file: no controller, or no limit set at any level.
+    NotSet,
+    /// The file exists but reading or parsing it failed.
+    #[default]
+    NotReadable,
+}
+
+impl LimitValue {
+    pub fn value(self) -> Option<u64> {
+        match self {
+            LimitValue::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The cell for a limits table: `20,000`, `unlimited`, `no limit set`, `not readable`.
+    pub fn words(self) -> String {
+        match self {
+            LimitValue::Value(v) => harness::render::fmt_count(v),
+            LimitValue::Unlimited => "unlimited".into(),
+            LimitValue::NotSet => "no limit set".into(),
+            LimitValue::NotReadable => "not readable".into(),
+        }
+    }
+}
+
+/// One cgroup limit file read as [`LimitValue`].
+fn cgroup_limit_file(path: &std::path::Path) -> LimitValue {
+    match std::fs::read_to_string(path) {
+        Ok(s) if s.trim() == "max" => LimitValue::Unlimited,
+        Ok(s) => match s.trim().parse::<u64>() {
+            Ok(v) if v >= 1 << 60 => LimitValue::Unlimited,
+            Ok(v) => LimitValue::Value(v),
+            Err(_) => LimitValue::NotReadable,
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => LimitValue::NotSet,
+        Err(_) => LimitValue::NotReadable,
+    }
+}
+
+/// What several levels of limits add up to: the smallest value if any level has one;
+/// else `unlimited` if a level says so; else `not readable` if a level could not be
+/// read; else `no limit set`.
+pub fn combine_limits(levels: impl IntoIterator<Item = LimitValue>) -> LimitValue {
+    let levels: Vec<LimitValue> = levels.into_iter().collect();
+    if let Some(v) = levels.iter().filter_map(|l| l.value()).min() {
+        return LimitValue::Value(v);
+    }
+    [LimitValue::Unlimited, LimitValue::NotReadable]
+        .into_iter()
+        .find(|w| levels.contains(w))
+        .unwrap_or(LimitValue::NotSet)
+}
+
+/// `pids.max` of this process's cgroup and its ancestors (a parent's limit applies to
+/// its descendants), combined as in [`combine_limits`].
+pub fn cgroup_pids_max() -> LimitValue {
+    #[cfg(target_os = "linux")]
+    if std::fs::read_to_string("/proc/self/cgroup").is_err() {
+        return LimitValue::NotReadable;
+    }
+    combine_limits(
+        cgroup_dirs("pids")
+            .iter()
+            .map(|d| cgroup_limit_file(&d.join("pids.max"))),
+    )
+}
+
+/// The soft RLIMIT_NPROC as [`LimitValue`].
+pub fn nproc_limit() -> LimitValue {
+    #[cfg(unix)]
+    {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only writes into the struct we pass.
+        #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_NPROC as _, &mut r) } == 0;
+        match (ok, r.rlim_cur == libc::RLIM_INFINITY) {
+            (false, _) => LimitValue::NotReadable,
+            (true, true) => LimitValue::Unlimited,
+            #[allow(clippy::unnecessary_cast)]
+            (true, false) => LimitValue::Value(r.rlim_cur as u64),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        LimitValue::NotSet
+    }
 }
 
 /// Process ids this cgroup (or an ancestor) still allows, with its `pids.max`.
@@ -284,6 +394,7 @@ pub fn thread_guard() -> (usize, String) {
             best = (room, why);
         }
     };
+    let n = harness::render::fmt_count;
     // Shared with every program on the machine: leave a tenth (at least 1,000).
     let keep = |total: u64| (total / 10).max(1000);
     let used = system_threads();
@@ -295,8 +406,11 @@ pub fn thread_guard() -> (usize, String) {
             consider(
                 max.saturating_sub(used + keep(max)),
                 format!(
-                    "{name} = {max} (system-wide; {} of it left to others)",
-                    keep(max)
+                    "{name} = {} (system-wide), less the {} left to others and the {} \
+                     threads already running",
+                    n(max),
+                    n(keep(max)),
+                    n(used)
                 ),
             );
         }
@@ -307,8 +421,11 @@ pub fn thread_guard() -> (usize, String) {
         consider(
             room.saturating_sub(keep_small(max)),
             format!(
-                "pids.max = {max} of this cgroup ({} of it left to its other processes)",
-                keep_small(max)
+                "pids.max = {} of this cgroup or a parent, less the {} left to its other \
+                 processes and the {} process ids already in use",
+                n(max),
+                n(keep_small(max)),
+                n(max - room)
             ),
         );
     }
@@ -322,19 +439,26 @@ pub fn thread_guard() -> (usize, String) {
             Some(used) => consider(
                 max.saturating_sub(used + keep_small(max)),
                 format!(
-                    "RLIMIT_NPROC = {max} (every thread of this user counts; {} of it left \
-                     to others{root})",
-                    keep_small(max)
+                    "RLIMIT_NPROC = {} (every thread of this user counts), less the {} \
+                     left to others and the {} threads this user already has{root}",
+                    n(max),
+                    n(keep_small(max)),
+                    n(used)
                 ),
             ),
-            None => consider(max, format!("RLIMIT_NPROC = {max}{root}")),
+            None => consider(max, format!("RLIMIT_NPROC = {}{root}", n(max))),
         }
     }
     if let (Some(max), Some(own)) = (read_u64("/proc/sys/vm/max_map_count"), own_mappings()) {
         // Two mappings per thread (stack and guard page); keep 1,000 for the allocator.
         consider(
             max.saturating_sub(own + 1000) / 2,
-            format!("vm.max_map_count = {max} (two mappings per thread stack)"),
+            format!(
+                "vm.max_map_count = {}, less the {} mappings in use and 1,000 kept for \
+                 the allocator, halved (two mappings per thread stack)",
+                n(max),
+                n(own)
+            ),
         );
     }
     (best.0.min(usize::MAX as u64) as usize, best.1)
@@ -425,8 +549,33 @@ mod tests {
     }
 
     #[test]
+    fn cgroup_limits_have_three_words_besides_a_value() {
+        use LimitValue::*;
+        assert_eq!(
+            combine_limits([Unlimited, Value(10_813), NotSet]),
+            Value(10_813)
+        );
+        assert_eq!(combine_limits([Unlimited, NotSet]), Unlimited);
+        assert_eq!(combine_limits([NotReadable, NotSet]), NotReadable);
+        assert_eq!(combine_limits([]), NotSet);
+        assert_eq!(Unlimited.words(), "unlimited");
+        assert_eq!(NotSet.words(), "no limit set");
+        assert_eq!(NotReadable.words(), "not readable");
+        assert_eq!(Value(32_768).words(), "32,768");
+        let dir = std::env::temp_dir().join(format!("brigades-cg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pids.max"), "max\n").unwrap();
+        assert_eq!(cgroup_limit_file(&dir.join("pids.max")), Unlimited);
+        std::fs::write(dir.join("pids.max"), "10813\n").unwrap();
+        assert_eq!(cgroup_limit_file(&dir.join("pids.max")), Value(10_813));
+        assert_eq!(cgroup_limit_file(&dir.join("nothing")), NotSet);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn usage_differences_are_per_hop() {
         let u = Usage {
+            cpu_ns: 30.0,
             user_ns: 10.0,
             system_ns: 20.0,
             voluntary_switches: 4.0,

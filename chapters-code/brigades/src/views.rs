@@ -7,6 +7,7 @@ use crate::experiments::{
     LIMITS, LimitsRound, PROBE_KINDS, SPAWN, SWEEP, SWEEP_KINDS, SpawnRound, Spawned, SweepRound,
     VARIANT_KINDS, VARIANTS, VariantsRound, bytes_key, point_key, probe_key,
 };
+use crate::os::LimitValue;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source};
 use harness::render::{
@@ -227,7 +228,7 @@ fn hop_cdf(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     .to_svg()
 }
 
-/// Sentences decided by the intervals: what this run shows, and what it does not.
+/// Sentences decided by the intervals: what these results show, and what they do not.
 fn findings(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let pairs: [(Kind, Kind, &str, &str); 7] = [
         (
@@ -388,25 +389,52 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     Ok(md)
 }
 
-/// Switches and CPU per hop, from getrusage around the timed laps; theirs from the
-/// `time` output the write-up printed.
+/// The least CPU time (over every round's timed laps) for which the table shows the
+/// kernel's share: getrusage splits CPU time into user and system time by sampling at
+/// the scheduler's tick, every 1 to 10 ms, so a shorter window's split is mostly chance.
+/// One second is a hundred ticks even at the slowest common tick.
+pub const SPLIT_MIN_CPU_NS: f64 = 1e9;
+
+/// The kernel's share of a brigade's CPU time, pooled over every round's timed laps,
+/// where they used enough CPU for the tick-sampled split to mean something.
+fn system_share(r: &Results<VariantsRound>, kind: Kind) -> Option<f64> {
+    let (mut cpu, mut user, mut system) = (0.0, 0.0, 0.0);
+    for v in r.data().filter_map(|x| x.find(kind)) {
+        let Some(u) = v.per_hop else { continue };
+        let hops = (v.laps * v.tasks) as f64;
+        cpu += u.cpu_ns * hops;
+        user += u.user_ns * hops;
+        system += u.system_ns * hops;
+    }
+    (cpu >= SPLIT_MIN_CPU_NS && user + system > 0.0).then(|| system / (user + system))
+}
+
+fn percent(x: f64) -> String {
+    format!("{} %", sig3(x * 100.0))
+}
+
+/// Switches and CPU per hop around the timed laps; theirs from the `time` output the
+/// write-up printed.
 fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let b = &rf.brigade;
     let mut t = Table::new([
         "brigade",
         "voluntary switches",
-        "user CPU",
-        "system CPU",
+        "CPU",
+        "system share",
         "CPUs busy",
     ]);
+    let mut hidden = 0;
     for k in kinds_in(r) {
         let usage = |f: fn(&crate::Usage) -> f64| per_variant(r, k, |v| v.per_hop.as_ref().map(f));
+        let share = system_share(r, k);
+        hidden += usize::from(share.is_none());
         t.row([
             k.short().to_string(),
             median_cell(usage(|u| u.voluntary_switches), sig3),
-            median_cell(usage(|u| u.user_ns), |v| Unit::Nanos.format(v)),
-            median_cell(usage(|u| u.system_ns), |v| Unit::Nanos.format(v)),
+            median_cell(usage(|u| u.cpu_ns), |v| Unit::Nanos.format(v)),
+            share.map_or_else(|| "–".into(), percent),
             median_cell(per_variant(r, k, |v| v.cores_busy), sig3),
         ]);
     }
@@ -428,21 +456,37 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         t.row([
             label.to_string(),
             "–".into(),
-            Unit::Nanos.format(user * 1e9 / hops),
-            Unit::Nanos.format(sys * 1e9 / hops),
+            Unit::Nanos.format((user + sys) * 1e9 / hops),
+            percent(sys / (user + sys)),
             sig3((user + sys) / wall),
         ]);
     }
-    Ok(format!(
-        "{}\nSwitches and CPU time are per hop; CPUs busy is CPU time over wall time. \
-         Yours: medians over rounds. Theirs: our division of the user and system seconds of \
-         the `time` output the write-up printed by {} × {} hops, and of their sum by the \
-         elapsed time.\n\n{}\n",
-        t.to_markdown(),
+    let mut md = t.to_markdown();
+    md.push_str(
+        "\nSwitches and CPU time are per hop, for the whole process; *system share* is the \
+         kernel's part of that CPU time; *CPUs busy* is CPU time over wall time. Yours: \
+         medians over rounds, except the system share, which pools every round.",
+    );
+    if hidden > 0 {
+        md.push_str(
+            " A *system share* of “–”: that brigade's timed laps used less than a second \
+             of CPU over all rounds; `getrusage` splits user from system time by sampling \
+             at the scheduler's tick (every 1 to 10 ms), so over a shorter time the split \
+             is mostly chance.",
+        );
+        if r.record.profile == harness::Profile::Quick {
+            md.push_str(" The full profile times more laps.");
+        }
+    }
+    md.push_str(&format!(
+        " Theirs: our arithmetic on the `time` output the write-up printed: user plus \
+         system seconds divided by {} × {} hops, the system seconds as a share of that \
+         sum, and the sum over the elapsed time.\n\n{}\n",
         fmt_count(b.tasks as u64),
         fmt_count(b.iterations as u64),
         rf.attribution()
-    ))
+    ));
+    Ok(md)
 }
 
 /// Pinned against unpinned threads.
@@ -481,7 +525,7 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
 // spawn
 
 fn spawn_table(r: &Results<SpawnRound>) -> anyhow::Result<String> {
-    let mut t = Table::new(["what", "per batch", "per spawn"]);
+    let mut t = Table::new(["what", "batch size", "per spawn"]);
     for w in Spawned::ALL {
         let Some(e) = r.estimate(w.key()) else {
             continue;
@@ -561,17 +605,17 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         );
         md.push_str(&match (verdict(&th, &a), ratio) {
             (Verdict::Above, Some(x)) => format!(
-                "In this run one more thread added more resident memory than one more async \
+                "In these results one more thread added more resident memory than one more async \
                  task on the current-thread runtime (both over socket pairs): {} as much, \
                  from the rounds' own ratios.",
                 fmt_ratio_estimate(&x)
             ),
             (Verdict::Below, Some(x)) => format!(
-                "In this run one more thread added less resident memory than one more async \
+                "In these results one more thread added less resident memory than one more async \
                  task on the current-thread runtime: {} as much.",
                 fmt_ratio_estimate(&x)
             ),
-            _ => "In this run the intervals of a thread's and an async task's resident \
+            _ => "In these results the intervals of a thread's and an async task's resident \
                   memory overlap: no clear difference."
                 .to_string(),
         });
@@ -643,45 +687,31 @@ fn limits_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
         .next()
         .ok_or_else(|| anyhow::anyhow!("no round finished"))?;
     let (s, l) = (&d.seen, &d.seen.limits);
-    let num = |v: Option<u64>| v.map(fmt_count).unwrap_or_else(|| "not set".into());
-    let threads = |v: Option<u64>, per: u64| {
-        v.map(|x| format!("≈ {}", fmt_count(x / per)))
-            .unwrap_or_else(|| "–".into())
+    // A sysctl or a raised rlimit that could not be read; the two limits that can be
+    // unlimited or unset carry their own words.
+    let num = |v: Option<u64>| v.map_or(LimitValue::NotReadable, LimitValue::Value);
+    let threads = |v: LimitValue, per: u64| {
+        v.value()
+            .map_or_else(|| "–".into(), |x| format!("≈ {}", fmt_count(x / per)))
     };
     let mut t = Table::new(["limit", "value here", "threads it allows"]);
-    t.row([
-        "open files (RLIMIT_NOFILE), raised to the hard limit".to_string(),
-        num(s.fds_after_raise),
-        threads(s.fds_after_raise, 2),
-    ]);
-    t.row([
-        "processes and threads per user (RLIMIT_NPROC)".to_string(),
-        num(l.processes_soft),
-        threads(l.processes_soft, 1),
-    ]);
-    t.row([
-        "pids.max of this cgroup".to_string(),
-        num(l.cgroup_pids_max),
-        threads(l.cgroup_pids_max, 1),
-    ]);
-    t.row([
-        "kernel.pid_max (system-wide)".to_string(),
-        num(l.pid_max),
-        threads(l.pid_max, 1),
-    ]);
-    t.row([
-        "kernel.threads-max (system-wide)".to_string(),
-        num(l.threads_max),
-        threads(l.threads_max, 1),
-    ]);
-    t.row([
-        "vm.max_map_count (per process)".to_string(),
-        num(l.max_map_count),
-        threads(l.max_map_count, 2),
-    ]);
+    for (what, v, per) in [
+        (
+            "open files (RLIMIT_NOFILE, raised to the hard limit)",
+            num(s.fds_after_raise),
+            2,
+        ),
+        ("processes and threads per user (RLIMIT_NPROC)", s.nproc, 1),
+        ("pids.max of this cgroup or a parent", s.cgroup_pids, 1),
+        ("kernel.pid_max (system-wide)", num(l.pid_max), 1),
+        ("kernel.threads-max (system-wide)", num(l.threads_max), 1),
+        ("vm.max_map_count (per process)", num(l.max_map_count), 2),
+    ] {
+        t.row([what.to_string(), v.words(), threads(v, per)]);
+    }
     t.row([
         "threads on the whole system when measured".to_string(),
-        num(s.system_threads),
+        num(s.system_threads).words(),
         "–".into(),
     ]);
     t.row([
@@ -700,11 +730,37 @@ fn limits_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
     ]);
     let mut md = t.to_markdown();
     md.push('\n');
+    let shown = [s.nproc, s.cgroup_pids];
+    let legend = [
+        (
+            LimitValue::Unlimited,
+            "*unlimited* means the limit reads `max` (or infinity)",
+        ),
+        (
+            LimitValue::NotSet,
+            "*no limit set* means there is no such cgroup file, at this cgroup's level or \
+             a parent's",
+        ),
+        (
+            LimitValue::NotReadable,
+            "*not readable* means the value could not be read here",
+        ),
+    ];
+    let words: Vec<&str> = legend
+        .iter()
+        .filter(|(w, _)| {
+            shown.contains(w)
+                || (*w == LimitValue::NotReadable
+                    && [s.fds_after_raise, l.pid_max, l.threads_max, l.max_map_count]
+                        .contains(&None))
+        })
+        .map(|(_, text)| *text)
+        .collect();
+    if !words.is_empty() {
+        md.push_str(&format!("In the table, {}.", words.join("; ")));
+    }
     if !s.thread_guard_reason.is_empty() {
-        md.push_str(&format!(
-            "The thread guard comes from {}.",
-            s.thread_guard_reason
-        ));
+        md.push_str(&format!(" The thread guard is {}.", s.thread_guard_reason));
     }
     md.push_str(&format!(
         " A brigade stops growing when its resident memory has grown by {}.\n",
@@ -723,9 +779,21 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
         "resident per member",
     ])
     .align(2, Align::Left);
+    let asked = |k: Kind| {
+        fmt_count(
+            r.data()
+                .filter_map(|x| x.find(k))
+                .map(|x| x.wanted)
+                .max()
+                .unwrap_or(0) as u64,
+        )
+    };
+    let (mut all_built, mut by_time) = (false, false);
     for k in PROBE_KINDS {
         let runs: Vec<&crate::experiments::LimitRun> = r.data().filter_map(|x| x.find(k)).collect();
-        let Some(first) = runs.first() else { continue };
+        if runs.is_empty() {
+            continue;
+        }
         // A resource limit if one stopped it; else how often the round's time did.
         let timed_out = runs
             .iter()
@@ -741,14 +809,14 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
             })
             .or_else(|| runs.iter().find_map(|x| x.error.clone()))
             .unwrap_or_else(|| match timed_out {
-                0 => format!(
-                    "nothing: all {} asked for were built",
-                    fmt_count(first.wanted as u64)
-                ),
-                n => format!(
-                    "the round's time bound, in {n} of {} rounds (nothing in the others)",
-                    runs.len()
-                ),
+                0 => {
+                    all_built = true;
+                    "all built".into()
+                }
+                n => {
+                    by_time = true;
+                    format!("time bound ({n} of {} rounds)", runs.len())
+                }
             });
         let members = r.estimate(&probe_key(k, "members")).map_or_else(
             || fmt_count(runs.iter().map(|x| x.built).max().unwrap_or(0) as u64),
@@ -774,10 +842,23 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "no probe ran");
+    let mut legend = String::new();
+    if all_built {
+        legend.push_str(" *All built*: every member asked for was built in every round.");
+    }
+    if by_time {
+        legend.push_str(
+            " *Time bound*: in that many rounds the round's time ran out before every \
+             member was built; the other rounds built them all.",
+        );
+    }
     Ok(format!(
-        "{}\nThe write-up's largest runs: {} async tasks, and {} threads after it raised \
-         several system limits by hand.\n\n{}\n",
+        "{}\nAsked for: {} threads and {} async tasks.{legend} The write-up's largest \
+         brigades: {} async tasks, and {} threads after it raised several system limits \
+         by hand.\n\n{}\n",
         t.to_markdown(),
+        asked(Kind::Thread),
+        asked(Kind::AsyncCurrentPipe),
         fmt_count(rf.limits.largest_async_tasks as u64),
         fmt_count(rf.limits.largest_threads as u64),
         rf.attribution()

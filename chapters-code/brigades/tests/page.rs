@@ -122,7 +122,7 @@ fn every_marker_names_a_view_of_this_chapter() {
 fn small(experiment: &str) -> Vec<Override> {
     let sets: &[&str] = match experiment {
         "variants" => &["tasks=20", "laps=5", "baseline_laps=5", "warmup=1"],
-        "sweep" => &["hops_per_point=200", "max_threads=100", "max_tasks=1000"],
+        "sweep" => &["hops_per_point=200", "max_threads=1000", "max_tasks=1000"],
         "limits" => &["threads=50", "async_tasks=3000", "probe_laps=1"],
         _ => &["threads_per_batch=10", "tasks_per_batch=100"],
     };
