@@ -29,7 +29,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     views: [
         views::NAIVE_TABLE, views::SWEEP_TABLE, views::SWEEP_REFERENCE, views::ACHIEVED,
         views::ACHIEVED_PLOT, views::FINDINGS, views::STALL, views::JITTER_1K, views::JITTER_10K,
-        views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
+        views::CPU, views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
     ],
     headlines: [
         Headline::new("naive-rate-at-10k", &RATES, "naive · 10,000/s")
@@ -442,7 +442,7 @@ pub fn naive(period: Duration, run: &mut Run<'_>) {
 
 // ANCHOR: debt_as_published
 /// The write-up's accumulate-the-debt loop, translated: three clock marks per
-/// round; the debt grows by the period minus the operation's time and shrinks by
+/// iteration; the debt grows by the period minus the operation's time and shrinks by
 /// the time actually slept; it sleeps only once a whole period is owed.
 pub fn debt_as_published(period: Duration, run: &mut Run<'_>) {
     let clock = Instant::now();
@@ -462,7 +462,7 @@ pub fn debt_as_published(period: Duration, run: &mut Run<'_>) {
 // ANCHOR_END: debt_as_published
 
 // ANCHOR: compensating
-/// The same idea written properly: one clock reading per round, so every
+/// The same idea written properly: one clock reading per iteration, so every
 /// nanosecond (operation, sleep, loop overhead) is charged; a floor on the debt so a
 /// stall is not repaid by an unbounded burst; and a minimum sleep, decoupled from
 /// the period, below which the operation simply goes early.
@@ -543,14 +543,28 @@ pub fn governor_paced(period: Duration, burst: u32, run: &mut Run<'_>) -> anyhow
 
 // ------------------------------------------------------------- coordinated omission
 
-/// A UDP echo server on 127.0.0.1 (port 0) that, every `stall_every` requests,
-/// sleeps `stall` before answering: a garbage-collection pause, a page-fault storm,
-/// a lock held too long. It answers with the request's own bytes (its sequence
-/// number).
+/// A UDP echo server on 127.0.0.1 (port 0) that, once in every `stall_every`
+/// requests, sleeps `stall` before answering: a garbage-collection pause, a
+/// page-fault storm, a lock held too long. It answers with the request's own bytes
+/// (its sequence number).
 pub struct StallingEcho {
     pub addr: SocketAddr,
     stop: Arc<AtomicBool>,
-    thread: Option<thread::JoinHandle<u64>>,
+    thread: Option<thread::JoinHandle<Served>>,
+}
+
+/// What the stalling server did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Served {
+    pub requests: u64,
+    pub pauses: u64,
+}
+
+/// Whether the server pauses before answering its `n`th request (1-based): the
+/// middle request of every block of `every`, so that no pause falls on the last
+/// request of a round, where it would delay no request after it.
+pub fn pauses_at(n: u64, every: u64) -> bool {
+    every > 0 && n % every == every / 2
 }
 
 impl StallingEcho {
@@ -565,7 +579,7 @@ impl StallingEcho {
             .name("stalling-echo".into())
             .spawn(move || {
                 let mut buf = [0u8; 64];
-                let mut served = 0u64;
+                let mut served = Served::default();
                 while !flag.load(Ordering::Relaxed) {
                     let Ok((len, from)) = socket.recv_from(&mut buf) else {
                         continue;
@@ -573,8 +587,9 @@ impl StallingEcho {
                     if len == 0 {
                         break; // `stop` wakes the server with an empty datagram
                     }
-                    served += 1;
-                    if served.is_multiple_of(stall_every) {
+                    served.requests += 1;
+                    if pauses_at(served.requests, stall_every) {
+                        served.pauses += 1;
                         // The pause; `stop` cuts it short, so stopping never waits it out.
                         let until = Instant::now() + stall;
                         while !flag.load(Ordering::Relaxed) && Instant::now() < until {
@@ -592,21 +607,21 @@ impl StallingEcho {
         })
     }
 
-    /// Stops the server; returns how many requests it served.
-    pub fn stop(mut self) -> u64 {
+    /// Stops the server; returns how many requests it served, and its pauses.
+    pub fn stop(mut self) -> Served {
         self.halt()
     }
 
-    fn halt(&mut self) -> u64 {
+    fn halt(&mut self) -> Served {
         let Some(t) = self.thread.take() else {
-            return 0;
+            return Served::default();
         };
         self.stop.store(true, Ordering::Relaxed);
         t.thread().unpark();
         if let Ok(s) = UdpSocket::bind("127.0.0.1:0") {
             let _ = s.send_to(&[], self.addr);
         }
-        t.join().unwrap_or(0)
+        t.join().unwrap_or_default()
     }
 }
 
@@ -747,6 +762,16 @@ mod tests {
             vec![0.5, 3.5, 2.5, 1.5, 1.0]
         );
         assert_eq!(with_omitted(&[5.0], 0.0), vec![5.0]);
+    }
+
+    #[test]
+    fn pauses_fall_mid_block_never_on_the_last_request() {
+        let at = |every: u64, n: u64| (1..=n).filter(|&k| pauses_at(k, every)).collect::<Vec<_>>();
+        assert_eq!(at(100, 200), vec![50, 150]);
+        assert_eq!(at(200, 1_000), vec![100, 300, 500, 700, 900]);
+        assert_eq!(at(1, 3), vec![1, 2, 3]);
+        assert_eq!(at(3, 7), vec![1, 4, 7]);
+        assert!(at(0, 5).is_empty());
     }
 
     /// A late answer is skipped and counted, and the awaited one is still found.

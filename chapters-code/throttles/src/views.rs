@@ -5,11 +5,14 @@
 use crate::Pacer;
 use crate::experiments::{
     Measure, NAIVE, NaiveRound, OMISSION, OmissionRound, RATES, RateRun, RatesRound, STALL_AT,
-    STALL_RATE, SWEEP, SWEEP_MS, SweepRound, WITH_SEND, naive_key, rate_key, stall_key, sweep_key,
+    STALL_RATE, SWEEP, SWEEP_MS, SweepRound, WITH_SEND, WRITEUP_RATE, naive_key, rate_key,
+    stall_key, sweep_key,
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
-use harness::render::{Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, sig3};
+use harness::render::{
+    Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_range, sig3,
+};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
@@ -25,6 +28,7 @@ pub static JITTER_1K: View<RatesRound> =
     View::table("jitter-1k", &RATES, |r| jitter_table(r, 1_000.0)).brief();
 pub static JITTER_10K: View<RatesRound> =
     View::table("jitter-10k", &RATES, |r| jitter_table(r, 10_000.0)).brief();
+pub static CPU: View<RatesRound> = View::table("cpu", &RATES, cpu_table).brief();
 pub static GAPS_1K: View<RatesRound> =
     View::plot("gaps-1k", &RATES, |r| gaps_plot(r, 1_000.0)).brief();
 pub static GAPS_10K: View<RatesRound> =
@@ -84,18 +88,20 @@ fn per_s(rate: f64) -> String {
 /// The write-up's benchmark on your machine, beside its published Mean.
 fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
     let refs = reference()?;
-    let mut t = Table::new([
-        "loop",
-        "time per op",
-        "rate",
-        "write-up: Mean ± Error",
-        "1 s ÷ its Mean (ours)",
-    ]);
+    let mut t = Table::new(["loop", "time per op", "rate", "write-up: Mean ± Error"]);
+    let mut ours = Vec::new();
     for with_send in WITH_SEND {
         let Some(e) = r.estimate(naive_key(with_send)) else {
             continue;
         };
         let theirs = refs.naive.iter().find(|x| x.with_send == with_send);
+        if let Some(x) = theirs {
+            ours.push(format!(
+                "{} for *{}*",
+                Unit::OpsPerSec.format(1e3 / x.mean_ms),
+                naive_key(with_send)
+            ));
+        }
         t.row([
             naive_key(with_send).to_string(),
             fmt_estimate(&e, Unit::Nanos),
@@ -103,7 +109,6 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
             theirs.map_or("–".into(), |x| {
                 format!("{:.3} ± {} ms", x.mean_ms, spread_ms(x.error_ms))
             }),
-            theirs.map_or("–".into(), |x| Unit::OpsPerSec.format(1e3 / x.mean_ms)),
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "the loop recorded no iterations");
@@ -113,10 +118,11 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
         "{}\n*Time per op*: each round times one iteration of {} operations per loop, as \
          BenchmarkDotNet times iterations, and divides; the figure is the median over rounds \
          with its 95 % interval, and *rate* is one second divided by it. The write-up's Mean \
-         and Error are as published; one second divided by its Mean is our arithmetic. \
-         Datagrams sent: {}, received by the sink: {}.\n\n{}\n",
+         and Error are as published; one second divided by its Mean, our arithmetic, gives \
+         {}. Datagrams sent: {}, received by the sink: {}.\n\n{}\n",
         t.to_markdown(),
         r.param("ops").map_or("–".into(), |v| fmt_count(v as u64)),
+        ours.join(" and "),
         fmt_count(sent),
         fmt_count(received),
         refs.attribution()
@@ -252,15 +258,20 @@ fn achieved_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
         }
         t.row(row);
     }
-    let run_ms = r.param("run_ms").unwrap_or(0.0);
-    let min_ops = r.param("min_ops").unwrap_or(0.0);
+    let ms = |name: &str| fmt_count(r.param(name).unwrap_or(0.0) as u64);
+    let at_1k = if targets.contains(&WRITEUP_RATE) && ms("run_ms_1k") != ms("run_ms") {
+        format!(" ({} ms at {})", ms("run_ms_1k"), per_s(WRITEUP_RATE))
+    } else {
+        String::new()
+    };
     Ok(format!(
         "{}\nAchieved rate in **% of the target**: the median over rounds of each run's rate \
          (operations from the first start to the last, over that time), with its 95 % \
-         interval. Each run asked for the operations of {} ms at its target, at least {}.{}\n",
+         interval. Each run asked for the operations of {} ms at its target{at_1k}, at least \
+         {}.{}\n",
         t.to_markdown(),
-        fmt_count(run_ms as u64),
-        fmt_count(min_ops as u64),
+        ms("run_ms"),
+        ms("min_ops"),
         if dagger {
             " † In some rounds this run fell so far behind that it was stopped at twice its \
              planned time; its rate is counted over the operations that ran."
@@ -390,6 +401,11 @@ fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
             compare(
                 (Pacer::TokioSkip, "Skip's rate"),
                 (Pacer::TokioDelay, "Delay's"),
+                t,
+            ),
+            compare(
+                (Pacer::TokioBurst, "Burst's rate"),
+                (Pacer::Deadline, "the deadline throttle's"),
                 t,
             ),
         ]
@@ -527,9 +543,8 @@ fn jitter_table(r: &Results<RatesRound>, target: f64) -> anyhow::Result<String> 
     let mut t = Table::new([
         "throttle",
         "median gap",
-        "shortest – longest",
+        "shortest–longest",
         "drift at the end",
-        "CPU, % of a core",
     ]);
     let mut gaps = u64::MAX;
     for pacer in Pacer::ALL {
@@ -541,26 +556,50 @@ fn jitter_table(r: &Results<RatesRound>, target: f64) -> anyhow::Result<String> 
         t.row([
             pacer.label().to_string(),
             per_run(|x| x.gap_p50_ns).map_or("–".into(), |e| fmt_estimate(&e, Unit::Nanos)),
-            format!(
-                "{} – {}",
-                Unit::Nanos.format(s.min),
-                Unit::Nanos.format(s.max)
-            ),
+            fmt_range(s.min, s.max, Unit::Nanos),
             per_run(|x| Some(x.drift_ns)).map_or("–".into(), |e| fmt_estimate(&e, Unit::Nanos)),
-            per_run(|x| x.cpu_share().map(|c| c * 100.0))
-                .map_or("–".into(), |e| fmt_estimate(&e, Unit::Number)),
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "no throttle ran at {}", per_s(target));
     Ok(format!(
-        "{}\nThe ideal gap is {}. *Median gap*, *drift* and *CPU*: medians over rounds of each \
-         run's value, with 95 % intervals. *Drift*: how much later than its schedule (set by \
-         its first operation) the last operation started; negative is early. *CPU*: the \
-         pacing thread's CPU time, sends included. *Shortest – longest*: over every gap of \
-         every round (at least {} per throttle).\n",
+        "{}\nThe ideal gap is {}. *Median gap* and *drift*: medians over rounds of each run's \
+         value, with 95 % intervals. *Drift*: how much later than its schedule (set by its \
+         first operation) the last operation started; negative is early. \
+         *Shortest–longest*: over every gap of every round (at least {} per throttle).\n",
         t.to_markdown(),
         Unit::Nanos.format(1e9 / target),
         fmt_count(gaps)
+    ))
+}
+
+/// The pacing thread's CPU time as a share of one core, per throttle and target.
+fn cpu_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
+    let targets = targets(r);
+    anyhow::ensure!(!targets.is_empty(), "no throttle ran");
+    let mut headers = vec!["throttle".to_string()];
+    headers.extend(targets.iter().map(|&t| per_s(t)));
+    let mut t = Table::new(headers);
+    let mut any = false;
+    for pacer in Pacer::ALL {
+        let mut row = vec![pacer.label().to_string()];
+        for &target in &targets {
+            let e = r.estimate_of(|d| Some(d.find(pacer, target)?.cpu_share()? * 100.0));
+            any |= e.is_some();
+            row.push(e.map_or("–".into(), |e| fmt_estimate(&e, Unit::Number)));
+        }
+        t.row(row);
+    }
+    if !any {
+        return Ok(
+            "This OS has no per-thread CPU clock that the chapter reads, so there is \
+                   no CPU time to show.\n"
+                .into(),
+        );
+    }
+    Ok(format!(
+        "{}\nCPU time of the pacing thread (sends included) over the run's wall time, in **% \
+         of one core**: the median over rounds of each run's share, with its 95 % interval.\n",
+        t.to_markdown()
     ))
 }
 
@@ -633,16 +672,16 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
     let sum = |f: fn(&OmissionRound) -> u64| -> u64 { r.data().map(f).sum() };
     Ok(format!(
         "{}\nEach round: {} requests at {} to a UDP echo server on loopback that pauses {} ms \
-         before answering every {}th request. *p90*: the median over rounds of each round's \
-         90th percentile, with its 95 % interval; {}*max* pool every sample of every round: \
-         {} per row, {} in the record_correct row, which adds the samples the correction \
-         infers. Over all rounds: {} requests sent, {} answered, {} lost, {} late answers \
-         skipped, {} pauses.\n",
+         before answering one request in every {}. *p90*: the median over rounds of each \
+         round's 90th percentile, with its 95 % interval; {}*max* pool every sample of every \
+         round: {} per row, {} in the record_correct row, which adds the samples the \
+         correction infers. Over all rounds: {} requests sent, {} answered, {} lost, {} late \
+         answers skipped, {} pauses.\n\n{}",
         t.to_markdown(),
         fmt_count(first.sent),
         per_s(first.rate),
         first.stall_ms,
-        first.stall_every,
+        fmt_count(first.stall_every),
         if tails.p99 { "the tails and " } else { "" },
         fmt_count(dists[0].len()),
         fmt_count(dists[1].len()),
@@ -650,8 +689,42 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
         fmt_count(sum(|d| d.answered)),
         fmt_count(sum(|d| d.lost)),
         fmt_count(sum(|d| d.late)),
-        fmt_count(r.data().map(|d| d.served / d.stall_every.max(1)).sum()),
+        fmt_count(sum(|d| d.pauses)),
+        omission_findings(r),
     ))
+}
+
+/// What the p90s of the three rows say, decided by their intervals alone.
+fn omission_findings(r: &Results<OmissionRound>) -> String {
+    let compare = |a: (Measure, &str), b: (Measure, &str)| -> Option<String> {
+        let (ka, kb) = (a.0.key(), b.0.key());
+        let (ea, eb) = (r.estimate(&ka)?, r.estimate(&kb)?);
+        Some(compare_sentence(
+            (a.1, &ea),
+            (b.1, &eb),
+            r.ratio(&ka, &kb).as_ref(),
+            Better::Higher,
+        ))
+    };
+    let sentences: Vec<String> = [
+        compare(
+            (Measure::FromIntent, "the p90 from the intended send"),
+            (Measure::FromSend, "the p90 from the actual send"),
+        )
+        .map(|s| format!("What coordinated omission hides: {s}.")),
+        compare(
+            (Measure::Corrected, "the record_correct row's p90"),
+            (Measure::FromIntent, "the intended-send row's"),
+        )
+        .map(|s| format!("How near the correction comes: {s}.")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if sentences.is_empty() {
+        return String::new();
+    }
+    format!("{}\n", sentences.join(" "))
 }
 
 fn omission_plot(r: &Results<OmissionRound>) -> anyhow::Result<String> {

@@ -143,7 +143,7 @@ fn the_sweep_and_the_write_ups_loop_run_and_render() {
     }
     let md = render(ViewKind::Table, "naive", &naive);
     assert!(
-        md.contains("1.994 ± 0.0016 ms") && md.contains("(ours)"),
+        md.contains("1.994 ± 0.0016 ms") && md.contains("502 ops/s for *send; sleep(1 ms)*"),
         "{md}"
     );
     assert!(!md.contains("Windows)"), "{md}");
@@ -153,7 +153,13 @@ fn the_sweep_and_the_write_ups_loop_run_and_render() {
 fn every_throttle_runs_at_every_rate_and_every_view_renders() {
     let rates = record(
         &RATES,
-        &["rates_from=1000", "rates_to=10000", "run_ms=3", "min_ops=4"],
+        &[
+            "rates_from=1000",
+            "rates_to=10000",
+            "run_ms=3",
+            "run_ms_1k=5",
+            "min_ops=4",
+        ],
         3,
     );
     for round in &rates.rounds {
@@ -173,10 +179,19 @@ fn every_throttle_runs_at_every_rate_and_every_view_renders() {
         md.contains("| deadline |") && md.contains("10,000/s"),
         "{md}"
     );
+    // The runs at the write-up's rate have their own planned length, and the note says so.
+    assert!(md.contains("3 ms at its target (5 ms at 1,000/s)"), "{md}");
     for name in ["jitter-1k", "jitter-10k"] {
         let md = render(ViewKind::Table, name, &rates);
         assert!(md.contains("tokio Skip"), "{md}");
+        // Four columns, so the table fits the text column.
+        assert_eq!(md.lines().next().unwrap().matches('|').count(), 5, "{md}");
     }
+    let md = render(ViewKind::Table, "cpu", &rates);
+    assert!(
+        md.contains("| governor, burst 1 |") && md.contains("% of one core"),
+        "{md}"
+    );
     let md = render(ViewKind::Table, "findings", &rates);
     assert!(md.starts_with("- **1,000/s**"), "{md}");
     assert!(md.contains("tokio `interval` at 10,000/s"), "{md}");
@@ -249,19 +264,20 @@ fn the_omission_test_sees_the_stalls_only_from_the_intended_send() {
 
 #[test]
 fn an_answer_later_than_the_patience_does_not_shift_later_latencies() {
-    // Every 5th request is answered after 60 ms; the client waits only 40 ms for it,
-    // and its answer comes while the client waits for the next request's.
-    let server = StallingEcho::start(5, Duration::from_millis(60)).unwrap();
+    // One request in every 5 (the 2nd, 7th, 12th and 17th) is answered after 90 ms;
+    // the client waits only 60 ms for it, and its answer comes while the client waits
+    // for the next request's (30 ms later, well inside that request's patience).
+    let server = StallingEcho::start(5, Duration::from_millis(90)).unwrap();
     let plan = OmissionPlan {
         rate: 500.0,
         requests: 20,
-        patience: Duration::from_millis(40),
+        patience: Duration::from_millis(60),
         deadline: Instant::now() + Duration::from_secs(20),
     };
     let got = closed_loop_client(server.addr, &plan).unwrap();
     server.stop();
     assert_eq!(got.sent, 20);
-    assert_eq!(got.lost, 4, "requests 5, 10, 15 and 20 are given up");
+    assert_eq!(got.lost, 4, "requests 2, 7, 12 and 17 are given up");
     assert!(
         got.late >= 3,
         "their answers come later and are skipped: {}",
