@@ -9,6 +9,7 @@ use crate::experiments::{
 use crate::{Design, Flavour};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
+use harness::render::capitalise;
 use harness::render::{
     Better, Table, Tails, compare_sentence, confidence_text, fmt_count, fmt_ns, fmt_opt_estimate,
     fmt_ratio_estimate, sig3,
@@ -129,13 +130,6 @@ fn designs_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         t.row(row);
     }
     Ok(t.to_markdown())
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// A name for a design in a sentence.
@@ -663,11 +657,5 @@ mod tests {
         let one = r.designs.iter().find(|d| d.design == "std-mutex-task");
         assert_eq!(one.map(|d| d.medium_value_ms), Some(45.1209));
         assert_eq!((r.unit_check.low_ms, r.unit_check.high_ms), (36, 44));
-    }
-
-    #[test]
-    fn findings_read_as_sentences() {
-        assert_eq!(capitalise("there is"), "There is");
-        assert_eq!(capitalise(""), "");
     }
 }

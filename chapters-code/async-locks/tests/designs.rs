@@ -3,11 +3,9 @@
 use async_locks::experiments::{DESIGNS, DesignRun, SWEEP, UNIT_CHECK, sizes};
 use async_locks::{CHAPTER, Design, Flavour, Timeout, extended_timeout, run_design};
 use harness::experiment::AnyExperiment;
-use harness::machine::Machine;
-use harness::params::{Override, resolve};
-use harness::record::{FORMAT, Provenance, Record};
-use harness::runner::{InProcess, run_rounds};
-use harness::{Budget, Profile, ViewKind};
+use harness::params::Override;
+use harness::record::Record;
+use harness::{Profile, ViewKind};
 use std::time::{Duration, Instant};
 
 fn far() -> Instant {
@@ -184,44 +182,24 @@ fn the_registry_is_consistent() {
     }
 }
 
-/// Runs `rounds` rounds of an experiment in this process with small parameters and
-/// stores them as the harness would.
+/// Runs `rounds` rounds of an experiment in this process with small parameters, as
+/// the harness would store them.
 fn record(exp: &'static dyn AnyExperiment, sets: &[&str], rounds: u32) -> Record {
     let overrides: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
-    let params = resolve(exp.name(), exp.params(), Profile::Quick, &overrides).unwrap();
-    let mut exec = InProcess {
-        experiment: exp,
-        profile: Profile::Quick,
-        params: params.clone(),
-    };
-    let budget = Budget {
-        time: Duration::from_secs(30),
-        min_rounds: rounds,
-        max_rounds: rounds,
-        target: 0.0,
-    };
-    let out = run_rounds(budget, &mut exec, |_| {});
-    assert_eq!(out.rounds.len() as u32, rounds, "{:?}", out.status);
-    Record {
-        format: FORMAT,
-        chapter: CHAPTER.name.into(),
-        experiment: exp.name().into(),
-        key: "test".into(),
-        profile: Profile::Quick,
-        build: "debug".into(),
-        provenance: Provenance {
-            machine: Machine::current(),
-            measured_at: "now".into(),
-            measured_unix: 0,
+    let r = harness::runner::rounds_in_process(
+        &harness::runner::Request {
+            chapter: &CHAPTER,
+            experiment: exp,
+            profile: Profile::Quick,
+            overrides: &overrides,
+            mode: harness::runner::Mode::InProcess,
         },
-        params,
-        details: out.details,
-        isolation: "test".into(),
-        status: out.status,
-        notes: out.notes,
-        wall_s: 0.0,
-        rounds: out.rounds,
-    }
+        rounds,
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    assert_eq!(r.rounds.len() as u32, rounds, "{:?}", r.status);
+    r
 }
 
 #[test]

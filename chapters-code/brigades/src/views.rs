@@ -10,6 +10,7 @@ use crate::experiments::{
 use crate::os::LimitValue;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source};
+use harness::render::capitalise;
 use harness::render::{
     Align, Better, Table, Tails, compare_sentence, fmt_bytes, fmt_count, fmt_estimate,
     fmt_opt_estimate, fmt_ratio_estimate, sig3,
@@ -169,13 +170,6 @@ fn label(r: &Results<VariantsRound>, kind: Kind) -> String {
 
 fn median_cell(e: Option<Estimate>, f: impl Fn(f64) -> String) -> String {
     e.map_or_else(|| "–".into(), |e| f(e.median))
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------
@@ -884,10 +878,5 @@ mod tests {
         assert_eq!(fmt_published_ns(537_584.0), "537.584 µs");
         assert_eq!(fmt_published_ns(5_500.0), "5.5 µs");
         assert_eq!(fmt_published_ns(1_858_000.0), "1.858 ms");
-    }
-
-    #[test]
-    fn findings_read_as_sentences() {
-        assert_eq!(capitalise("a hop"), "A hop");
     }
 }

@@ -3,13 +3,12 @@
 //! the code is shown; every marker names a view of this chapter; every view renders
 //! from real rounds into a table of at most five columns.
 
+use harness::Profile;
 use harness::experiment::ViewKind;
-use harness::params::{Override, resolve};
-use harness::record::{FORMAT, Provenance, Record, RoundRecord, Status};
-use harness::{Ctx, Profile};
+use harness::params::Override;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -133,43 +132,26 @@ fn small(experiment: &str) -> Vec<Override> {
 fn every_view_renders_from_real_rounds_into_at_most_five_columns() {
     let ch = &brigades::CHAPTER;
     for exp in ch.experiments {
-        let params = resolve(exp.name(), exp.params(), Profile::Quick, &small(exp.name())).unwrap();
-        let mut rounds = Vec::new();
-        for index in 0..3 {
-            let ctx = Ctx::new(
-                Profile::Quick,
-                index,
-                params.clone(),
-                Instant::now() + Duration::from_secs(20),
-            );
-            let out = exp.run_round(ctx).unwrap();
-            rounds.push(RoundRecord {
-                index,
-                noise: Default::default(),
-                readings: out.readings,
-                data: out.data,
-            });
-        }
-        let record = Record {
-            format: FORMAT,
-            chapter: ch.name.into(),
-            experiment: exp.name().into(),
-            key: ch.key.into(),
-            profile: Profile::Quick,
-            build: ch.build.into(),
-            provenance: Provenance {
-                machine: harness::machine::Machine::current(),
-                measured_at: "now".into(),
-                measured_unix: 0,
+        let overrides = small(exp.name());
+        let record = harness::runner::rounds_in_process(
+            &harness::runner::Request {
+                chapter: ch,
+                experiment: *exp,
+                profile: Profile::Quick,
+                overrides: &overrides,
+                mode: harness::runner::Mode::InProcess,
             },
-            params: params.clone(),
-            details: Vec::new(),
-            isolation: exp.isolation().describe(),
-            status: Status::Ok,
-            notes: Vec::new(),
-            wall_s: 1.0,
-            rounds,
-        };
+            3,
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        assert_eq!(
+            record.rounds.len(),
+            3,
+            "{}: {:?}",
+            exp.name(),
+            record.status
+        );
         for v in ch.views.iter().filter(|v| v.experiment() == exp.name()) {
             let md = v
                 .render(&record)

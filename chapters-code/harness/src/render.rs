@@ -248,16 +248,17 @@ pub fn compare_sentence(
 pub fn findings<S: AsRef<str>>(sentences: impl IntoIterator<Item = S>) -> String {
     sentences
         .into_iter()
-        .map(|s| {
-            let s = s.as_ref().trim_end_matches('.');
-            let mut c = s.chars();
-            let first: String = c
-                .next()
-                .map(|f| f.to_uppercase().collect())
-                .unwrap_or_default();
-            format!("- {first}{}.\n", c.as_str())
-        })
+        .map(|s| format!("- {}.\n", capitalise(s.as_ref().trim_end_matches('.'))))
         .collect()
+}
+
+/// The sentence with its first letter upper-case (a sentence that starts with code,
+/// `` `pselect(0)` is … ``, is left as it is).
+pub fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -752,6 +753,8 @@ mod tests {
             "- There is no clear difference.\n- A is faster.\n"
         );
         assert_eq!(findings(Vec::<String>::new()), "");
+        assert_eq!(capitalise("`pselect(0)` is"), "`pselect(0)` is");
+        assert_eq!(capitalise(""), "");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::experiments::{CALLS_EXP, CallsRound, SWEEP_EXP, SweepRound, plan, swe
 use crate::{Mode, Sample, Slack, VARIANTS, fmt_request, fmt_slack, key, sweep_requests};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::{self, RefMachine, Source};
+use harness::render::capitalise;
 use harness::render::{
     Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate,
     fmt_ratio_estimate, sig3,
@@ -163,14 +164,6 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
          intervals overlap it says so instead.\n",
         t.to_markdown()
     ))
-}
-
-/// A sentence's first letter in upper case (a sentence that starts with code stays).
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// A call's name as a sentence shows it: in code type, except the empty loop.
@@ -614,8 +607,6 @@ mod tests {
                 "{missing:?}"
             );
         }
-        assert_eq!(capitalise("there is"), "There is");
-        assert_eq!(capitalise("`pselect(0)` is"), "`pselect(0)` is");
         assert_eq!(code("empty loop"), "the empty loop");
     }
 }

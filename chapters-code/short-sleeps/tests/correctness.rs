@@ -3,11 +3,9 @@
 //! checks are lower bounds (a sleep never returns before it was asked to) and bounds
 //! that must hold (a loop or a point stops at its limit).
 
-use harness::machine::Machine;
-use harness::noise::Noise;
-use harness::params::{Override, resolve};
-use harness::record::{FORMAT, Provenance, Record, RoundRecord, Status};
-use harness::{AnyExperiment, Ctx, Profile, ViewKind};
+use harness::params::Override;
+use harness::record::Record;
+use harness::{AnyExperiment, Profile, ViewKind};
 use short_sleeps::experiments::{CALLS_EXP, SWEEP_EXP, plan};
 use short_sleeps::*;
 use std::cell::Cell;
@@ -288,50 +286,25 @@ mod linux {
 
 /// Runs `rounds` rounds of `exp` in this process with small sizes, as the harness
 /// would in workers, and stores them in a record the views can read.
-fn record_of(exp: &dyn AnyExperiment, overrides: &[&str], rounds: u32) -> Record {
+fn record_of(exp: &'static dyn AnyExperiment, overrides: &[&str], rounds: u32) -> Record {
     let ov: Vec<Override> = overrides
         .iter()
         .map(|s| Override::parse(s).unwrap())
         .collect();
-    let params = resolve(exp.name(), exp.params(), Profile::Quick, &ov).unwrap();
-    let mut notes = Vec::new();
-    let mut stored = Vec::new();
-    for index in 0..rounds {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let ctx = Ctx::new(Profile::Quick, index, params.clone(), deadline);
-        let out = exp.run_round(ctx).unwrap();
-        for n in out.notes {
-            if !notes.contains(&n) {
-                notes.push(n);
-            }
-        }
-        stored.push(RoundRecord {
-            index,
-            noise: Noise::default(),
-            readings: out.readings,
-            data: out.data,
-        });
-    }
-    Record {
-        format: FORMAT,
-        chapter: "short-sleeps".into(),
-        experiment: exp.name().into(),
-        key: "test".into(),
-        profile: Profile::Quick,
-        build: "debug".into(),
-        provenance: Provenance {
-            machine: Machine::current(),
-            measured_at: "now".into(),
-            measured_unix: 0,
+    let r = harness::runner::rounds_in_process(
+        &harness::runner::Request {
+            chapter: &short_sleeps::CHAPTER,
+            experiment: exp,
+            profile: Profile::Quick,
+            overrides: &ov,
+            mode: harness::runner::Mode::InProcess,
         },
-        params,
-        details: Vec::new(),
-        isolation: "in this test's process".into(),
-        status: Status::Ok,
-        notes,
-        wall_s: 0.0,
-        rounds: stored,
-    }
+        rounds,
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    assert_eq!(r.rounds.len() as u32, rounds, "{:?}", r.status);
+    r
 }
 
 fn render(name: &str, kind: ViewKind, r: &Record) -> anyhow::Result<String> {

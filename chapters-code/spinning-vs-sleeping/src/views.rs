@@ -9,6 +9,7 @@ use crate::experiments::{
 use crate::{Placement, Runtime, Transport, Wait};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
+use harness::render::capitalise;
 use harness::render::{
     Align, Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_opt_estimate,
     fmt_ratio_estimate,
@@ -146,13 +147,6 @@ fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
         }
     }
     Ok(t.to_markdown())
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// A sentence comparing two readings of the same rounds (lower is better), decided by
@@ -663,11 +657,5 @@ mod tests {
         assert_eq!(printed_ratio(3.4), "3.4×");
         assert_eq!(printed_ratio(6.0), "6.0×");
         assert_eq!(printed_ratio(172.4), "172.4×");
-    }
-
-    #[test]
-    fn findings_read_as_sentences() {
-        assert_eq!(capitalise("there is"), "There is");
-        assert_eq!(capitalise(""), "");
     }
 }

@@ -10,6 +10,7 @@ use crate::experiments::{
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
+use harness::render::capitalise;
 use harness::render::{
     Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_range, sig3,
 };
@@ -316,13 +317,6 @@ fn pct(e: &Estimate) -> String {
         sig3(s.lo),
         sig3(s.hi)
     )
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// What each throttle reached, and comparisons decided by the intervals alone.
@@ -766,6 +760,5 @@ mod tests {
     fn percentages_and_sentences_read_well() {
         let e = Estimate::of(&[0.5, 0.52, 0.51, 0.49, 0.5, 0.53]).unwrap();
         assert_eq!(pct(&e), "50.5 % (49.0–53.0)");
-        assert_eq!(capitalise("there is"), "There is");
     }
 }

@@ -4,10 +4,7 @@
 //! omission client matches answers by sequence number; the binary refuses bad input.
 //! Nothing here asserts how fast anything is.
 
-use harness::machine::Machine;
-use harness::noise::Noise;
 use harness::params::{Override, resolve};
-use harness::record::{FORMAT, Provenance, RoundRecord, Status};
 use harness::{AnyExperiment, Ctx, Profile, Record, ViewKind};
 use std::time::{Duration, Instant};
 use throttles::experiments::{self, Measure, NAIVE, OMISSION, RATES, SWEEP, rate_key, stall_key};
@@ -62,55 +59,29 @@ fn every_datagram_of_every_run_arrives() {
     }
 }
 
-/// Runs `rounds` rounds of an experiment in this process with `sets` applied, and
-/// stores them as the harness would.
-fn record(exp: &dyn AnyExperiment, sets: &[&str], rounds: u32) -> Record {
+/// Runs `rounds` rounds of an experiment in this process with `sets` applied, as the
+/// harness would store them.
+fn record(exp: &'static dyn AnyExperiment, sets: &[&str], rounds: u32) -> Record {
     let overrides: Vec<Override> = sets.iter().map(|s| Override::parse(s).unwrap()).collect();
-    let params = resolve(exp.name(), exp.params(), Profile::Quick, &overrides).unwrap();
-    let mut out = Vec::new();
-    for index in 0..rounds {
-        let ctx = Ctx::new(
-            Profile::Quick,
-            index,
-            params.clone(),
-            Instant::now() + Duration::from_secs(30),
-        );
-        let round = exp.run_round(ctx).unwrap();
-        assert!(
-            round
-                .notes
-                .iter()
-                .all(|n| !n.text.contains("could not run")),
-            "{:?}",
-            round.notes
-        );
-        out.push(RoundRecord {
-            index,
-            noise: Noise::default(),
-            readings: round.readings,
-            data: round.data,
-        });
-    }
-    Record {
-        format: FORMAT,
-        chapter: "throttles".into(),
-        experiment: exp.name().into(),
-        key: "test".into(),
-        profile: Profile::Quick,
-        build: "debug".into(),
-        provenance: Provenance {
-            machine: Machine::current(),
-            measured_at: "now".into(),
-            measured_unix: 0,
+    let r = harness::runner::rounds_in_process(
+        &harness::runner::Request {
+            chapter: &throttles::CHAPTER,
+            experiment: exp,
+            profile: Profile::Quick,
+            overrides: &overrides,
+            mode: harness::runner::Mode::InProcess,
         },
-        params,
-        details: vec![],
-        isolation: "in this process".into(),
-        status: Status::Ok,
-        notes: vec![],
-        wall_s: 0.0,
-        rounds: out,
-    }
+        rounds,
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    assert_eq!(r.rounds.len() as u32, rounds, "{:?}", r.status);
+    assert!(
+        r.notes.iter().all(|n| !n.text.contains("could not run")),
+        "{:?}",
+        r.notes
+    );
+    r
 }
 
 fn render(kind: ViewKind, name: &str, r: &Record) -> String {

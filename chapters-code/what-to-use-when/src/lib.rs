@@ -5,6 +5,7 @@
 //! tell. Where a figure is missing, the guide says so.
 
 use all_results::{CHAPTERS, all_shown, records};
+use harness::render::capitalise;
 use harness::render::{
     Better, Table, compare_sentence, escape_html, fmt_estimate, provenance_line_of,
 };
@@ -135,13 +136,6 @@ impl<'a> Guide<'a> {
         }
         out
     }
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 /// Blocking against spinning, and the floor under both.
