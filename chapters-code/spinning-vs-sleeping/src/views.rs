@@ -615,13 +615,22 @@ fn floor_tails_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
     let pooled = floor_pooled(r);
     anyhow::ensure!(!pooled.is_empty(), "the floor could not be measured here");
     let tails = Tails::for_counts(pooled.iter().map(|(_, d)| d.len()));
-    let mut headers = vec!["one way"];
-    headers.extend(tails.headers().into_iter().skip(2)); // n and min: the table above
+    // The tails with the count they rest on; min is in the table above.
+    let without_min = |v: Vec<String>| -> Vec<String> {
+        v.into_iter()
+            .enumerate()
+            .filter_map(|(i, c)| (i != 1).then_some(c))
+            .collect()
+    };
+    let mut headers = vec!["one way".to_string()];
+    headers.extend(without_min(
+        tails.headers().into_iter().map(String::from).collect(),
+    ));
     let mut t = Table::new(headers);
     for (placement, d) in &pooled {
         let Some(s) = d.summary() else { continue };
         let mut row = vec![placement.label().to_string()];
-        row.extend(tails.cells(&s).into_iter().skip(2));
+        row.extend(without_min(tails.cells(&s)));
         t.row(row);
     }
     Ok(t.to_markdown())
