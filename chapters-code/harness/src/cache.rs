@@ -208,11 +208,6 @@ pub fn best(
     }
 }
 
-/// Whether a good result of exactly this profile exists for the code (`run --missing`).
-pub fn has_good(dir: &Path, slot: &Slot, key: &str) -> bool {
-    load_file(&slot.good_path(dir)).is_some_and(|r| r.key == key && r.is_ok())
-}
-
 /// Every record stored under `dir` (good and failed), for the appendix and
 /// `changes`; unreadable files are skipped.
 pub fn all_records(dir: &Path) -> Vec<Record> {

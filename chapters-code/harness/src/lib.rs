@@ -33,7 +33,7 @@ pub use experiment::{
 pub use params::Param;
 pub use profile::Profile;
 pub use record::{NoteKind, Reading, Record, Unit};
-pub use stats::{Dist, Estimate, MeanCi, Summary, Welford};
+pub use stats::{Dist, Estimate, Summary, Welford};
 
 /// Time spent on the calling thread's CPU (user + system), where the OS tells it.
 pub fn thread_cpu_time() -> Option<std::time::Duration> {

@@ -405,7 +405,7 @@ impl Plot {
 }
 
 /// A distribution plot from precomputed quantile curves, (quantile, value) pairs as
-/// [`crate::stats::quantile_curve`] makes them: x = the value (log scale, nanoseconds),
+/// [`crate::stats::Dist::curve`] makes them: x = the value (log scale, nanoseconds),
 /// y = the fraction of samples at or below it (a CDF), one curve per series.
 pub fn quantile_cdf<'a>(
     title: &str,
@@ -439,25 +439,6 @@ pub fn dist_cdf<'a>(
         title,
         x_label,
         "fraction of samples ≤ value",
-        curves.iter().map(|(n, c)| (n.clone(), c.as_slice())),
-    )
-}
-
-/// A latency distribution plot from raw samples (nanoseconds): one CDF per series.
-pub fn latency_cdf(title: &str, series: &[(String, Vec<f64>)]) -> Plot {
-    let curves: Vec<(String, Vec<(f64, f64)>)> = series
-        .iter()
-        .map(|(name, samples)| {
-            let mut sorted = samples.clone();
-            sorted.sort_by(f64::total_cmp);
-            let points = 200.min(sorted.len().max(2));
-            (name.clone(), crate::stats::quantile_curve(&sorted, points))
-        })
-        .collect();
-    quantile_cdf(
-        title,
-        "latency (log scale)",
-        "fraction of samples ≤ latency",
         curves.iter().map(|(n, c)| (n.clone(), c.as_slice())),
     )
 }
@@ -508,11 +489,16 @@ mod tests {
 
     #[test]
     fn cdf_has_one_curve_per_series() {
-        let p = latency_cdf(
+        let a = crate::stats::Dist::from_samples([100.0, 200.0, 300.0]);
+        let b = crate::stats::Dist::from_samples([1e4; 5]);
+        let empty = crate::stats::Dist::new();
+        let p = dist_cdf(
             "cdf",
-            &[
-                ("a".into(), vec![100.0, 200.0, 300.0]),
-                ("b".into(), vec![1e4; 5]),
+            "latency",
+            [
+                ("a".to_string(), &a),
+                ("b".to_string(), &b),
+                ("none".to_string(), &empty),
             ],
         );
         assert_eq!(p.series.len(), 2);

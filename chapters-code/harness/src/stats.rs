@@ -18,8 +18,6 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
-use std::time::Duration;
 
 /// The confidence the book states for every interval over rounds.
 pub const CONFIDENCE: f64 = 0.95;
@@ -79,17 +77,6 @@ impl FromIterator<f64> for Welford {
         }
         w
     }
-}
-
-/// Half-width of the two-sided confidence interval of a mean, from Student's t with
-/// n - 1 degrees of freedom. `None` for fewer than two samples.
-pub fn ci_half_width(stddev: f64, n: u64, confidence: f64) -> Option<f64> {
-    if n < 2 || !(0.0..1.0).contains(&confidence) {
-        return None;
-    }
-    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).ok()?;
-    let q = t.inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
-    Some(q * stddev / (n as f64).sqrt())
 }
 
 /// `P(B ≤ k)` for `B ~ Binomial(n, 1/2)`, summed in log space so large `n` is exact
@@ -253,31 +240,6 @@ pub fn spread(values: &[f64]) -> Option<f64> {
     (hi > 0.0 && lo.is_finite()).then(|| hi / lo)
 }
 
-/// A mean with the half-width of its confidence interval (Student's t).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct MeanCi {
-    pub n: u64,
-    pub mean: f64,
-    pub stddev: f64,
-    /// Half-width of the [`CONFIDENCE`] interval of the mean (0 when n < 2).
-    pub half_width: f64,
-}
-
-impl MeanCi {
-    pub fn of(values: &[f64]) -> Option<MeanCi> {
-        if values.is_empty() {
-            return None;
-        }
-        let w: Welford = values.iter().copied().collect();
-        Some(MeanCi {
-            n: w.count(),
-            mean: w.mean(),
-            stddev: w.stddev(),
-            half_width: ci_half_width(w.stddev(), w.count(), CONFIDENCE).unwrap_or(0.0),
-        })
-    }
-}
-
 /// The distribution of a set of samples. Tails are `None` when too few samples
 /// support them; a table then shows "max" instead.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -321,12 +283,6 @@ impl Summary {
             max: sorted[sorted.len() - 1],
             stddev: w.stddev(),
         })
-    }
-
-    /// Summary of durations, in nanoseconds.
-    pub fn of_durations(samples: &[Duration]) -> Option<Summary> {
-        let ns: Vec<f64> = samples.iter().map(|d| d.as_nanos() as f64).collect();
-        Summary::of(&ns)
     }
 }
 
@@ -484,27 +440,6 @@ impl<'de> Deserialize<'de> for Dist {
     }
 }
 
-/// `count` evenly spaced quantiles of sorted samples, as (quantile, value) pairs, for
-/// plotting a distribution without carrying every sample.
-pub fn quantile_curve(sorted: &[f64], count: usize) -> Vec<(f64, f64)> {
-    if sorted.is_empty() || count == 0 {
-        return Vec::new();
-    }
-    let count = count.max(2);
-    (0..count)
-        .map(|i| {
-            let q = i as f64 / (count - 1) as f64;
-            (q, percentile_sorted(sorted, q))
-        })
-        .collect()
-}
-
-/// How many times faster `fast` is than `slow` (`slow / fast`); `None` if either is not
-/// a positive number.
-pub fn speedup(slow: f64, fast: f64) -> Option<f64> {
-    (slow > 0.0 && fast > 0.0 && slow.is_finite() && fast.is_finite()).then(|| slow / fast)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -646,23 +581,6 @@ mod tests {
     }
 
     #[test]
-    fn t_quantiles_match_tables() {
-        let hw = ci_half_width(1.0, 11, 0.95).unwrap() * 11f64.sqrt();
-        assert!(close(hw, 2.2281, 1e-3), "{hw}");
-        let hw = ci_half_width(1.0, 20, 0.999).unwrap() * 20f64.sqrt();
-        assert!(close(hw, 3.8834, 1e-3), "{hw}");
-        assert!(ci_half_width(1.0, 1, 0.999).is_none());
-        let m = MeanCi::of(&[10.0, 12.0, 11.0, 9.0, 13.0]).unwrap();
-        assert!(close(m.mean, 11.0, 1e-12));
-        // t(0.975, 4) = 2.776
-        assert!(close(
-            m.half_width,
-            2.776 * 2.5f64.sqrt() / 5f64.sqrt(),
-            1e-2
-        ));
-    }
-
-    #[test]
     fn dist_agrees_with_exact_merges_and_round_trips() {
         let samples: Vec<f64> = (1..=20_000).map(|i| f64::from(i) * 0.5).collect();
         let exact = Summary::of(&samples).unwrap();
@@ -692,14 +610,5 @@ mod tests {
         assert_eq!(Dist::new().summary(), None);
         let c = d.curve(3);
         assert_eq!(c.len(), 3);
-    }
-
-    #[test]
-    fn quantile_curve_and_speedup() {
-        let sorted: Vec<f64> = (1..=10).map(f64::from).collect();
-        let c = quantile_curve(&sorted, 3);
-        assert_eq!(c, vec![(0.0, 1.0), (0.5, 5.0), (1.0, 10.0)]);
-        assert_eq!(speedup(10.0, 2.0), Some(5.0));
-        assert_eq!(speedup(10.0, 0.0), None);
     }
 }
