@@ -91,6 +91,15 @@ pub static KILLED: Experiment<Round> =
     Experiment::new("killed", "SIGKILL in its second round", killed, readings)
         .params(&[N])
         .budget(budget);
+pub static KILLED_ONE: Experiment<Round> = Experiment::new(
+    "killed-one-process",
+    "SIGKILL in its second round, rounds in one process",
+    killed,
+    readings,
+)
+.params(&[N])
+.budget(budget)
+.one_process("the test says so");
 pub static ONE: Experiment<Round> =
     Experiment::new("one-process", "rounds in one process", ok, readings)
         .params(&[N])
@@ -118,7 +127,15 @@ pub static CHAPTER: Chapter = Chapter {
     key: env!("COW_CODE_KEY"),
     build: env!("COW_BUILD"),
     experiments: &[
-        &OK, &SLEEPY, &FAILS, &PANICS, &HANGS, &ABORTS, &KILLED, &ONE,
+        &OK,
+        &SLEEPY,
+        &FAILS,
+        &PANICS,
+        &HANGS,
+        &ABORTS,
+        &KILLED,
+        &KILLED_ONE,
+        &ONE,
     ],
     views: &[&TABLE, &FAILS_TABLE],
     headlines: &[Headline::new("steady-median", &OK, "steady").params(&["n"])],

@@ -597,8 +597,10 @@ pub fn provenance_line_of(r: &Record, label: Option<&str>) -> String {
 pub fn render_view(view: &dyn AnyView, shown: &Shown) -> String {
     let record = &shown.record;
     let mut out = String::new();
+    // A run that ended early still shows the rounds it finished (its notes say so).
     let body = match &record.status {
         Status::Ok => view.render(record).map_err(|e| format!("{e:#}")),
+        _ if !record.rounds.is_empty() => view.render(record).map_err(|e| format!("{e:#}")),
         s => Err(format!("the experiment {}", s.describe())),
     };
     match body {

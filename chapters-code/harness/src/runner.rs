@@ -44,8 +44,15 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Workers run by this very executable.
+    /// Workers run by this very executable. On Linux that is `/proc/self/exe`, the
+    /// file this process was started from even if a rebuild has since replaced it
+    /// (workers also check the code key they are given).
     pub fn this_executable() -> Mode {
+        if cfg!(target_os = "linux") && std::path::Path::new("/proc/self/exe").exists() {
+            return Mode::Workers {
+                exe: PathBuf::from("/proc/self/exe"),
+            };
+        }
         match std::env::current_exe() {
             Ok(exe) => Mode::Workers { exe },
             Err(_) => Mode::InProcess,
@@ -127,9 +134,15 @@ pub struct Rounds {
 
 /// Runs rounds under `budget`: at least [`MIN_ROUNDS`] if the bound allows, then on
 /// until `min_rounds`, then until every interval is tight or the budget is spent, at
-/// most `max_rounds`. A failed, timed-out or crashed round ends the run; the rounds
-/// before it are kept.
-pub fn run_rounds(budget: Budget, exec: &mut dyn Exec, mut on_round: impl FnMut(u32)) -> Rounds {
+/// most `max_rounds`. A failed, timed-out or crashed round ends the run, and the run
+/// is not a good result (it never replaces one in the cache); the rounds before it
+/// are kept, and a page with nothing better shows them with a note saying so.
+/// `on_round` sees each finished round.
+pub fn run_rounds(
+    budget: Budget,
+    exec: &mut dyn Exec,
+    mut on_round: impl FnMut(&RoundRecord),
+) -> Rounds {
     let start = Instant::now();
     let soft_end = start + budget.time;
     let hard_end = start + budget.bound();
@@ -175,7 +188,7 @@ pub fn run_rounds(budget: Budget, exec: &mut dyn Exec, mut on_round: impl FnMut(
                     readings: out.readings,
                     data: out.data,
                 });
-                on_round(index + 1);
+                on_round(rounds.last().expect("just pushed"));
             }
             RoundEnd::Failed(error) => {
                 ended = Some(Status::Failed { error });
@@ -191,26 +204,10 @@ pub fn run_rounds(budget: Budget, exec: &mut dyn Exec, mut on_round: impl FnMut(
             }
         }
     }
-    let status = match (ended, rounds.is_empty()) {
-        (None, _) => Status::Ok,
-        (Some(s), true) => s,
-        (Some(s), false) => {
-            notes.push(Note {
-                kind: if matches!(s, Status::TimedOut { .. }) {
-                    NoteKind::Timeout
-                } else {
-                    NoteKind::Info
-                },
-                text: format!(
-                    "round {} {}; the figures use the {} round(s) that finished before it",
-                    rounds.len() + 1,
-                    s.describe(),
-                    rounds.len()
-                ),
-            });
-            Status::Ok
-        }
-    };
+    let status = ended.unwrap_or(Status::Ok);
+    if !rounds.is_empty() {
+        ended_early_note(&status, rounds.len(), &mut notes);
+    }
     if out_of_budget && status == Status::Ok {
         notes.push(Note {
             kind: NoteKind::Timeout,
@@ -228,6 +225,25 @@ pub fn run_rounds(budget: Budget, exec: &mut dyn Exec, mut on_round: impl FnMut(
         details,
         status,
     }
+}
+
+/// The note a run that ended early carries about the rounds it kept.
+pub fn ended_early_note(status: &Status, finished: usize, notes: &mut Vec<Note>) {
+    if *status == Status::Ok {
+        return;
+    }
+    notes.push(Note {
+        kind: if matches!(status, Status::TimedOut { .. }) {
+            NoteKind::Timeout
+        } else {
+            NoteKind::Info
+        },
+        text: format!(
+            "this run ended early: round {} {}; the figures use the {finished} round(s) that finished before it, and the next build measures again",
+            finished + 1,
+            status.describe(),
+        ),
+    });
 }
 
 fn utc_now() -> (String, u64) {
@@ -271,21 +287,21 @@ pub fn measure(req: &Request) -> Result<Record, String> {
                 profile: req.profile,
                 params: values.clone(),
             };
-            run_rounds(budget, &mut exec, |n| tick(&bar, start, n))
+            run_rounds(budget, &mut exec, |r| tick(&bar, start, r.index + 1))
         }
         (Mode::Workers { exe }, Isolation::FreshProcess) => {
             let mut exec = worker::PerRound {
                 exe,
-                chapter: req.chapter.name,
+                chapter: req.chapter,
                 experiment: exp.name(),
                 profile: req.profile,
                 overrides: req.overrides,
             };
-            run_rounds(budget, &mut exec, |n| tick(&bar, start, n))
+            run_rounds(budget, &mut exec, |r| tick(&bar, start, r.index + 1))
         }
         (Mode::Workers { exe }, Isolation::OneProcess(_)) => worker::all_rounds(
             exe,
-            req.chapter.name,
+            req.chapter,
             exp.name(),
             req.profile,
             req.overrides,
@@ -539,7 +555,8 @@ mod tests {
             end_at: Some((2, || RoundEnd::Crashed("was killed (signal 9)".into()))),
         };
         let r = run_rounds(Budget::quick(5), &mut f, |_| {});
-        assert_eq!(r.status, Status::Ok);
+        // Not a good result: it must not replace one. Its rounds are kept.
+        assert!(matches!(r.status, Status::Crashed { .. }), "{:?}", r.status);
         assert_eq!(r.rounds.len(), 2);
         assert!(
             r.notes

@@ -1,9 +1,10 @@
 //! Worker processes: the measuring binary runs itself again as
 //! `BINARY __worker <chapter> <experiment> …`, once per round (or once for all
-//! rounds). The parent reads one result line from the worker's standard output, kills
-//! the worker at its bound, and tells a crash, an out-of-memory kill and a timeout
-//! apart. On Linux the worker dies with its parent, so a killed build leaves no
-//! measurement running behind it.
+//! rounds, each reported as soon as it finishes). The parent reads the result lines
+//! from the worker's standard output, kills the worker at its bound, and tells a
+//! crash, an out-of-memory kill and a timeout apart. A worker refuses to run if its
+//! code key is not the parent's (the binary was rebuilt in between). On Linux the
+//! worker dies with its parent, so a killed build leaves no measurement running.
 
 use crate::experiment::RoundOutput;
 use crate::experiment::{Budget, Chapter};
@@ -22,6 +23,8 @@ use std::time::{Duration, Instant};
 /// The first argument that makes a measuring binary a worker.
 pub const WORKER_ARG: &str = "__worker";
 const RESULT_PREFIX: &str = "COW-WORKER-RESULT ";
+/// A finished round of a one-process worker, sent before the next one starts.
+const ROUND_PREFIX: &str = "COW-WORKER-ROUND ";
 
 /// A one-round worker's answer.
 #[derive(Serialize, Deserialize)]
@@ -33,10 +36,9 @@ enum RoundReply {
     Failed(String),
 }
 
-/// A one-process worker's answer: every round.
+/// A one-process worker's last answer; its rounds came one by one before it.
 #[derive(Serialize, Deserialize)]
 struct AllReply {
-    rounds: Vec<RoundRecord>,
     notes: Vec<Note>,
     details: Vec<(String, String)>,
     status: Status,
@@ -59,7 +61,7 @@ fn override_args(overrides: &[Override]) -> Vec<OsString> {
 }
 
 fn base_args(
-    chapter: &str,
+    chapter: &Chapter,
     experiment: &str,
     profile: Profile,
     deadline: Instant,
@@ -69,8 +71,10 @@ fn base_args(
         .as_millis();
     vec![
         WORKER_ARG.into(),
-        chapter.into(),
+        chapter.name.into(),
         experiment.into(),
+        "--key".into(),
+        chapter.key.into(),
         "--profile".into(),
         profile.name().into(),
         "--deadline-ms".into(),
@@ -83,7 +87,7 @@ fn base_args(
 /// Rounds, each in a fresh worker process.
 pub struct PerRound<'a> {
     pub exe: &'a Path,
-    pub chapter: &'a str,
+    pub chapter: &'a Chapter,
     pub experiment: &'a str,
     pub profile: Profile,
     pub overrides: &'a [Override],
@@ -109,10 +113,11 @@ impl Exec for PerRound<'_> {
     }
 }
 
-/// Every round in one worker process (the experiment said why).
+/// Every round in one worker process (the experiment said why). The rounds that
+/// finished are kept even if the worker dies or is killed later.
 pub fn all_rounds(
     exe: &Path,
-    chapter: &str,
+    chapter: &Chapter,
     experiment: &str,
     profile: Profile,
     overrides: &[Override],
@@ -125,33 +130,50 @@ pub fn all_rounds(
     args.push("--all-rounds".into());
     args.extend(override_args(overrides));
     let run = supervise(exe, &args, kill_at);
-    let status = match run.ended {
+    let rounds: Vec<RoundRecord> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix(ROUND_PREFIX))
+        .filter_map(|j| serde_json::from_str(j).ok())
+        .collect();
+    let (mut notes, details, status) = match run.ended {
         Ended::Reply(line) => match serde_json::from_str::<AllReply>(&line) {
             Ok(r) => {
                 return Rounds {
-                    rounds: r.rounds,
+                    rounds,
                     notes: r.notes,
                     details: r.details,
                     status: r.status,
                 };
             }
-            Err(e) => Status::Crashed {
-                what: format!("sent an unreadable result ({e})"),
-            },
+            Err(e) => (
+                Vec::new(),
+                Vec::new(),
+                Status::Crashed {
+                    what: format!("sent an unreadable result ({e})"),
+                },
+            ),
         },
-        other => match other.into_end() {
-            RoundEnd::TimedOut { after_s } => Status::TimedOut { after_s },
-            RoundEnd::Failed(error) => Status::Failed { error },
-            RoundEnd::Crashed(what) => Status::Crashed { what },
-            RoundEnd::Done { .. } => Status::Crashed {
-                what: "ended oddly".into(),
+        other => (
+            Vec::new(),
+            Vec::new(),
+            match other.into_end() {
+                RoundEnd::TimedOut { after_s } => Status::TimedOut { after_s },
+                RoundEnd::Failed(error) => Status::Failed { error },
+                RoundEnd::Crashed(what) => Status::Crashed { what },
+                RoundEnd::Done { .. } => Status::Crashed {
+                    what: "ended oddly".into(),
+                },
             },
-        },
+        ),
     };
+    if !rounds.is_empty() {
+        runner::ended_early_note(&status, rounds.len(), &mut notes);
+    }
     Rounds {
-        rounds: Vec::new(),
-        notes: Vec::new(),
-        details: Vec::new(),
+        rounds,
+        notes,
+        details,
         status,
     }
 }
@@ -208,6 +230,8 @@ fn describe_signal(sig: i32) -> String {
 
 struct Supervised {
     ended: Ended,
+    /// Everything the worker wrote to its standard output.
+    stdout: String,
     usage: Option<Usage>,
     own_cpu_s: f64,
     watch: noise::Watch,
@@ -229,6 +253,7 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
         Err(e) => {
             return Supervised {
                 ended: Ended::Spawn(e.to_string()),
+                stdout: String::new(),
                 usage: None,
                 own_cpu_s: 0.0,
                 watch,
@@ -278,6 +303,10 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
         }
     }
     let (status, usage) = wait(&mut child, kill_at);
+    if output.is_none() {
+        // Killed: what it had written before (a one-process worker's finished rounds).
+        output = rx.recv_timeout(Duration::from_secs(2)).ok();
+    }
     let stderr_tail = err_thread.join().unwrap_or_default();
     let own_cpu_s = noise::usage_since(own0, Usage::of_self()).map_or(0.0, |u| u.cpu_s);
     let reply = output.as_deref().and_then(|o| {
@@ -286,10 +315,11 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
             .find_map(|l| l.strip_prefix(RESULT_PREFIX))
             .map(str::to_string)
     });
-    let ended = if killed || status == WaitStatus::KilledByUs {
-        Ended::TimedOut(started.elapsed().as_secs_f64())
-    } else if let Some(line) = reply {
+    // A result that arrived counts even if the worker then lingered and was killed.
+    let ended = if let Some(line) = reply {
         Ended::Reply(line)
+    } else if killed || status == WaitStatus::KilledByUs {
+        Ended::TimedOut(started.elapsed().as_secs_f64())
     } else {
         match status {
             WaitStatus::Signal(s) => Ended::Signal(s),
@@ -299,6 +329,7 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
     };
     Supervised {
         ended,
+        stdout: output.unwrap_or_default(),
         usage,
         own_cpu_s,
         watch,
@@ -338,6 +369,9 @@ fn wait(child: &mut std::process::Child, kill_at: Instant) -> (WaitStatus, Optio
                 WaitStatus::Code(libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)))
             };
             return (ws, usage);
+        }
+        if r < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
         }
         if r < 0 {
             // Already reaped (e.g. by `kill`'s error path): nothing more to learn.
@@ -391,17 +425,20 @@ fn follow_parent(parent: u32) {
     let _ = parent;
 }
 
+/// Writes one prefixed JSON line to standard output and flushes it.
+fn send_line<T: Serialize>(prefix: &str, value: &T) -> std::io::Result<()> {
+    use std::io::Write;
+    let json = serde_json::to_string(value).map_err(std::io::Error::other)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{prefix}{json}")?;
+    out.flush()
+}
+
 fn reply<T: Serialize>(value: &T) -> ExitCode {
-    match serde_json::to_string(value) {
-        Ok(json) => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{RESULT_PREFIX}{json}");
-            let _ = out.flush();
-            ExitCode::SUCCESS
-        }
+    match send_line(RESULT_PREFIX, value) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("cannot encode the result: {e}");
+            eprintln!("cannot send the result: {e}");
             ExitCode::FAILURE
         }
     }
@@ -425,6 +462,7 @@ pub fn worker_main(chapters: &[&Chapter], args: &[String]) -> ExitCode {
         return fail(format!("no experiment `{experiment}` in `{chapter}`"));
     };
     let mut profile = Profile::Quick;
+    let mut key = String::new();
     let mut deadline_ms = 0u64;
     let mut round: Option<u32> = None;
     let mut all = false;
@@ -437,6 +475,7 @@ pub fn worker_main(chapters: &[&Chapter], args: &[String]) -> ExitCode {
                 Ok(p) => profile = p,
                 Err(e) => return fail(e.to_string()),
             },
+            "--key" => key = value(),
             "--deadline-ms" => deadline_ms = value().parse().unwrap_or(0),
             "--parent" => follow_parent(value().parse().unwrap_or(0)),
             "--round" => round = value().parse().ok(),
@@ -447,6 +486,12 @@ pub fn worker_main(chapters: &[&Chapter], args: &[String]) -> ExitCode {
             },
             other => return fail(format!("unknown worker argument `{other}`")),
         }
+    }
+    if key != ch.key {
+        return reply(&RoundReply::Failed(format!(
+            "the measuring binary was rebuilt while it measured (its code key is {}, the measurement's {key}); measure again",
+            ch.key
+        )));
     }
     let params = match crate::params::resolve(exp.name(), exp.params(), profile, &overrides) {
         Ok(p) => p,
@@ -459,9 +504,11 @@ pub fn worker_main(chapters: &[&Chapter], args: &[String]) -> ExitCode {
         params,
     };
     if all {
-        let r = runner::run_rounds(exp.budget(profile), &mut exec, |_| {});
+        // Each round goes out as soon as it finishes, so a later crash loses nothing.
+        let r = runner::run_rounds(exp.budget(profile), &mut exec, |round| {
+            let _ = send_line(ROUND_PREFIX, round);
+        });
         return reply(&AllReply {
-            rounds: r.rounds,
             notes: r.notes,
             details: r.details,
             status: r.status,

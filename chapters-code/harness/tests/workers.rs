@@ -113,17 +113,30 @@ fn crashes_and_kills_are_told_apart() {
         "{:?}",
         r.status
     );
-    // Killed in its second round: the first round is kept, the kill is noted.
+    // Killed in its second round: the first round is kept and the kill noted, but the
+    // run is not a good result, so it could never replace one.
     let r = run(&fixture::KILLED);
-    assert_eq!(r.status, Status::Ok);
+    assert!(
+        matches!(&r.status, Status::Crashed { what } if what.contains("signal 9") && what.contains("out-of-memory")),
+        "{:?}",
+        r.status
+    );
     assert_eq!(r.rounds.len(), 1);
     assert!(
         r.notes
             .iter()
-            .any(|n| n.text.contains("signal 9") && n.text.contains("out-of-memory")),
+            .any(|n| n.text.contains("ended early") && n.text.contains("round 2")),
         "{:?}",
         r.notes
     );
+    // The same in a one-process worker: the round it had finished and sent survives.
+    let r = run(&fixture::KILLED_ONE);
+    assert!(
+        matches!(&r.status, Status::Crashed { .. }),
+        "{:?}",
+        r.status
+    );
+    assert_eq!(r.rounds.len(), 1, "{:?}", r.notes);
 }
 
 fn cli(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
@@ -134,6 +147,30 @@ fn cli(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
         .env_remove("COW_SET")
         .output()
         .unwrap()
+}
+
+#[test]
+fn a_run_that_ended_early_never_replaces_a_good_one() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(cli(dir.path(), &["run", "--only", "ok"]).status.success());
+    let good = cache::all_records(dir.path());
+    let mut partial = run(&fixture::KILLED);
+    partial.experiment = "ok".into();
+    cache::store(dir.path(), &partial).unwrap();
+    // The good result is still what the page shows, with the newer failure noted.
+    let md = String::from_utf8_lossy(&cli(dir.path(), &["table", "steady"]).stdout).into_owned();
+    assert!(md.contains("| 6 |"), "{md}");
+    assert!(md.contains("was killed (signal 9"), "{md}");
+    assert_eq!(
+        cache::all_records(dir.path())
+            .iter()
+            .filter(|r| r.is_ok())
+            .count(),
+        good.len()
+    );
+    // And `run --missing` still counts the good result as current.
+    let out = cli(dir.path(), &["run", "--only", "ok", "--missing"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("up to date"));
 }
 
 #[test]
@@ -368,4 +405,29 @@ fn walk(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn the_test_chapter_registry_is_consistent() {
     CHAPTER.check().unwrap();
+}
+
+/// A worker whose code key is not the measurement's (the binary was rebuilt in
+/// between) refuses to measure, and says why.
+#[test]
+fn a_worker_of_other_code_refuses_to_measure() {
+    let out = Command::new(exe())
+        .args([
+            "__worker",
+            "fixture",
+            "ok",
+            "--key",
+            "not-this-code",
+            "--profile",
+            "quick",
+        ])
+        .args(["--deadline-ms", "5000", "--round", "0", "--parent"])
+        .arg(std::process::id().to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("COW-WORKER-RESULT") && stdout.contains("rebuilt while it measured"),
+        "{stdout}"
+    );
 }
