@@ -51,16 +51,26 @@ function cell(row, text, header) {
   row.appendChild(c);
 }
 
+function params(f) {
+  return Object.keys(f.params).sort().map(function (k) { return k + ' = ' + f.params[k]; }).join(', ');
+}
+
 // ANCHOR: row
 // One headline figure: this book's, the file's, the ratio of the medians, the verdict.
+// Figures measured with other parameters are shown, not compared.
 function figureRow(name, mine, theirs) {
   var row = document.createElement('tr');
   cell(row, name);
   cell(row, mine ? estimate(mine) : '–');
   cell(row, theirs ? estimate(theirs) : '–');
   cell(row, mine && theirs && mine.median > 0 ? sig3(theirs.median / mine.median) + '×' : '–');
-  cell(row, !(mine && theirs) ? 'only in one'
-    : differs(mine, theirs) ? 'beyond both intervals' : 'no clear difference');
+  var verdict = 'only in one';
+  if (mine && theirs) {
+    verdict = params(mine) !== params(theirs)
+      ? 'not comparable: other parameters (' + params(mine) + ' / ' + params(theirs) + ')'
+      : differs(mine, theirs) ? 'beyond both intervals' : 'no clear difference';
+  }
+  cell(row, verdict);
   return row;
 }
 // ANCHOR_END: row

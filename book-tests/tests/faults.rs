@@ -22,26 +22,32 @@ fn bin(name: &str) -> PathBuf {
 }
 
 /// Runs a bash command line (bash: `ulimit -u` is not in every `sh`) with the results
-/// in `dir`, under a time limit.
+/// in `dir`, under a time limit. Its output is read while it runs, so a chatty command
+/// cannot fill the pipe and stall.
 fn sh(dir: &Path, line: &str, limit: Duration) -> Output {
-    let mut child = Command::new("bash")
+    let child = Command::new("bash")
         .args(["-c", line])
         .env("COW_RESULTS_DIR", dir)
+        // Its own measuring lock: the tests of this file run side by side.
+        .env("COW_LOCK_FILE", dir.join("measure.lock"))
         .env_remove("COW_PROFILE")
         .env_remove("COW_SET")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
             panic!("`{line}` hung for more than {limit:?}");
         }
-        std::thread::sleep(Duration::from_millis(50));
     }
-    child.wait_with_output().unwrap()
 }
 
 fn text(o: &Output) -> String {
@@ -104,6 +110,7 @@ fn a_killed_measurement_leaves_nothing_behind() {
     let mut child = Command::new(&exe)
         .args(["run", "--only", "gaps"])
         .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -111,6 +118,10 @@ fn a_killed_measurement_leaves_nothing_behind() {
     std::thread::sleep(Duration::from_millis(700));
     let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id()))
         .unwrap_or_default();
+    assert!(
+        !children.trim().is_empty(),
+        "no worker was running 0.7 s into the measurement"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let start = Instant::now();

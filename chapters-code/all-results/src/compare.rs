@@ -29,6 +29,36 @@ impl Row {
         let (a, b) = (self.a.as_ref()?, self.b.as_ref()?);
         Some(verdict(&b.estimate(), &a.estimate()) != Verdict::Unclear)
     }
+
+    /// The verdict cell: figures measured with other parameters are not compared.
+    pub fn difference(&self) -> String {
+        let (Some(a), Some(b)) = (&self.a, &self.b) else {
+            return "only in one file".into();
+        };
+        if a.params != b.params {
+            let show = |f: &Figure| {
+                f.params
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return format!(
+                "not comparable: other parameters ({} / {})",
+                show(a),
+                show(b)
+            );
+        }
+        let profiles = if a.profile == b.profile {
+            String::new()
+        } else {
+            format!(" ({} / {} profile)", a.profile, b.profile)
+        };
+        match self.differs() {
+            Some(true) => format!("beyond both intervals{profiles}"),
+            _ => format!("no clear difference{profiles}"),
+        }
+    }
 }
 
 /// The figures of both files, in A's order, then those only B has.
@@ -63,24 +93,20 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
             || "–".into(),
             |(m, lo, hi)| format!("{}× ({}–{})", sig3(m), sig3(lo), sig3(hi)),
         );
-        let differs = match row.differs() {
-            Some(true) => "beyond both intervals",
-            Some(false) => "no clear difference",
-            None => "only in one file",
-        };
         t.row([
             format!("`{}`", row.name),
             cell(&row.a),
             cell(&row.b),
             ratio,
-            differs.into(),
+            escape_html(&row.difference()),
         ]);
     }
     format!(
         "- **A** ({}): {} — {} figures, generated {}\n- **B** ({}): {} — {} figures, generated {}\n\n{}\n\
          Each figure is a median over rounds with its 95 % interval. *B ÷ A* is the ratio of the \
          medians, in brackets the widest ratio the two intervals allow; the difference is called \
-         clear only when the two intervals do not overlap.\n",
+         clear only when the two intervals do not overlap, and figures measured with other \
+         parameters are not compared.\n",
         escape_html(a_name),
         escape_html(&a.machine),
         a.figures.len(),
@@ -161,6 +187,14 @@ mod tests {
         let md = markdown(&a, &b, "a", "b");
         assert!(
             md.contains("beyond both intervals") && md.contains("only in one file"),
+            "{md}"
+        );
+        // Other parameters: shown, not compared.
+        let mut c = figure("x", 20.0, 18.0, 22.0);
+        c.params.insert("tasks".into(), serde_json::json!(500));
+        let md = markdown(&a, &bundle(vec![c]), "a", "c");
+        assert!(
+            md.contains("not comparable: other parameters ( / tasks = 500)"),
             "{md}"
         );
     }

@@ -16,6 +16,17 @@ use harness::{Chapter, Figure, Profile, Record};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// This crate's sources as its build script hashed them, for the staleness check of
+/// the binaries built on it (the appendix's and the guide's).
+pub const SOURCE: (&str, &str) = (env!("CARGO_MANIFEST_DIR"), env!("COW_SOURCE_HASH"));
+
+/// Every crate whose code a binary built on this one runs: the chapters and this one.
+pub fn sources() -> Vec<(&'static str, &'static str)> {
+    let mut v: Vec<(&str, &str)> = CHAPTERS.iter().map(|c| (c.dir, c.source_hash)).collect();
+    v.push(SOURCE);
+    v
+}
+
 /// The chapters of the book, in reading order: the one registry a new chapter joins.
 pub static CHAPTERS: [&Chapter; 5] = [
     &spinning_vs_sleeping::CHAPTER,
@@ -57,9 +68,29 @@ pub fn shown(
     }
 }
 
-/// `$COW_SET` for one chapter (bad entries are reported by the chapter's own pages).
+/// `$COW_SET` for one chapter; [`check_set`] has refused bad entries already.
 fn overrides(ch: &Chapter) -> Vec<Override> {
     harness::cli::overrides_from_env(ch.name).unwrap_or_default()
+}
+
+/// Every `$COW_SET` entry must name a chapter and a parameter it declares.
+pub fn check_set() -> Result<(), String> {
+    let Ok(text) = std::env::var("COW_SET") else {
+        return Ok(());
+    };
+    for item in text.split_whitespace() {
+        let lhs = item.split_once('=').map_or(item, |(l, _)| l);
+        let slug = lhs.split_once('.').map_or(lhs, |(c, _)| c);
+        let Some(ch) = chapter(slug) else {
+            let slugs: Vec<&str> = CHAPTERS.iter().map(|c| c.name).collect();
+            return Err(format!(
+                "COW_SET: `{item}` names no chapter; write CHAPTER.NAME=VALUE with one of: {}",
+                slugs.join(", ")
+            ));
+        };
+        harness::cli::check_set_for(ch)?;
+    }
+    Ok(())
 }
 
 /// Every experiment of every chapter as the book shows it (measuring what is missing

@@ -58,10 +58,12 @@ fn main() -> ExitCode {
     if args.get(1).map(String::as_str) == Some(harness::worker::WORKER_ARG) {
         return harness::worker::worker_main(&CHAPTERS, &args[2..]);
     }
-    let mut crates: Vec<(&str, &str)> = CHAPTERS.iter().map(|c| (c.dir, c.source_hash)).collect();
-    crates.push((env!("CARGO_MANIFEST_DIR"), env!("COW_SOURCE_HASH")));
-    if let Some(code) = harness::cli::stale_check_crates(&crates) {
+    if let Some(code) = harness::cli::stale_check_crates(&all_results::sources()) {
         return code;
+    }
+    if let Err(e) = all_results::check_set() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::io;
-use std::path::PathBuf;
 
 /// Process-wide resource usage between two points (all threads together).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -118,133 +117,12 @@ pub fn own_mappings() -> Option<u64> {
     Some(s.lines().count() as u64)
 }
 
-/// This process's cgroup folders for `controller` (cgroup v2's unified one, or the v1
-/// controller's), each followed by its ancestors up to the hierarchy's root: a limit
-/// set on an ancestor applies to its descendants too.
-fn cgroup_dirs(controller: &str) -> Vec<PathBuf> {
-    let Some(cgroups) = read_trim("/proc/self/cgroup") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for line in cgroups.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        let root = if ctrls.is_empty() {
-            PathBuf::from("/sys/fs/cgroup")
-        } else if ctrls.split(',').any(|c| c == controller) {
-            PathBuf::from("/sys/fs/cgroup").join(controller)
-        } else {
-            continue;
-        };
-        let mut d = root.join(path.trim_start_matches('/'));
-        loop {
-            out.push(d.clone());
-            if d == root || !d.pop() || !d.starts_with(&root) {
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// The smallest `limit − used` over this process's cgroup and its ancestors, with that
-/// limit; "max" (and v1's near-2⁶³ "unlimited") is no limit.
-fn cgroup_headroom(controller: &str, pairs: &[(&str, &str)]) -> Option<(u64, u64)> {
-    let mut best: Option<(u64, u64)> = None;
-    for dir in cgroup_dirs(controller) {
-        for (max_file, used_file) in pairs {
-            let read = |f: &str| read_u64(&dir.join(f).to_string_lossy());
-            let (Some(max), Some(used)) = (read(max_file), read(used_file)) else {
-                continue;
-            };
-            if max >= 1 << 60 {
-                continue;
-            }
-            let room = max.saturating_sub(used);
-            if best.is_none_or(|b| room < b.0) {
-                best = Some((room, max));
-            }
-        }
-    }
-    best
-}
-
-/// A limit as the page words it: a value, or why there is none to show. The words are
-/// the book's (the "Your machine" page uses the same).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum LimitValue {
-    Value(u64),
-    /// The file reads `max` (or cgroup v1's near-2⁶³ "no limit"), or the rlimit is
-    /// infinite.
-    Unlimited,
-    /// There is no such cgroup file: no controller, or no limit set at any level.
-    NotSet,
-    /// The file exists but reading or parsing it failed.
-    #[default]
-    NotReadable,
-}
-
-impl LimitValue {
-    pub fn value(self) -> Option<u64> {
-        match self {
-            LimitValue::Value(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    /// The cell for a limits table: `20,000`, `unlimited`, `no limit set`, `not readable`.
-    pub fn words(self) -> String {
-        match self {
-            LimitValue::Value(v) => harness::render::fmt_count(v),
-            LimitValue::Unlimited => "unlimited".into(),
-            LimitValue::NotSet => "no limit set".into(),
-            LimitValue::NotReadable => "not readable".into(),
-        }
-    }
-}
-
-/// One cgroup limit file read as [`LimitValue`].
-fn cgroup_limit_file(path: &std::path::Path) -> LimitValue {
-    match std::fs::read_to_string(path) {
-        Ok(s) if s.trim() == "max" => LimitValue::Unlimited,
-        Ok(s) => match s.trim().parse::<u64>() {
-            Ok(v) if v >= 1 << 60 => LimitValue::Unlimited,
-            Ok(v) => LimitValue::Value(v),
-            Err(_) => LimitValue::NotReadable,
-        },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => LimitValue::NotSet,
-        Err(_) => LimitValue::NotReadable,
-    }
-}
-
-/// What several levels of limits add up to: the smallest value if any level has one;
-/// else `unlimited` if a level says so; else `not readable` if a level could not be
-/// read; else `no limit set`.
-pub fn combine_limits(levels: impl IntoIterator<Item = LimitValue>) -> LimitValue {
-    let levels: Vec<LimitValue> = levels.into_iter().collect();
-    if let Some(v) = levels.iter().filter_map(|l| l.value()).min() {
-        return LimitValue::Value(v);
-    }
-    [LimitValue::Unlimited, LimitValue::NotReadable]
-        .into_iter()
-        .find(|w| levels.contains(w))
-        .unwrap_or(LimitValue::NotSet)
-}
+pub use harness::machine::{LimitValue, combine_limits};
 
 /// `pids.max` of this process's cgroup and its ancestors (a parent's limit applies to
-/// its descendants), combined as in [`combine_limits`].
+/// its descendants).
 pub fn cgroup_pids_max() -> LimitValue {
-    #[cfg(target_os = "linux")]
-    if std::fs::read_to_string("/proc/self/cgroup").is_err() {
-        return LimitValue::NotReadable;
-    }
-    combine_limits(
-        cgroup_dirs("pids")
-            .iter()
-            .map(|d| cgroup_limit_file(&d.join("pids.max"))),
-    )
+    harness::machine::cgroup_limit("pids", &["pids.max"])
 }
 
 /// The soft RLIMIT_NPROC as [`LimitValue`].
@@ -271,22 +149,7 @@ pub fn nproc_limit() -> LimitValue {
     }
 }
 
-/// Process ids this cgroup (or an ancestor) still allows, with its `pids.max`.
-pub fn cgroup_pids_headroom() -> Option<(u64, u64)> {
-    cgroup_headroom("pids", &[("pids.max", "pids.current")])
-}
-
-/// Memory this cgroup (or an ancestor) still allows, with its limit: `memory.max −
-/// memory.current` (v2) or `memory.limit_in_bytes − memory.usage_in_bytes` (v1).
-pub fn cgroup_memory_headroom() -> Option<(u64, u64)> {
-    cgroup_headroom(
-        "memory",
-        &[
-            ("memory.max", "memory.current"),
-            ("memory.limit_in_bytes", "memory.usage_in_bytes"),
-        ],
-    )
-}
+pub use harness::machine::{cgroup_memory_headroom, cgroup_pids_headroom};
 
 /// The most memory a brigade may add, and where that figure comes from: 1 GiB, or
 /// less where this cgroup's memory limit leaves less room.
@@ -546,30 +409,6 @@ mod tests {
     fn this_user_has_at_least_this_thread() {
         assert!(user_threads().unwrap() >= 1);
         assert!(system_threads().unwrap() >= 1);
-    }
-
-    #[test]
-    fn cgroup_limits_have_three_words_besides_a_value() {
-        use LimitValue::*;
-        assert_eq!(
-            combine_limits([Unlimited, Value(10_813), NotSet]),
-            Value(10_813)
-        );
-        assert_eq!(combine_limits([Unlimited, NotSet]), Unlimited);
-        assert_eq!(combine_limits([NotReadable, NotSet]), NotReadable);
-        assert_eq!(combine_limits([]), NotSet);
-        assert_eq!(Unlimited.words(), "unlimited");
-        assert_eq!(NotSet.words(), "no limit set");
-        assert_eq!(NotReadable.words(), "not readable");
-        assert_eq!(Value(32_768).words(), "32,768");
-        let dir = std::env::temp_dir().join(format!("brigades-cg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("pids.max"), "max\n").unwrap();
-        assert_eq!(cgroup_limit_file(&dir.join("pids.max")), Unlimited);
-        std::fs::write(dir.join("pids.max"), "10813\n").unwrap();
-        assert_eq!(cgroup_limit_file(&dir.join("pids.max")), Value(10_813));
-        assert_eq!(cgroup_limit_file(&dir.join("nothing")), NotSet);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -75,6 +75,9 @@ fn one_round(limit: Ulimit, experiment: &str, sets: &[&str]) -> serde_json::Valu
         "__worker".to_string(),
         "brigades".into(),
         experiment.into(),
+        // The test is built from the same sources as the binary, so its key is the one.
+        "--key".into(),
+        brigades::CHAPTER.key.into(),
         "--profile".into(),
         "quick".into(),
         "--deadline-ms".into(),

@@ -251,12 +251,24 @@ pub struct MeasureLock {
     _file: std::fs::File,
 }
 
+/// The lock's file: one per machine (and user), whatever results folder a measurement
+/// writes to, so that `cargo test`, a second checkout or a `COW_RESULTS_DIR` run
+/// cannot measure at the same time as `make regenerate`. `$COW_LOCK_FILE` moves it.
+pub fn lock_path() -> PathBuf {
+    std::env::var_os("COW_LOCK_FILE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("cost-of-waiting.measure.lock"))
+}
+
 impl MeasureLock {
-    /// Takes the lock on `dir/.measure.lock`, waiting for another measurement to end
-    /// and saying so on stderr.
-    pub fn acquire(dir: &Path) -> anyhow::Result<MeasureLock> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let path = dir.join(".measure.lock");
+    /// Takes the machine's measuring lock ([`lock_path`]), waiting for another
+    /// measurement to end and saying so on stderr.
+    pub fn acquire() -> anyhow::Result<MeasureLock> {
+        let path = lock_path();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -437,8 +449,11 @@ mod tests {
     #[test]
     fn the_lock_excludes_a_second_holder() {
         let dir = tempfile::tempdir().unwrap();
-        let held = MeasureLock::acquire(dir.path()).unwrap();
-        let path = dir.path().join(".measure.lock");
+        let path = dir.path().join("machine.lock");
+        // SAFETY (of intent): no other test of this binary reads COW_LOCK_FILE.
+        unsafe { std::env::set_var("COW_LOCK_FILE", &path) };
+        let held = MeasureLock::acquire().unwrap();
+        unsafe { std::env::remove_var("COW_LOCK_FILE") };
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             std::process::id().to_string()

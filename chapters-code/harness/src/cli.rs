@@ -154,6 +154,18 @@ pub fn overrides_from_env(chapter: &str) -> Result<Vec<Override>, String> {
     Ok(out)
 }
 
+/// `$COW_SET`'s entries for this chapter must name parameters it declares (an entry
+/// with a typo would otherwise show the default results without a word).
+pub fn check_set_for(ch: &Chapter) -> Result<(), String> {
+    let overrides = overrides_from_env(ch.name)?;
+    let decl: Vec<(&str, &[params::Param])> = ch
+        .experiments
+        .iter()
+        .map(|e| (e.name(), e.params()))
+        .collect();
+    params::check_overrides(&overrides, &decl).map_err(|e| format!("COW_SET: {e}"))
+}
+
 pub fn main_from<I, T>(ch: &'static Chapter, args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
@@ -235,7 +247,7 @@ where
                 Ok(p) => p,
                 Err(code) => return code,
             };
-            let overrides = match overrides_from_env(ch.name) {
+            let overrides = match check_set_for(ch).and_then(|()| overrides_from_env(ch.name)) {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -300,7 +312,7 @@ fn run(
     if todo.is_empty() {
         return ExitCode::SUCCESS;
     }
-    let _lock = match MeasureLock::acquire(dir) {
+    let _lock = match MeasureLock::acquire() {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -2,7 +2,8 @@
 //! experiments can run into. Everything is read live; nothing is assumed.
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// The machine description stored with every result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -183,74 +184,161 @@ macro_rules! rlimit {
     }};
 }
 
-/// The cgroup (v2 unified, or v1 controller) folder of this process for `controller`.
-fn cgroup_file(controller: &str, file: &str) -> Option<u64> {
-    let cgroups = read_trim("/proc/self/cgroup")?;
-    for line in cgroups.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let candidates = if ctrls.is_empty() {
-            vec![format!("/sys/fs/cgroup{path}/{file}")]
-        } else if ctrls.split(',').any(|c| c == controller) {
-            vec![format!("/sys/fs/cgroup/{controller}{path}/{file}")]
-        } else {
-            continue;
-        };
-        for c in candidates {
-            if let Some(v) = read_trim(&c) {
-                // "max" means unlimited; huge values in v1 mean the same.
-                return v.parse::<u64>().ok().filter(|&x| x < (1u64 << 60));
-            }
-        }
-    }
-    None
-}
-
-/// A cgroup limit in the words every page uses: a number, `unlimited` (the file says
-/// `max`, or a v1 value so large it means the same), `no limit set` (no such file for
-/// this process), or `not readable` (the file is there but cannot be read).
-pub fn cgroup_limit_text(controller: &str, files: &[&str], fmt: fn(u64) -> String) -> String {
+/// This process's cgroup folders for `controller` (cgroup v2's unified one, or the v1
+/// controller's), each followed by its ancestors up to the hierarchy's root: a limit
+/// set on an ancestor applies to its descendants too.
+fn cgroup_dirs(controller: &str) -> Vec<PathBuf> {
     let Some(cgroups) = read_trim("/proc/self/cgroup") else {
-        return "no limit set".into();
+        return Vec::new();
     };
+    let mut out = Vec::new();
     for line in cgroups.lines() {
         let mut parts = line.splitn(3, ':');
         let (Some(_), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
             continue;
         };
-        let folder = if ctrls.is_empty() {
-            format!("/sys/fs/cgroup{path}")
+        let root = if ctrls.is_empty() {
+            PathBuf::from("/sys/fs/cgroup")
         } else if ctrls.split(',').any(|c| c == controller) {
-            format!("/sys/fs/cgroup/{controller}{path}")
+            PathBuf::from("/sys/fs/cgroup").join(controller)
         } else {
             continue;
         };
-        for file in files {
-            let p = Path::new(&folder).join(file);
-            if !p.exists() {
-                continue;
+        let mut d = root.join(path.trim_start_matches('/'));
+        loop {
+            out.push(d.clone());
+            if d == root || !d.pop() || !d.starts_with(&root) {
+                break;
             }
-            return match read_trim(&p) {
-                Some(v) if v == "max" => "unlimited".into(),
-                Some(v) => match v.parse::<u64>() {
-                    Ok(x) if x >= (1u64 << 60) => "unlimited".into(),
-                    Ok(x) => fmt(x),
-                    Err(_) => "not readable".into(),
-                },
-                None => "not readable".into(),
-            };
         }
     }
-    "no limit set".into()
+    out
+}
+
+/// The smallest `limit − used` over this process's cgroup and its ancestors, with that
+/// limit; "max" (and v1's near-2⁶³ "unlimited") is no limit.
+fn cgroup_headroom(controller: &str, pairs: &[(&str, &str)]) -> Option<(u64, u64)> {
+    let mut best: Option<(u64, u64)> = None;
+    for dir in cgroup_dirs(controller) {
+        for (max_file, used_file) in pairs {
+            let read = |f: &str| read_u64(dir.join(f));
+            let (Some(max), Some(used)) = (read(max_file), read(used_file)) else {
+                continue;
+            };
+            if max >= 1 << 60 {
+                continue;
+            }
+            let room = max.saturating_sub(used);
+            if best.is_none_or(|b| room < b.0) {
+                best = Some((room, max));
+            }
+        }
+    }
+    best
+}
+
+/// A limit as the page words it: a value, or why there is none to show. The words are
+/// the book's (the "Your machine" page uses the same).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LimitValue {
+    Value(u64),
+    /// The file reads `max` (or cgroup v1's near-2⁶³ "no limit"), or the rlimit is
+    /// infinite.
+    Unlimited,
+    /// There is no such cgroup file: no controller, or no limit set at any level.
+    NotSet,
+    /// The file exists but reading or parsing it failed.
+    #[default]
+    NotReadable,
+}
+
+impl LimitValue {
+    pub fn value(self) -> Option<u64> {
+        match self {
+            LimitValue::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The cell for a limits table: `20,000`, `unlimited`, `no limit set`, `not readable`.
+    pub fn words(self) -> String {
+        match self {
+            LimitValue::Value(v) => crate::render::fmt_count(v),
+            LimitValue::Unlimited => "unlimited".into(),
+            LimitValue::NotSet => "no limit set".into(),
+            LimitValue::NotReadable => "not readable".into(),
+        }
+    }
+}
+
+/// One cgroup limit file read as [`LimitValue`].
+fn cgroup_limit_file(path: &std::path::Path) -> LimitValue {
+    match std::fs::read_to_string(path) {
+        Ok(s) if s.trim() == "max" => LimitValue::Unlimited,
+        Ok(s) => match s.trim().parse::<u64>() {
+            Ok(v) if v >= 1 << 60 => LimitValue::Unlimited,
+            Ok(v) => LimitValue::Value(v),
+            Err(_) => LimitValue::NotReadable,
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => LimitValue::NotSet,
+        Err(_) => LimitValue::NotReadable,
+    }
+}
+
+/// What several levels of limits add up to: the smallest value if any level has one;
+/// else `unlimited` if a level says so; else `not readable` if a level could not be
+/// read; else `no limit set`.
+pub fn combine_limits(levels: impl IntoIterator<Item = LimitValue>) -> LimitValue {
+    let levels: Vec<LimitValue> = levels.into_iter().collect();
+    if let Some(v) = levels.iter().filter_map(|l| l.value()).min() {
+        return LimitValue::Value(v);
+    }
+    [LimitValue::Unlimited, LimitValue::NotReadable]
+        .into_iter()
+        .find(|w| levels.contains(w))
+        .unwrap_or(LimitValue::NotSet)
+}
+
+/// A cgroup limit over this process's cgroup and its ancestors (a parent's limit
+/// applies to its descendants), combined as in [`combine_limits`]: the first of
+/// `files` that a level has is read there (v2's name, then v1's).
+pub fn cgroup_limit(controller: &str, files: &[&str]) -> LimitValue {
+    #[cfg(target_os = "linux")]
+    if std::fs::read_to_string("/proc/self/cgroup").is_err() {
+        return LimitValue::NotReadable;
+    }
+    combine_limits(cgroup_dirs(controller).iter().map(|d| {
+        files
+            .iter()
+            .map(|f| cgroup_limit_file(&d.join(f)))
+            .find(|v| *v != LimitValue::NotSet)
+            .unwrap_or(LimitValue::NotSet)
+    }))
+}
+/// Process ids this cgroup (or an ancestor) still allows, with its `pids.max`.
+pub fn cgroup_pids_headroom() -> Option<(u64, u64)> {
+    cgroup_headroom("pids", &[("pids.max", "pids.current")])
+}
+
+/// Memory this cgroup (or an ancestor) still allows, with its limit: `memory.max −
+/// memory.current` (v2) or `memory.limit_in_bytes − memory.usage_in_bytes` (v1).
+pub fn cgroup_memory_headroom() -> Option<(u64, u64)> {
+    cgroup_headroom(
+        "memory",
+        &[
+            ("memory.max", "memory.current"),
+            ("memory.limit_in_bytes", "memory.usage_in_bytes"),
+        ],
+    )
 }
 
 impl Limits {
     pub fn current() -> Limits {
         #[allow(unused_mut)]
         let mut l = Limits {
-            cgroup_pids_max: cgroup_file("pids", "pids.max"),
-            cgroup_memory_max: cgroup_file("memory", "memory.max")
-                .or_else(|| cgroup_file("memory", "memory.limit_in_bytes")),
+            cgroup_pids_max: cgroup_limit("pids", &["pids.max"]).value(),
+            cgroup_memory_max: cgroup_limit("memory", &["memory.max", "memory.limit_in_bytes"])
+                .value(),
             max_map_count: read_u64("/proc/sys/vm/max_map_count"),
             pid_max: read_u64("/proc/sys/kernel/pid_max"),
             threads_max: read_u64("/proc/sys/kernel/threads-max"),
@@ -392,19 +480,18 @@ pub fn facts() -> Vec<Fact> {
         ),
         fact(
             "cgroup pids.max",
-            Some(cgroup_limit_text("pids", &["pids.max"], |x| {
-                crate::render::fmt_count(x)
-            })),
-            "threads this cgroup may have in all",
+            Some(cgroup_limit("pids", &["pids.max"]).words()),
+            "threads this cgroup (or a parent) may have in all",
         ),
         fact(
             "cgroup memory limit",
-            Some(cgroup_limit_text(
-                "memory",
-                &["memory.max", "memory.limit_in_bytes"],
-                |x| crate::render::fmt_bytes(x as f64),
-            )),
-            "memory this cgroup may use in all",
+            Some(
+                match cgroup_limit("memory", &["memory.max", "memory.limit_in_bytes"]) {
+                    LimitValue::Value(b) => crate::render::fmt_bytes(b as f64),
+                    other => other.words(),
+                },
+            ),
+            "memory this cgroup (or a parent) may use in all",
         ),
         fact(
             "vm.max_map_count",
@@ -431,6 +518,30 @@ pub fn facts() -> Vec<Fact> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cgroup_limits_have_three_words_besides_a_value() {
+        use LimitValue::*;
+        assert_eq!(
+            combine_limits([Unlimited, Value(10_813), NotSet]),
+            Value(10_813)
+        );
+        assert_eq!(combine_limits([Unlimited, NotSet]), Unlimited);
+        assert_eq!(combine_limits([NotReadable, NotSet]), NotReadable);
+        assert_eq!(combine_limits([]), NotSet);
+        assert_eq!(Unlimited.words(), "unlimited");
+        assert_eq!(NotSet.words(), "no limit set");
+        assert_eq!(NotReadable.words(), "not readable");
+        assert_eq!(Value(32_768).words(), "32,768");
+        let dir = std::env::temp_dir().join(format!("harness-cg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pids.max"), "max\n").unwrap();
+        assert_eq!(cgroup_limit_file(&dir.join("pids.max")), Unlimited);
+        std::fs::write(dir.join("pids.max"), "10813\n").unwrap();
+        assert_eq!(cgroup_limit_file(&dir.join("pids.max")), Value(10_813));
+        assert_eq!(cgroup_limit_file(&dir.join("nothing")), NotSet);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     use super::*;
 
     #[test]

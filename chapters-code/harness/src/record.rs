@@ -170,6 +170,32 @@ pub struct Record {
     pub rounds: Vec<RoundRecord>,
 }
 
+/// The reading keys of `rounds`, in the order they first appear.
+pub fn reading_keys(rounds: &[RoundRecord]) -> Vec<&str> {
+    let mut keys: Vec<&str> = Vec::new();
+    for r in rounds {
+        for x in &r.readings {
+            if !keys.contains(&x.key.as_str()) {
+                keys.push(&x.key);
+            }
+        }
+    }
+    keys
+}
+
+/// Every round's value for `key`, as (round index, value).
+pub fn reading_values(rounds: &[RoundRecord], key: &str) -> Vec<(u32, f64)> {
+    rounds
+        .iter()
+        .filter_map(|r| {
+            r.readings
+                .iter()
+                .find(|x| x.key == key)
+                .map(|x| (r.index, x.value))
+        })
+        .collect()
+}
+
 impl Record {
     pub fn is_ok(&self) -> bool {
         self.status == Status::Ok
@@ -177,15 +203,7 @@ impl Record {
 
     /// The reading keys in the order the first round gave them.
     pub fn keys(&self) -> Vec<&str> {
-        let mut keys: Vec<&str> = Vec::new();
-        for r in &self.rounds {
-            for x in &r.readings {
-                if !keys.contains(&x.key.as_str()) {
-                    keys.push(&x.key);
-                }
-            }
-        }
-        keys
+        reading_keys(&self.rounds)
     }
 
     pub fn unit(&self, key: &str) -> Option<Unit> {
@@ -198,15 +216,7 @@ impl Record {
 
     /// Every round's value for `key`, as (round index, value).
     pub fn values(&self, key: &str) -> Vec<(u32, f64)> {
-        self.rounds
-            .iter()
-            .filter_map(|r| {
-                r.readings
-                    .iter()
-                    .find(|x| x.key == key)
-                    .map(|x| (r.index, x.value))
-            })
-            .collect()
+        reading_values(&self.rounds, key)
     }
 
     /// The median over rounds of `key`, with its interval.

@@ -396,13 +396,19 @@ pub fn scrub(text: &str) -> String {
             .map_or(out.len(), |e| i + e);
         out.replace_range(i..end, "this cgroup");
     }
-    // This process's cgroup paths as /proc/self/cgroup names them.
-    if let Ok(cgroups) = std::fs::read_to_string("/proc/self/cgroup") {
-        for path in cgroups.lines().filter_map(|l| l.splitn(3, ':').nth(2)) {
-            if path.len() > 1 {
-                out = out.replace(path, "this cgroup");
-            }
-        }
+    // This process's cgroup paths as /proc/self/cgroup names them (read once).
+    static CGROUPS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let cgroups = CGROUPS.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/cgroup")
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.splitn(3, ':').nth(2))
+            .filter(|p| p.len() > 1)
+            .map(String::from)
+            .collect()
+    });
+    for path in cgroups {
+        out = out.replace(path.as_str(), "this cgroup");
     }
     if let Some(home) = std::env::var_os("HOME").map(|h| h.to_string_lossy().into_owned())
         && home.len() > 1

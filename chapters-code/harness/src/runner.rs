@@ -7,7 +7,9 @@ use crate::machine::Machine;
 use crate::noise::{self, Noise};
 use crate::params::{self, Override, ParamValue};
 use crate::profile::Profile;
-use crate::record::{FORMAT, Note, NoteKind, Provenance, Record, RoundRecord, Status};
+use crate::record::{
+    FORMAT, Note, NoteKind, Provenance, Record, RoundRecord, Status, reading_keys, reading_values,
+};
 use crate::stats::Estimate;
 use crate::worker;
 use std::path::{Path, PathBuf};
@@ -106,18 +108,10 @@ fn tight(rounds: &[RoundRecord], target: f64) -> bool {
     if target <= 0.0 {
         return false;
     }
-    let mut keys: Vec<&str> = Vec::new();
-    for r in rounds {
-        for x in &r.readings {
-            if !keys.contains(&x.key.as_str()) {
-                keys.push(&x.key);
-            }
-        }
-    }
-    keys.iter().all(|k| {
-        let v: Vec<f64> = rounds
-            .iter()
-            .filter_map(|r| r.readings.iter().find(|x| x.key == *k).map(|x| x.value))
+    reading_keys(rounds).into_iter().all(|k| {
+        let v: Vec<f64> = reading_values(rounds, k)
+            .into_iter()
+            .map(|(_, v)| v)
             .collect();
         Estimate::of(&v)
             .is_some_and(|e| e.at_stated_confidence() && e.relative_half_width() <= target)
@@ -403,7 +397,7 @@ pub fn obtain(
     if let Some(shown) = find() {
         return Ok(shown);
     }
-    let _lock = MeasureLock::acquire(dir).map_err(|e| format!("{e:#}"))?;
+    let _lock = MeasureLock::acquire().map_err(|e| format!("{e:#}"))?;
     // Someone may have measured it while we waited.
     if let Some(shown) = find() {
         return Ok(shown);

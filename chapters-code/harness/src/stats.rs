@@ -286,35 +286,32 @@ impl Summary {
     }
 }
 
-/// Values are kept in the histogram in thousandths of their unit (picoseconds for
-/// nanoseconds), so sub-unit values such as half a 35 ns round trip keep their
-/// precision.
+/// Values are kept in thousandths of their unit (picoseconds for nanoseconds), so
+/// sub-unit values such as half a 35 ns round trip keep their precision.
 const DIST_SCALE: f64 = 1000.0;
-const DIST_SIGFIG: u8 = 3;
+const DIST_LOW: u64 = 1;
+const DIST_HIGH: u64 = 1_000_000_000_000_000;
+
+/// The bucketing every [`Dist`] shares: an HdrHistogram with three significant digits
+/// from a thousandth of a unit to 10¹² units. Only its arithmetic is used (which values
+/// share a bucket); the counts live, sparsely, in each `Dist`.
+fn buckets() -> &'static Histogram<u64> {
+    static TEMPLATE: std::sync::OnceLock<Histogram<u64>> = std::sync::OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        Histogram::new_with_bounds(DIST_LOW, DIST_HIGH, 3).expect("valid histogram bounds")
+    })
+}
 
 /// A pooled distribution of samples (any unit, typically nanoseconds), for CDF plots
-/// and percentiles over every sample of every round. Backed by an HdrHistogram with
-/// three significant digits, so a round of a million samples stores a few thousand
-/// buckets; distributions from several rounds merge exactly.
-#[derive(Debug, Clone)]
+/// and percentiles over every sample of every round. It has HdrHistogram's buckets and
+/// answers (three significant digits, nearest-rank percentiles), but stores only the
+/// buckets that hold samples: a round of a million samples is a few thousand numbers,
+/// an empty one nothing, and distributions from several rounds merge exactly.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dist {
-    hist: Histogram<u64>,
-}
-
-impl Default for Dist {
-    fn default() -> Dist {
-        Dist {
-            // 1 thousandth of a unit to 1e15 thousandths (1e12 units, e.g. 1,000 s of ns).
-            hist: Histogram::new_with_bounds(1, 1_000_000_000_000_000, DIST_SIGFIG)
-                .expect("valid histogram bounds"),
-        }
-    }
-}
-
-impl PartialEq for Dist {
-    fn eq(&self, other: &Dist) -> bool {
-        self.buckets() == other.buckets()
-    }
+    /// Count per bucket, keyed by the bucket's lowest value (in thousandths).
+    counts: std::collections::BTreeMap<u64, u64>,
+    n: u64,
 }
 
 impl Dist {
@@ -322,13 +319,19 @@ impl Dist {
         Dist::default()
     }
 
+    fn add(&mut self, scaled: u64, count: u64) {
+        let v = scaled.clamp(DIST_LOW, DIST_HIGH);
+        *self
+            .counts
+            .entry(buckets().lowest_equivalent(v))
+            .or_insert(0) += count;
+        self.n += count;
+    }
+
     /// Records one sample; negative and non-finite samples are clamped to the range.
     pub fn record(&mut self, x: f64) {
         let v = if x.is_finite() { x * DIST_SCALE } else { 0.0 };
-        let v = (v.round() as u64).clamp(self.hist.low(), self.hist.high());
-        self.hist
-            .record(v)
-            .expect("clamped into the histogram's range");
+        self.add(v.max(0.0).round() as u64, 1);
     }
 
     pub fn from_samples(samples: impl IntoIterator<Item = f64>) -> Dist {
@@ -341,47 +344,71 @@ impl Dist {
 
     /// Adds every sample of `other`.
     pub fn merge(&mut self, other: &Dist) {
-        self.hist
-            .add(&other.hist)
-            .expect("distributions share their bounds");
+        for (&k, &c) in &other.counts {
+            *self.counts.entry(k).or_insert(0) += c;
+        }
+        self.n += other.n;
     }
 
     pub fn len(&self) -> u64 {
-        self.hist.len()
+        self.n
     }
 
     pub fn is_empty(&self) -> bool {
-        self.hist.is_empty()
+        self.n == 0
     }
 
-    /// The nearest-rank percentile, `q` in [0, 1] (three significant digits).
+    /// The nearest-rank percentile, `q` in [0, 1] (three significant digits), as
+    /// HdrHistogram answers it: the highest value of the bucket that holds it.
     pub fn quantile(&self, q: f64) -> Option<f64> {
-        (!self.is_empty())
-            .then(|| self.hist.value_at_quantile(q.clamp(0.0, 1.0)) as f64 / DIST_SCALE)
+        if self.is_empty() {
+            return None;
+        }
+        let q = q.clamp(0.0, 1.0);
+        let rank = ((q * self.n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (&k, &c) in &self.counts {
+            seen += c;
+            if seen >= rank {
+                let v = if q == 0.0 {
+                    k
+                } else {
+                    buckets().highest_equivalent(k)
+                };
+                return Some(v as f64 / DIST_SCALE);
+            }
+        }
+        None
     }
 
     /// The summary, with tails only where the sample count supports them.
     pub fn summary(&self) -> Option<Summary> {
-        let n = self.hist.len();
-        if n == 0 {
-            return None;
-        }
-        // HdrHistogram reports the population deviation; convert to the sample one.
-        let sd = if n > 1 {
-            self.hist.stdev() * (n as f64 / (n - 1) as f64).sqrt()
-        } else {
-            0.0
-        };
-        let q = |q: f64| self.hist.value_at_quantile(q) as f64 / DIST_SCALE;
+        let n = self.n;
+        let (&lo, _) = self.counts.first_key_value()?;
+        let (&hi, _) = self.counts.last_key_value()?;
+        let mid = |k: u64| buckets().median_equivalent(k) as f64;
+        let mean = self
+            .counts
+            .iter()
+            .map(|(&k, &c)| mid(k) * c as f64)
+            .sum::<f64>()
+            / n as f64;
+        let var = self
+            .counts
+            .iter()
+            .map(|(&k, &c)| (mid(k) - mean).powi(2) * c as f64)
+            .sum::<f64>()
+            / (n.max(2) - 1) as f64;
+        let q = |x: f64| self.quantile(x).expect("not empty");
         Some(Summary {
             n,
-            min: self.hist.min() as f64 / DIST_SCALE,
+            min: lo as f64 / DIST_SCALE,
             p50: q(0.50),
-            mean: self.hist.mean() / DIST_SCALE,
+            mean: mean / DIST_SCALE,
             p99: (n >= P99_MIN_SAMPLES).then(|| q(0.99)),
             p999: (n >= P999_MIN_SAMPLES).then(|| q(0.999)),
-            max: self.hist.max() as f64 / DIST_SCALE,
-            stddev: sd / DIST_SCALE,
+            max: buckets().highest_equivalent(hi) as f64 / DIST_SCALE,
+            stddev: if n > 1 { var.sqrt() / DIST_SCALE } else { 0.0 },
         })
     }
 
@@ -398,25 +425,17 @@ impl Dist {
             })
             .collect()
     }
-
-    /// The non-empty buckets as (value in thousandths, count), in ascending order.
-    fn buckets(&self) -> Vec<(u64, u64)> {
-        self.hist
-            .iter_recorded()
-            .map(|v| (v.value_iterated_to(), v.count_at_value()))
-            .collect()
-    }
 }
 
 /// Stored as its non-empty buckets: `{"buckets": [[value, count], ...]}`.
 impl Serialize for Dist {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
-        struct Stored {
-            buckets: Vec<(u64, u64)>,
+        struct Stored<'a> {
+            buckets: Vec<(&'a u64, &'a u64)>,
         }
         Stored {
-            buckets: self.buckets(),
+            buckets: self.counts.iter().collect(),
         }
         .serialize(s)
     }
@@ -428,13 +447,9 @@ impl<'de> Deserialize<'de> for Dist {
         struct Stored {
             buckets: Vec<(u64, u64)>,
         }
-        let stored = Stored::deserialize(d)?;
         let mut dist = Dist::new();
-        for (v, c) in stored.buckets {
-            let v = v.clamp(dist.hist.low(), dist.hist.high());
-            dist.hist
-                .record_n(v, c)
-                .map_err(|e| serde::de::Error::custom(format!("bad bucket {v}: {e:?}")))?;
+        for (v, c) in Stored::deserialize(d)?.buckets {
+            dist.add(v, c);
         }
         Ok(dist)
     }

@@ -143,6 +143,7 @@ fn cli(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(exe())
         .args(args)
         .env("COW_RESULTS_DIR", dir)
+        .env("COW_LOCK_FILE", dir.join("measure.lock"))
         .env_remove("COW_PROFILE")
         .env_remove("COW_SET")
         .output()
@@ -216,6 +217,7 @@ fn parameters_are_set_validated_and_kept_apart() {
     let out = Command::new(exe())
         .args(["table", "steady"])
         .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
         .env("COW_SET", "fixture.n=40 other-chapter.x=1")
         .output()
         .unwrap();
@@ -224,6 +226,7 @@ fn parameters_are_set_validated_and_kept_apart() {
     let out = Command::new(exe())
         .args(["table", "steady"])
         .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
         .env("COW_SET", "n=40")
         .output()
         .unwrap();
@@ -254,6 +257,7 @@ fn parameters_are_set_validated_and_kept_apart() {
     let out = Command::new(exe())
         .args(["run", "--only", "ok"])
         .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
         .env("COW_PROFILE", "fast")
         .output()
         .unwrap();
@@ -327,6 +331,7 @@ fn two_measurements_run_one_after_the_other() {
         Command::new(exe())
             .args(["run", "--only", "sleepy"])
             .env("COW_RESULTS_DIR", dir.path())
+            .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -352,6 +357,7 @@ fn killing_a_measurement_leaves_nothing_behind() {
     let mut child = Command::new(exe())
         .args(["run", "--only", "hangs"])
         .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
