@@ -3,8 +3,8 @@
 //! listing, every internal link.
 
 use book_tests::{
-    book_root, build_book, build_chapter_binaries, pages_with_errors, prepare_test_results,
-    summary_entries, target_dir,
+    book_root, build_chapter_binaries, pages_with_errors, prepare_test_results, summary_entries,
+    target_dir,
 };
 use regex::Regex;
 use std::collections::HashSet;
@@ -19,15 +19,19 @@ fn built() -> &'static Result<PathBuf, String> {
         let _ = std::fs::remove_dir_all(&out);
         build_chapter_binaries().map_err(|e| format!("{e:#}"))?;
         let results = prepare_test_results().map_err(|e| format!("{e:#}"))?;
-        // SAFETY (of intent): set before any marker runs, while no other thread reads
-        // the environment; the markers' processes inherit them.
-        unsafe {
-            std::env::set_var("COW_PROFILE", "quick");
-            std::env::set_var("COW_RESULTS_DIR", &results);
-            std::env::remove_var("COW_SET");
-        }
+        // In a child process, so the markers' environment is set there and not by
+        // mutating this multi-threaded test process's own.
         let start = std::time::Instant::now();
-        build_book(&out).map_err(|e| format!("{e:#}"))?;
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_build-book"))
+            .arg(&out)
+            .env("COW_PROFILE", "quick")
+            .env("COW_RESULTS_DIR", &results)
+            .env_remove("COW_SET")
+            .status()
+            .map_err(|e| format!("cannot run build-book: {e}"))?;
+        if !status.success() {
+            return Err(format!("building the book failed ({status})"));
+        }
         eprintln!(
             "book built in {:.1} s into {}",
             start.elapsed().as_secs_f64(),

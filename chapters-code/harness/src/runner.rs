@@ -506,7 +506,8 @@ mod tests {
             "{}",
             r.rounds.len()
         );
-        assert!(t0.elapsed() < Duration::from_millis(600));
+        // The budget, not the round count, ended it (generous for a loaded machine).
+        assert!(t0.elapsed() < Duration::from_secs(3));
         // Full runs exactly its rounds.
         let mut f = Fake {
             ms: 1,
