@@ -582,6 +582,42 @@ fn sender_loop(plan: &Plan, pacer: &Pacer, mut send: impl FnMut(Msg) -> io::Resu
     }
 }
 
+/// What the receiver does next with what one wait gave it.
+enum Step {
+    /// On to the next message.
+    Next,
+    /// Wait again for this one.
+    Again,
+    /// The run is over.
+    Stop,
+}
+
+// ANCHOR: take
+/// Takes what one wait for message `i` gave: its latency; a late message, skipped by
+/// its sequence number so it is never taken for this one; a loss, counted; or the end
+/// of the run.
+fn take(out: &mut Outcome, plan: &Plan, i: u64, got: Option<Msg>, until: Instant) -> Step {
+    match got {
+        Some(m) if m.seq == i => {
+            let latency = now_ns().saturating_sub(m.stamp) as f64;
+            out.latencies_ns.push(latency);
+            Step::Next
+        }
+        Some(_) => Step::Again, // a message we had given up on
+        None => match plan.missed(until, out.latencies_ns.len()) {
+            Missed::Late => {
+                out.lost += 1;
+                Step::Next
+            }
+            Missed::Over(why) => {
+                out.stopped = Some(why);
+                Step::Stop
+            }
+        },
+    }
+}
+// ANCHOR_END: take
+
 // ANCHOR: receiver_loop
 /// Receives every message of a run: the latency of each that comes within its bound,
 /// a count of those that do not. A message that turns up after the receiver gave up
@@ -597,23 +633,10 @@ fn receiver_loop(
     'messages: for i in 0..plan.messages as u64 {
         let until = plan.wait_until();
         loop {
-            match recv(until) {
-                Some(m) if m.seq == i => {
-                    out.latencies_ns
-                        .push(now_ns().saturating_sub(m.stamp) as f64);
-                    break;
-                }
-                Some(_) => continue, // a late message we had given up on
-                None => match plan.missed(until, out.latencies_ns.len()) {
-                    Missed::Late => {
-                        out.lost += 1;
-                        break;
-                    }
-                    Missed::Over(why) => {
-                        out.stopped = Some(why);
-                        break 'messages;
-                    }
-                },
+            match take(&mut out, plan, i, recv(until), until) {
+                Step::Again => continue,
+                Step::Next => break,
+                Step::Stop => break 'messages,
             }
         }
         pacer.done();
@@ -877,23 +900,10 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
                         .ok()
                         .flatten(),
                 };
-                match got {
-                    Some(m) if m.seq == i => {
-                        out.latencies_ns
-                            .push(now_ns().saturating_sub(m.stamp) as f64);
-                        break;
-                    }
-                    Some(_) => continue,
-                    None => match plan.missed(until, out.latencies_ns.len()) {
-                        Missed::Late => {
-                            out.lost += 1;
-                            break;
-                        }
-                        Missed::Over(why) => {
-                            out.stopped = Some(why);
-                            break 'messages;
-                        }
-                    },
+                match take(&mut out, &plan, i, got, until) {
+                    Step::Again => continue,
+                    Step::Next => break,
+                    Step::Stop => break 'messages,
                 }
             }
             pacer.done();

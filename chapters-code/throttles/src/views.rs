@@ -386,26 +386,10 @@ fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
         ) else {
             continue;
         };
-        let comparisons: Vec<String> = [
-            compare(
-                (Pacer::TokioBurst, "Burst's rate"),
-                (Pacer::TokioDelay, "Delay's"),
-                t,
-            ),
-            compare(
-                (Pacer::TokioSkip, "Skip's rate"),
-                (Pacer::TokioDelay, "Delay's"),
-                t,
-            ),
-            compare(
-                (Pacer::TokioBurst, "Burst's rate"),
-                (Pacer::Deadline, "the deadline throttle's"),
-                t,
-            ),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let comparisons: Vec<String> = TOKIO_COMPARISONS
+            .iter()
+            .filter_map(|&(a, b)| compare(a, b, t))
+            .collect();
         out.push(format!(
             "**tokio `interval` at {}**: {reach} of the target. {}.",
             per_s(t),
@@ -418,6 +402,26 @@ fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
     anyhow::ensure!(!out.is_empty(), "no throttle has a result to compare");
     Ok(out.iter().map(|s| format!("- {s}\n")).collect())
 }
+
+/// A throttle and how a finding names it.
+type Named = (Pacer, &'static str);
+
+/// The pairs the findings compare, with or without a stall: each of tokio's
+/// `MissedTickBehavior`s, and Burst against the deadline throttle.
+const TOKIO_COMPARISONS: [(Named, Named); 3] = [
+    (
+        (Pacer::TokioBurst, "Burst's rate"),
+        (Pacer::TokioDelay, "Delay's"),
+    ),
+    (
+        (Pacer::TokioSkip, "Skip's rate"),
+        (Pacer::TokioDelay, "Delay's"),
+    ),
+    (
+        (Pacer::TokioBurst, "Burst's rate"),
+        (Pacer::Deadline, "the deadline throttle's"),
+    ),
+];
 
 /// The stall runs: what each tokio behaviour, and the bounded catch-up, did with one
 /// stalled operation.
@@ -449,23 +453,10 @@ fn stall_findings(r: &Results<RatesRound>) -> Option<String> {
     if reach.is_empty() {
         return None;
     }
-    let comparisons: Vec<String> = [
-        compare(
-            (Pacer::TokioBurst, "Burst's rate"),
-            (Pacer::TokioDelay, "Delay's"),
-        ),
-        compare(
-            (Pacer::TokioSkip, "Skip's rate"),
-            (Pacer::TokioDelay, "Delay's"),
-        ),
-        compare(
-            (Pacer::TokioBurst, "Burst's rate"),
-            (Pacer::Deadline, "the deadline throttle's"),
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let comparisons: Vec<String> = TOKIO_COMPARISONS
+        .iter()
+        .filter_map(|&(a, b)| compare(a, b))
+        .collect();
     Some(format!(
         "**With one {} ms stall at {}**: over the run, {} of the target. {}.",
         fmt_count(hiccup as u64),
