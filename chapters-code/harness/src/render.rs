@@ -371,11 +371,6 @@ impl Tails {
         c.push(fmt_ns(s.max));
         c
     }
-
-    /// Dashes for a row without a distribution.
-    pub fn empty_cells(self) -> Vec<String> {
-        vec!["–".to_string(); self.headers().len()]
-    }
 }
 
 pub fn escape_html(s: &str) -> String {

@@ -171,11 +171,6 @@ impl Estimate {
         self.confidence + 1e-9 >= CONFIDENCE
     }
 
-    /// Whether the two intervals share any value.
-    pub fn overlaps(&self, other: &Estimate) -> bool {
-        self.lo <= other.hi && other.lo <= self.hi
-    }
-
     /// The estimate of the reciprocal (for a ratio a ÷ b, the ratio b ÷ a).
     pub fn inverse(&self) -> Estimate {
         Estimate {
