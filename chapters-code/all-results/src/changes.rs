@@ -7,7 +7,7 @@
 
 use harness::cache::{self, write_atomically};
 use harness::render::{fmt_estimate, sig3};
-use harness::stats::{Verdict, verdict};
+use harness::stats::verdict;
 use harness::{Profile, Record};
 use std::path::{Path, PathBuf};
 
@@ -111,7 +111,7 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
                 continue;
             };
             rep.compared += 1;
-            if verdict(&ea, &eb) != Verdict::Unclear {
+            if verdict(&ea, &eb).is_clear() {
                 rep.moves.push(Move {
                     experiment: id.clone(),
                     key: key.to_string(),

@@ -6,7 +6,7 @@
 use crate::Bundle;
 use harness::Figure;
 use harness::render::{Table, escape_html, fmt_estimate, sig3};
-use harness::stats::{Verdict, verdict};
+use harness::stats::verdict;
 
 /// One headline figure in both files.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +27,7 @@ impl Row {
     /// Whether the difference lies beyond both intervals.
     pub fn differs(&self) -> Option<bool> {
         let (a, b) = (self.a.as_ref()?, self.b.as_ref()?);
-        Some(verdict(&b.estimate(), &a.estimate()) != Verdict::Unclear)
+        Some(verdict(&b.estimate(), &a.estimate()).is_clear())
     }
 
     /// The verdict cell: figures measured with other parameters are not compared.

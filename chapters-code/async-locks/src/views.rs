@@ -9,11 +9,11 @@ use crate::experiments::{
 use crate::{Design, Flavour};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
-use harness::render::capitalise;
 use harness::render::{
     Better, Table, Tails, compare_sentence, confidence_text, fmt_count, fmt_ns, fmt_opt_estimate,
     fmt_ratio_estimate, sig3,
 };
+use harness::render::{capitalise, undecided_text};
 use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
@@ -353,7 +353,9 @@ fn flavours_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             est(r, design, Flavour::MultiThread),
         );
         let ratio = match (&ct, &mt) {
-            (Some(c), Some(m)) if verdict(m, c) == Verdict::Unclear => "no clear difference".into(),
+            (Some(c), Some(m)) if !verdict(m, c).is_clear() => {
+                undecided_text(verdict(m, c)).unwrap_or_default()
+            }
             (Some(_), Some(_)) => r
                 .ratio(
                     &key(design, Flavour::MultiThread),
@@ -532,7 +534,7 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
                 let named = format!("{} at {}", spoken(design), fmt_ratio_estimate(&g));
                 match verdict(&g, &fix) {
                     Verdict::Above => more.push(named),
-                    Verdict::Unclear => same.push(spoken(design).to_string()),
+                    Verdict::Unclear | Verdict::Same => same.push(spoken(design).to_string()),
                     Verdict::Below => less.push(named),
                 }
             }

@@ -10,11 +10,11 @@ use crate::experiments::{
 use crate::os::LimitValue;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source};
-use harness::render::capitalise;
 use harness::render::{
     Align, Better, Table, Tails, compare_sentence, fmt_bytes, fmt_count, fmt_estimate,
     fmt_opt_estimate, fmt_ratio_estimate, sig3,
 };
+use harness::render::{capitalise, undecided_text};
 use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
@@ -494,8 +494,8 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             continue;
         };
         let ratio = match (k == pin, base) {
-            (true, Some(b)) if verdict(&b, &e) == Verdict::Unclear => {
-                "no clear difference".to_string()
+            (true, Some(b)) if !verdict(&b, &e).is_clear() => {
+                undecided_text(verdict(&b, &e)).unwrap_or_default()
             }
             (true, Some(_)) => r
                 .ratio(un.key(), pin.key())
@@ -609,8 +609,9 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
                  task on the current-thread runtime: {} as much.",
                 fmt_ratio_estimate(&x)
             ),
-            _ => "In these results the intervals of a thread's and an async task's resident \
-                  memory overlap: no clear difference."
+            _ => "In these results there is no clear difference between a thread's and an async \
+                  task's resident memory (their intervals overlap, or differ by less than the \
+                  practical threshold)."
                 .to_string(),
         });
         md.push(' ');

@@ -10,6 +10,7 @@
 
 pub mod cache;
 pub mod cli;
+pub mod counters;
 pub mod experiment;
 #[doc(hidden)]
 pub mod fixture;
@@ -26,6 +27,7 @@ pub mod runner;
 pub mod stats;
 pub mod worker;
 
+pub use counters::Counters;
 pub use experiment::{
     AnyExperiment, AnyView, Budget, Chapter, Ctx, Experiment, Figure, Headline, Results, View,
     ViewKind,
@@ -34,6 +36,12 @@ pub use params::Param;
 pub use profile::Profile;
 pub use record::{NoteKind, Reading, Record, Unit};
 pub use stats::{Dist, Estimate, Summary, Welford};
+
+/// The suffix of an A/A twin's reading key: a second arm that runs exactly the code of
+/// the reading whose key precedes the suffix, in the same rounds. "How we measure"
+/// compares every such pair with the book's verdict rule, which should find no
+/// difference between them.
+pub const AA_TWIN: &str = " (A/A twin)";
 
 /// Time spent on the calling thread's CPU (user + system), where the OS tells it.
 pub fn thread_cpu_time() -> Option<std::time::Duration> {

@@ -7,7 +7,8 @@ use crate::experiment::{AnyView, ViewKind};
 use crate::machine::Machine;
 use crate::record::{Note, NoteKind, Record, Status, Unit};
 use crate::stats::{
-    CONFIDENCE, Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, Verdict, verdict,
+    CONFIDENCE, Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, Verdict, relative_difference,
+    threshold, verdict,
 };
 
 /// Formats nanoseconds with three significant digits and a unit a reader expects:
@@ -171,6 +172,53 @@ pub fn confidence_text() -> String {
     format!("{:.0} %", CONFIDENCE * 100.0)
 }
 
+/// The table cell for a comparison the verdict rule leaves undecided: "no clear
+/// difference" (intervals overlap) or "about the same (within 5 %)"; `None` for a
+/// difference the page may state.
+pub fn undecided_text(v: Verdict) -> Option<String> {
+    match v {
+        Verdict::Unclear => Some("no clear difference".into()),
+        Verdict::Same => Some(format!("about the same (within {})", threshold_text())),
+        Verdict::Below | Verdict::Above => None,
+    }
+}
+
+/// The practical threshold in words: `5 %`.
+pub fn threshold_text() -> String {
+    format!("{} %", sig3_trim(threshold() * 100.0))
+}
+
+/// A percentage as written: `5`, `2.5`.
+fn sig3_trim(x: f64) -> String {
+    let s = sig3(x);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The block that opens a chapter: "On this machine", the computed sentences that
+/// answer the chapter's question (each already decided by the verdict rule), and one
+/// line with the write-up's own answer. Blank lines inside the `<div>` let the
+/// sentences keep their Markdown (code spans, emphasis); the sentences come from the
+/// chapter's code and the registry's names, never from a results file's text.
+pub fn answer_block<S: AsRef<str>>(
+    sentences: impl IntoIterator<Item = S>,
+    writeup: &str,
+) -> String {
+    let mut out = String::from(
+        "<div class=\"cow-live cow-answer\">\n\n**On this machine** (computed from the \
+         measurements on this page when it was built):\n\n",
+    );
+    out.push_str(&findings(sentences));
+    if !writeup.trim().is_empty() {
+        out.push_str(&format!("\n*The write-up:* {}\n", writeup.trim()));
+    }
+    out.push_str("\n</div>\n");
+    out
+}
+
 /// Which way is better for a comparison's wording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Better {
@@ -180,9 +228,10 @@ pub enum Better {
     Higher,
 }
 
-/// A sentence comparing `a` with `b`, decided by their intervals only: disjoint
-/// intervals give the comparison with its ratio, overlapping ones say there is no
-/// clear difference. `ratio_ab` is the per-round ratio a ÷ b when the two were measured
+/// A sentence comparing `a` with `b` by the book's verdict rule: disjoint intervals
+/// *and* medians further apart than the practical threshold give the comparison with
+/// its ratio; disjoint intervals within the threshold read "about the same"; overlapping
+/// ones say there is no clear difference. `ratio_ab` is the per-round ratio a ÷ b when the two were measured
 /// in the same rounds; without it the ratio of the medians is shown.
 pub fn compare_sentence(
     a: (&str, &Estimate),
@@ -214,6 +263,14 @@ pub fn compare_sentence(
         })
         .unwrap_or_default();
     let decided = match (verdict(ae, be), better) {
+        (Verdict::Same, _) => {
+            return format!(
+                "{an} and {bn} are about the same (within {}): their intervals are apart, but \
+                 their medians differ by only {} %{short}",
+                threshold_text(),
+                sig3(relative_difference(ae.median, be.median) * 100.0)
+            );
+        }
         (Verdict::Unclear, _) => {
             let cover = if short.is_empty() {
                 format!("their {} intervals", confidence_text())
@@ -547,14 +604,37 @@ pub fn noise_summary(r: &Record) -> String {
     )
 }
 
-/// The one line under every live table and plot that says where its numbers come from.
+/// What sits under every live table and plot: one short line (profile, rounds, how
+/// disturbed, when) that opens, one click away, onto the full record (machine,
+/// compiler, parameters, how rounds ran, noise sensors, time taken).
 pub fn provenance_line(r: &Record) -> String {
     provenance_line_of(r, None)
 }
 
-/// [`provenance_line`], opened by a label saying which result it is (for pages that
-/// draw on several).
-pub fn provenance_line_of(r: &Record, label: Option<&str>) -> String {
+/// The short part of the provenance: `quick profile · 6 rounds · 0 of 6 rounds
+/// disturbed · 2026-11-24 11:30 UTC`.
+pub fn provenance_summary(r: &Record) -> String {
+    let disturbed = r
+        .rounds
+        .iter()
+        .filter(|x| x.noise.disturbance().is_some())
+        .count();
+    let set = if r.params.iter().any(|p| !p.default) {
+        " · parameters set by hand"
+    } else {
+        ""
+    };
+    format!(
+        "{} profile · {} rounds · {disturbed} of {} disturbed{set} · {}",
+        r.profile.name(),
+        r.rounds.len(),
+        r.rounds.len(),
+        r.provenance.measured_at,
+    )
+}
+
+/// The full record behind [`provenance_summary`].
+pub fn provenance_details(r: &Record) -> String {
     let m = &r.provenance.machine;
     // Names only: the units are in `list` and in the chapter (`gap_ms = 10 ms` said it twice).
     let mut params: Vec<String> = r
@@ -569,27 +649,47 @@ pub fn provenance_line_of(r: &Record, label: Option<&str>) -> String {
     let params = if params.is_empty() {
         String::new()
     } else {
-        format!(" ({})", params.join(", "))
+        format!("; parameters: {}", params.join(", "))
     };
-    let text = format!(
-        "{}easured on {} · {} build · profile {}{} · {} rounds, {}, intervals {} over rounds · {} · {} · took {}",
-        label.map_or_else(|| "M".to_string(), |l| format!("{l}: m")),
+    format!(
+        "Measured on {} · {} build{params} · {} rounds, {}, intervals {} over rounds · {} · took {}",
         machine_line(m),
         r.build,
-        r.profile.name(),
-        params,
         r.rounds.len(),
         r.isolation,
         lowest_coverage(r)
             .and_then(|e| coverage_shortfall(&e))
             .unwrap_or_else(|| format!("at {}", confidence_text())),
         noise_summary(r),
-        r.provenance.measured_at,
         fmt_ns(r.wall_s * 1e9),
-    );
+    )
+}
+
+/// [`provenance_line`], opened by a label saying which result it is (for pages that
+/// draw on several). One HTML block without blank lines, its text escaped, so nothing
+/// in it is read as Markdown.
+pub fn provenance_line_of(r: &Record, label: Option<&str>) -> String {
+    let summary = match label {
+        Some(l) => format!("{l}: {}", provenance_summary(r)),
+        None => provenance_summary(r),
+    };
     format!(
-        "<p class=\"cow-provenance\">{}</p>\n",
-        escape_html(&scrub(&text))
+        "<div class=\"cow-provenance\"><details><summary>{}</summary><p>{}</p></details></div>\n",
+        escape_html(&scrub(&summary)).replace('\n', " "),
+        escape_html(&scrub(&provenance_details(r))).replace('\n', " "),
+    )
+}
+
+/// The provenance of a second view of a result whose first view sits just above it on
+/// the page: the run is said once, so this line only points up.
+pub fn provenance_same_run(r: &Record) -> String {
+    format!(
+        "<p class=\"cow-provenance cow-same-run\">Same run as above ({}).</p>\n",
+        escape_html(&format!(
+            "{} profile, {} rounds",
+            r.profile.name(),
+            r.rounds.len()
+        ))
     )
 }
 
@@ -646,7 +746,11 @@ pub fn render_view(view: &dyn AnyView, shown: &Shown) -> String {
         out.push_str(&notes(&all));
         out.push('\n');
     }
-    out.push_str(&provenance_line(record));
+    if view.brief() && record.is_ok() && shown.newer_failures.is_empty() {
+        out.push_str(&provenance_same_run(record));
+    } else {
+        out.push_str(&provenance_line(record));
+    }
     out
 }
 
@@ -747,6 +851,45 @@ mod tests {
         assert!(s.starts_with("there is no clear difference"), "{s}");
         let s = compare_sentence(("deadline", &slow), ("naive", &fast), None, Better::Higher);
         assert!(s.starts_with("deadline is higher than naive"), "{s}");
+        // Apart, but 2 % apart: no verdict, whatever the intervals resolve.
+        let a = Estimate {
+            median: 100.0,
+            lo: 99.5,
+            hi: 100.5,
+            confidence: 0.97,
+            n: 6,
+        };
+        let b = Estimate {
+            median: 102.0,
+            lo: 101.5,
+            hi: 102.5,
+            confidence: 0.97,
+            n: 6,
+        };
+        let s = compare_sentence(("a", &a), ("b", &b), None, Better::Lower);
+        assert!(
+            s.starts_with("a and b are about the same (within 5 %)"),
+            "{s}"
+        );
+        assert!(!s.contains('×'), "{s}");
+    }
+
+    #[test]
+    fn the_answer_block_is_a_live_block_of_sentences() {
+        let html = answer_block(
+            ["spinning saves 34 µs", "it costs a core."],
+            "spinning won.",
+        );
+        assert!(
+            html.starts_with("<div class=\"cow-live cow-answer\">\n\n"),
+            "{html}"
+        );
+        assert!(
+            html.contains("- Spinning saves 34 µs.\n- It costs a core.\n"),
+            "{html}"
+        );
+        assert!(html.contains("*The write-up:* spinning won."), "{html}");
+        assert!(html.ends_with("\n</div>\n"), "{html}");
     }
 
     #[test]

@@ -205,25 +205,78 @@ pub fn paired_ratio(num: &[f64], den: &[f64]) -> Option<Estimate> {
     Estimate::of(&ratios)
 }
 
-/// How two estimates compare, decided only by their intervals.
+/// The practical threshold, as a fraction: two figures whose intervals are apart but
+/// whose medians differ by no more than this are "about the same" (criterion's noise
+/// threshold is the model). 5 % unless `COW_THRESHOLD` gives another percentage
+/// (0–100); an unreadable value falls back to 5 %.
+pub fn threshold() -> f64 {
+    threshold_from(std::env::var("COW_THRESHOLD").ok().as_deref())
+}
+
+/// The default practical threshold (5 %).
+pub const DEFAULT_THRESHOLD: f64 = 0.05;
+
+/// [`threshold`] from the variable's text.
+pub fn threshold_from(text: Option<&str>) -> f64 {
+    text.and_then(|t| t.trim().trim_end_matches('%').trim().parse::<f64>().ok())
+        .filter(|p| p.is_finite() && (0.0..=100.0).contains(p))
+        .map_or(DEFAULT_THRESHOLD, |p| p / 100.0)
+}
+
+/// How two estimates compare: by their intervals, then by the practical threshold.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Verdict {
-    /// `a`'s whole interval lies below `b`'s.
+    /// `a`'s whole interval lies below `b`'s, and its median is lower by more than the
+    /// threshold.
     Below,
-    /// `a`'s whole interval lies above `b`'s.
+    /// `a`'s whole interval lies above `b`'s, and its median is higher by more than the
+    /// threshold.
     Above,
+    /// The intervals are apart, but the medians differ by no more than the threshold:
+    /// a resolved difference nobody would act on ("about the same").
+    Same,
     /// The intervals overlap: no clear difference on this machine in this run.
     Unclear,
 }
 
+impl Verdict {
+    /// True for a difference the book states ("faster", "higher", a ratio).
+    pub fn is_clear(self) -> bool {
+        matches!(self, Verdict::Below | Verdict::Above)
+    }
+}
+
+/// The book's verdict rule with the practical threshold from [`threshold`].
 pub fn verdict(a: &Estimate, b: &Estimate) -> Verdict {
-    if a.hi < b.lo {
+    verdict_with(a, b, threshold())
+}
+
+/// The verdict rule with an explicit threshold (a fraction; 0 decides by the
+/// intervals alone). The difference is relative to the smaller median's magnitude, so
+/// 1.05 against 1.00 is a 5 % difference either way round.
+pub fn verdict_with(a: &Estimate, b: &Estimate, threshold: f64) -> Verdict {
+    let apart = if a.hi < b.lo {
         Verdict::Below
     } else if a.lo > b.hi {
         Verdict::Above
     } else {
-        Verdict::Unclear
+        return Verdict::Unclear;
+    };
+    if relative_difference(a.median, b.median) > threshold {
+        apart
+    } else {
+        Verdict::Same
     }
+}
+
+/// |a − b| over the smaller of |a| and |b| (infinite when one is zero and they differ).
+pub fn relative_difference(a: f64, b: f64) -> f64 {
+    let d = (a - b).abs();
+    if d == 0.0 {
+        return 0.0;
+    }
+    let base = a.abs().min(b.abs());
+    if base == 0.0 { f64::INFINITY } else { d / base }
 }
 
 /// The largest over the smallest of per-round values: how much rounds disagree.
@@ -570,6 +623,27 @@ mod tests {
         assert_eq!(verdict(&low, &high), Verdict::Below);
         assert_eq!(verdict(&high, &low), Verdict::Above);
         assert!(close(spread(&[2.0, 5.0, 4.0]).unwrap(), 2.5, 1e-12));
+    }
+
+    #[test]
+    fn resolved_but_small_differences_are_the_same() {
+        // Intervals about 1 % wide and apart, medians 2 % apart: resolved, not relevant.
+        let a = Estimate::of(&[100.0, 100.5, 101.0, 100.2, 100.8, 100.4]).unwrap();
+        let b = Estimate::of(&[102.0, 102.5, 103.0, 102.2, 102.8, 102.4]).unwrap();
+        assert_eq!(verdict_with(&a, &b, 0.05), Verdict::Same);
+        assert!(!Verdict::Same.is_clear());
+        assert_eq!(verdict_with(&a, &b, 0.0), Verdict::Below);
+        assert_eq!(verdict_with(&b, &a, 0.01), Verdict::Above);
+        // Relative to the smaller magnitude, so the rule is symmetric.
+        assert!(close(relative_difference(105.0, 100.0), 0.05, 1e-12));
+        assert!(close(relative_difference(100.0, 105.0), 0.05, 1e-12));
+        assert_eq!(relative_difference(0.0, 1.0), f64::INFINITY);
+        assert_eq!(relative_difference(3.0, 3.0), 0.0);
+        assert_eq!(threshold_from(None), 0.05);
+        assert_eq!(threshold_from(Some("10")), 0.10);
+        assert_eq!(threshold_from(Some("2.5 %")), 0.025);
+        assert_eq!(threshold_from(Some("fast")), 0.05);
+        assert_eq!(threshold_from(Some("-3")), 0.05);
     }
 
     #[test]

@@ -7,12 +7,12 @@ use crate::experiments::{CALLS_EXP, CallsRound, SWEEP_EXP, SweepRound, plan, swe
 use crate::{Mode, Sample, Slack, VARIANTS, fmt_request, fmt_slack, key, sweep_requests};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::{self, RefMachine, Source};
-use harness::render::capitalise;
 use harness::render::{
     Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate,
     fmt_ratio_estimate, sig3,
 };
-use harness::stats::{Verdict, verdict};
+use harness::render::{capitalise, undecided_text};
+use harness::stats::verdict;
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
@@ -140,9 +140,9 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         let (Some(de), Some(le)) = (r.estimate(&dk), r.estimate(&lk)) else {
             continue;
         };
-        let ratio = match verdict(&de, &le) {
-            Verdict::Unclear => "no clear difference".to_string(),
-            _ => r
+        let ratio = match undecided_text(verdict(&de, &le)) {
+            Some(text) => text,
+            None => r
                 .ratio(&dk, &lk)
                 .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x)),
         };

@@ -9,12 +9,12 @@ use crate::experiments::{
 use crate::{Placement, Runtime, Transport, Wait};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
-use harness::render::capitalise;
 use harness::render::{
     Align, Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_opt_estimate,
     fmt_ratio_estimate,
 };
-use harness::stats::{Verdict, verdict};
+use harness::render::{capitalise, undecided_text};
+use harness::stats::verdict;
 use harness::{Dist, Estimate, Profile, Results, Unit, View};
 use serde::Deserialize;
 
@@ -132,9 +132,9 @@ fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
             let (Some(be), Some(se)) = (r.estimate(&b), r.estimate(&s)) else {
                 continue;
             };
-            let ratio = match verdict(&be, &se) {
-                Verdict::Unclear => "no clear difference".to_string(),
-                _ => r
+            let ratio = match undecided_text(verdict(&be, &se)) {
+                Some(text) => text,
+                None => r
                     .ratio(&b, &s)
                     .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x)),
             };

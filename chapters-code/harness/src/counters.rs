@@ -1,0 +1,213 @@
+//! Counters that say *why* a number is what it is: context switches, CPU time and time
+//! spent runnable but waiting for a CPU (run-queue delay), for the calling thread or
+//! the whole process. A chapter takes a snapshot before and after the work it measures
+//! and divides the difference by the operations it did.
+//!
+//! Each counter is an `Option`: `None` where the OS does not tell (run-queue delay needs
+//! Linux's schedstat; switches need `getrusage`).
+
+use std::time::Duration;
+
+/// A snapshot of scheduler counters, or the difference of two.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Counters {
+    /// Context switches the thread (or process) asked for: it blocked or yielded.
+    pub voluntary: Option<u64>,
+    /// Context switches forced on it: preempted because its time was up or a more
+    /// urgent task woke.
+    pub involuntary: Option<u64>,
+    /// CPU time (user + system), in nanoseconds.
+    pub cpu_ns: Option<u64>,
+    /// Time runnable but not running (waiting in a run queue), in nanoseconds.
+    pub run_delay_ns: Option<u64>,
+}
+
+impl Counters {
+    /// The calling thread's counters.
+    pub fn thread() -> Counters {
+        Counters {
+            cpu_ns: crate::thread_cpu_time().map(as_ns),
+            run_delay_ns: schedstat("/proc/thread-self/schedstat"),
+            ..switches(Scope::Thread)
+        }
+    }
+
+    /// The whole process's counters (every thread, including those that have ended,
+    /// for switches and CPU; the run-queue delay of the threads alive now).
+    pub fn process() -> Counters {
+        Counters {
+            cpu_ns: crate::process_cpu_time().map(as_ns),
+            run_delay_ns: process_run_delay(),
+            ..switches(Scope::Process)
+        }
+    }
+
+    /// What happened between `earlier` and `self` (saturating: a counter never goes
+    /// backwards, but a thread that ended takes its run-queue delay with it).
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        fn d(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+            Some(a?.saturating_sub(b?))
+        }
+        Counters {
+            voluntary: d(self.voluntary, earlier.voluntary),
+            involuntary: d(self.involuntary, earlier.involuntary),
+            cpu_ns: d(self.cpu_ns, earlier.cpu_ns),
+            run_delay_ns: d(self.run_delay_ns, earlier.run_delay_ns),
+        }
+    }
+
+    /// The sum of two differences (for adding up threads).
+    pub fn plus(&self, other: &Counters) -> Counters {
+        fn s(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+            Some(a? + b?)
+        }
+        Counters {
+            voluntary: s(self.voluntary, other.voluntary),
+            involuntary: s(self.involuntary, other.involuntary),
+            cpu_ns: s(self.cpu_ns, other.cpu_ns),
+            run_delay_ns: s(self.run_delay_ns, other.run_delay_ns),
+        }
+    }
+
+    /// Each counter divided by `ops` operations, as `f64` (nanoseconds for the times).
+    pub fn per_op(&self, ops: u64) -> PerOp {
+        let per = |v: Option<u64>| v.filter(|_| ops > 0).map(|v| v as f64 / ops as f64);
+        PerOp {
+            voluntary: per(self.voluntary),
+            involuntary: per(self.involuntary),
+            cpu_ns: per(self.cpu_ns),
+            run_delay_ns: per(self.run_delay_ns),
+        }
+    }
+}
+
+/// [`Counters`] per operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PerOp {
+    pub voluntary: Option<f64>,
+    pub involuntary: Option<f64>,
+    pub cpu_ns: Option<f64>,
+    pub run_delay_ns: Option<f64>,
+}
+
+fn as_ns(d: Duration) -> u64 {
+    d.as_nanos() as u64
+}
+
+enum Scope {
+    Thread,
+    Process,
+}
+
+#[cfg(target_os = "linux")]
+fn switches(scope: Scope) -> Counters {
+    let who = match scope {
+        Scope::Thread => libc::RUSAGE_THREAD,
+        Scope::Process => libc::RUSAGE_SELF,
+    };
+    // SAFETY: getrusage writes only into `u`.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+        return Counters::default();
+    }
+    Counters {
+        voluntary: Some(u.ru_nvcsw as u64),
+        involuntary: Some(u.ru_nivcsw as u64),
+        ..Counters::default()
+    }
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn switches(scope: Scope) -> Counters {
+    // Outside Linux getrusage has no per-thread scope; the process's counts are given
+    // only when the process was asked for.
+    let Scope::Process = scope else {
+        return Counters::default();
+    };
+    // SAFETY: getrusage writes only into `u`.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return Counters::default();
+    }
+    Counters {
+        voluntary: Some(u.ru_nvcsw as u64),
+        involuntary: Some(u.ru_nivcsw as u64),
+        ..Counters::default()
+    }
+}
+
+#[cfg(not(unix))]
+fn switches(_scope: Scope) -> Counters {
+    Counters::default()
+}
+
+/// The second field of a schedstat file: nanoseconds spent waiting on a run queue.
+fn schedstat(path: &str) -> Option<u64> {
+    parse_schedstat(&std::fs::read_to_string(path).ok()?)
+}
+
+fn parse_schedstat(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn process_run_delay() -> Option<u64> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let mut sum = 0u64;
+    let mut any = false;
+    for t in tasks.flatten() {
+        if let Some(v) = schedstat(&t.path().join("schedstat").to_string_lossy()) {
+            sum += v;
+            any = true;
+        }
+    }
+    any.then_some(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedstat_lines_parse() {
+        assert_eq!(parse_schedstat("123 456 7\n"), Some(456));
+        assert_eq!(parse_schedstat("123"), None);
+        assert_eq!(parse_schedstat("a b c"), None);
+    }
+
+    #[test]
+    fn differences_and_rates() {
+        let a = Counters {
+            voluntary: Some(10),
+            involuntary: Some(2),
+            cpu_ns: Some(1_000),
+            run_delay_ns: None,
+        };
+        let b = Counters {
+            voluntary: Some(30),
+            involuntary: Some(2),
+            cpu_ns: Some(5_000),
+            run_delay_ns: Some(7),
+        };
+        let d = b.since(&a);
+        assert_eq!(d.voluntary, Some(20));
+        assert_eq!(d.involuntary, Some(0));
+        assert_eq!(d.run_delay_ns, None);
+        let p = d.per_op(4);
+        assert_eq!(p.voluntary, Some(5.0));
+        assert_eq!(p.cpu_ns, Some(1_000.0));
+        assert_eq!(d.per_op(0).voluntary, None);
+        assert_eq!(d.plus(&d).voluntary, Some(40));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_thread_that_sleeps_switches_voluntarily() {
+        let before = Counters::thread();
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let d = Counters::thread().since(&before);
+        assert!(d.voluntary.unwrap() >= 3, "{d:?}");
+        assert!(Counters::process().cpu_ns.is_some());
+    }
+}
