@@ -2,8 +2,10 @@
 //! embeds the key of the code being compiled, so a stored result is matched with the
 //! code that made it, never with whatever is on disk when the binary runs.
 //!
-//! - `COW_SOURCE_HASH`: the sources (see `hash.rs`), for the run-time staleness check;
-//! - `COW_CODE_KEY`: the sources, the cargo profile, `RUSTFLAGS` and the compiler;
+//! - `COW_SOURCE_HASH`: every file the binary is compiled from (see `hash.rs`), for the
+//!   run-time staleness check;
+//! - `COW_CODE_KEY`: the code that measures, its locked dependencies, the cargo
+//!   profile, `RUSTFLAGS` and the compiler (see `hash.rs`): the key of stored results;
 //! - `COW_BUILD`: `release` or `debug`;
 //! - `COW_RUSTC`: the compiler's version line.
 
@@ -17,7 +19,12 @@ fn main() {
     // Only paths that exist: cargo reruns a build script on every build while one of
     // its paths is missing. A reference file that appears later is seen through its
     // folder.
-    for p in hash::inputs(&dir).iter().filter(|p| p.exists()) {
+    let (_, key_inputs) = hash::measured_parts(&dir);
+    let mut watched = hash::inputs(&dir);
+    watched.extend(key_inputs);
+    watched.sort();
+    watched.dedup();
+    for p in watched.iter().filter(|p| p.exists()) {
         println!("cargo:rerun-if-changed={}", p.display());
     }
     println!(
@@ -38,7 +45,7 @@ fn main() {
     };
     let rustflags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
     let sources = hash::source_hash(&dir);
-    let key = hash::code_key(&sources, build, &rustflags, &version);
+    let key = hash::code_key(&dir, build, &rustflags, &version);
     println!("cargo:rustc-env=COW_SOURCE_HASH={sources}");
     println!("cargo:rustc-env=COW_CODE_KEY={key}");
     println!("cargo:rustc-env=COW_BUILD={build}");

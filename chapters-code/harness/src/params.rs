@@ -7,7 +7,7 @@
 use crate::profile::Profile;
 use crate::render::fmt_number;
 use serde::{Deserialize, Serialize};
-use std::hash::{DefaultHasher, Hasher};
+use sha2::{Digest, Sha256};
 
 /// One declared parameter. Build it with [`Param::int`] or [`Param::float`] and the
 /// `const` setters, e.g.
@@ -251,12 +251,16 @@ pub fn tag(values: &[ParamValue]) -> Option<String> {
     if set.is_empty() {
         return None;
     }
-    let mut h = DefaultHasher::new();
+    // SHA-256, not std's DefaultHasher: the tag names stored files, so it must not
+    // change with the compiler.
+    let mut h = Sha256::new();
     for v in set {
-        h.write(v.name.as_bytes());
-        h.write(&v.value.to_bits().to_le_bytes());
+        h.update((v.name.len() as u64).to_le_bytes());
+        h.update(v.name.as_bytes());
+        h.update(v.value.to_bits().to_le_bytes());
     }
-    Some(format!("p{:08x}", h.finish() as u32))
+    let d = h.finalize();
+    Some(format!("p{:02x}{:02x}{:02x}{:02x}", d[0], d[1], d[2], d[3]))
 }
 
 #[cfg(test)]
