@@ -159,7 +159,7 @@ impl Ctx {
     /// A note the reader sees under every view of this result. Paths that would name
     /// this machine's user or cgroup are replaced by neutral words.
     pub fn note(&mut self, kind: NoteKind, text: impl AsRef<str>) {
-        let text = crate::render::scrub(text.as_ref());
+        let text = crate::privacy::scrub(text.as_ref());
         if !self.notes.iter().any(|n| n.kind == kind && n.text == text) {
             self.notes.push(Note { kind, text });
         }
@@ -549,7 +549,7 @@ impl Figure {
             params,
             profile: record.profile,
             measured_at: record.provenance.measured_at.clone(),
-            machine: crate::render::machine_line(&record.provenance.machine),
+            machine: crate::machine::machine_line(&record.provenance.machine),
         })
     }
 }

@@ -113,7 +113,7 @@ fn table(r: &Results<Round>) -> anyhow::Result<String> {
     Ok(format!(
         "| rounds | median |\n| ---: | ---: |\n| {} | {} |\n",
         r.rounds.len(),
-        crate::render::fmt_estimate(&e, Unit::Nanos)
+        crate::fmt::fmt_estimate(&e, Unit::Nanos)
     ))
 }
 

@@ -14,11 +14,13 @@ pub mod counters;
 pub mod experiment;
 #[doc(hidden)]
 pub mod fixture;
+pub mod fmt;
 pub mod key;
 pub mod machine;
 pub mod noise;
 pub mod params;
 pub mod plot;
+pub mod privacy;
 pub mod profile;
 pub mod record;
 pub mod reference;

@@ -263,7 +263,7 @@ impl LimitValue {
     /// The cell for a limits table: `20,000`, `unlimited`, `no limit set`, `not readable`.
     pub fn words(self) -> String {
         match self {
-            LimitValue::Value(v) => crate::render::fmt_count(v),
+            LimitValue::Value(v) => crate::fmt::fmt_count(v),
             LimitValue::Unlimited => "unlimited".into(),
             LimitValue::NotSet => "no limit set".into(),
             LimitValue::NotReadable => "not readable".into(),
@@ -413,8 +413,8 @@ pub fn resident_bytes() -> Option<u64> {
 pub fn facts() -> Vec<Fact> {
     let m = Machine::current();
     let l = Limits::current();
-    let num = |v: Option<u64>| v.map(crate::render::fmt_count);
-    let bytes = |v: Option<u64>| v.map(|b| crate::render::fmt_bytes(b as f64));
+    let num = |v: Option<u64>| v.map(crate::fmt::fmt_count);
+    let bytes = |v: Option<u64>| v.map(|b| crate::fmt::fmt_bytes(b as f64));
     let governor = read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     vec![
         fact(
@@ -452,7 +452,7 @@ pub fn facts() -> Vec<Fact> {
         ),
         fact(
             "timer slack",
-            read_u64("/proc/self/timerslack_ns").map(|ns| crate::render::fmt_ns(ns as f64)),
+            read_u64("/proc/self/timerslack_ns").map(|ns| crate::fmt::fmt_ns(ns as f64)),
             "how late Linux may fire a sleeping thread's timer to batch wake-ups",
         ),
         fact(
@@ -487,7 +487,7 @@ pub fn facts() -> Vec<Fact> {
             "cgroup memory limit",
             Some(
                 match cgroup_limit("memory", &["memory.max", "memory.limit_in_bytes"]) {
-                    LimitValue::Value(b) => crate::render::fmt_bytes(b as f64),
+                    LimitValue::Value(b) => crate::fmt::fmt_bytes(b as f64),
                     other => other.words(),
                 },
             ),
@@ -514,6 +514,11 @@ pub fn facts() -> Vec<Fact> {
             "the main thread's stack; Rust gives spawned threads 2 MiB unless told otherwise",
         ),
     ]
+}
+
+/// The CPU, OS and compiler of a machine, in one line.
+pub fn machine_line(m: &Machine) -> String {
+    format!("{} · {} · {}", m.cpu_line(), m.os_line(), m.rustc)
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! line and the result cache's key (a result measured with other values never
 //! replaces the one the book shows).
 
+use crate::fmt::fmt_number;
 use crate::profile::Profile;
-use crate::render::fmt_number;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

@@ -2,7 +2,7 @@
 //! latency distributions. Text is laid out with plotters' built-in estimate, so no
 //! system fonts are needed and the same data always gives the same SVG.
 
-use crate::render::{fmt_ns, sig3};
+use crate::fmt::{fmt_ns, sig3};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
@@ -25,13 +25,13 @@ impl Unit {
             Unit::Nanos => trim_zeros(&fmt_ns(v)),
             Unit::Number => {
                 if v.abs() >= 1e4 && v.fract() == 0.0 {
-                    crate::render::fmt_count(v as u64)
+                    crate::fmt::fmt_count(v as u64)
                 } else {
                     sig3(v)
                 }
             }
             Unit::Percent => format!("{}%", sig3(v * 100.0)),
-            Unit::Bytes => trim_zeros(&crate::render::fmt_bytes(v)),
+            Unit::Bytes => trim_zeros(&crate::fmt::fmt_bytes(v)),
         }
     }
 }

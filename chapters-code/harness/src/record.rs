@@ -45,40 +45,7 @@ pub struct Note {
     pub text: String,
 }
 
-/// The unit of a reading, as the headline figures name it.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
-pub enum Unit {
-    #[serde(rename = "ns")]
-    Nanos,
-    #[serde(rename = "bytes")]
-    Bytes,
-    #[serde(rename = "ops/s")]
-    OpsPerSec,
-    /// A plain number (a ratio, a count, a fraction).
-    #[serde(rename = "1")]
-    Number,
-}
-
-impl Unit {
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Nanos => "ns",
-            Unit::Bytes => "bytes",
-            Unit::OpsPerSec => "ops/s",
-            Unit::Number => "1",
-        }
-    }
-
-    /// A value in this unit, for people.
-    pub fn format(self, v: f64) -> String {
-        match self {
-            Unit::Nanos => crate::render::fmt_ns(v),
-            Unit::Bytes => crate::render::fmt_bytes(v),
-            Unit::OpsPerSec => format!("{} ops/s", crate::render::fmt_rate(v)),
-            Unit::Number => crate::render::sig3(v),
-        }
-    }
-}
+pub use crate::fmt::Unit;
 
 /// One value a round gives for one variant: that round's median latency, per-call
 /// mean, lap time, achieved rate …

@@ -2,175 +2,16 @@
 //! honest tail columns, notes (escaped, scrubbed of private paths), noise notes and
 //! the provenance line.
 
+pub use crate::fmt::*;
+pub use crate::machine::machine_line;
+pub use crate::privacy::scrub;
+
 use crate::cache::Shown;
 use crate::experiment::{AnyView, ViewKind};
-use crate::machine::Machine;
-use crate::record::{Note, NoteKind, Record, Status, Unit};
+use crate::record::{Note, NoteKind, Record, Status};
 use crate::stats::{
-    CONFIDENCE, Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, Verdict, relative_difference,
-    threshold, verdict,
+    Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, Verdict, relative_difference, verdict,
 };
-
-/// Formats nanoseconds with three significant digits and a unit a reader expects:
-/// `412 ns`, `12.3 µs`, `45.1 ms`, `1.23 s`.
-pub fn fmt_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "–".into();
-    }
-    // The unit is chosen after rounding, so 999.6 µs reads 1.00 ms, not 1000 µs.
-    let (value, unit) = match round_sig3(ns).abs() {
-        x if x < 1e3 => (ns, "ns"),
-        x if x < 1e6 => (ns / 1e3, "µs"),
-        x if x < 1e9 => (ns / 1e6, "ms"),
-        _ => (ns / 1e9, "s"),
-    };
-    format!("{} {unit}", sig3(value))
-}
-
-/// `x` rounded to three significant digits.
-fn round_sig3(x: f64) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let scale = 10f64.powi(2 - x.abs().log10().floor() as i32);
-    (x * scale).round() / scale
-}
-
-/// A number with three significant digits (no exponent, no trailing noise), thousands
-/// separated from 1,000 up, and a true minus sign: `0.0123`, `45.6`, `37,300`, `−12.0`.
-pub fn sig3(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let r = round_sig3(x);
-    let digits = r.abs().log10().floor() as i32;
-    let text = if digits >= 3 {
-        fmt_count(r.abs() as u64)
-    } else {
-        let decimals = (2 - digits).clamp(0, 6) as usize;
-        format!("{:.decimals$}", r.abs())
-    };
-    if r < 0.0 { format!("−{text}") } else { text }
-}
-
-/// A ratio such as a speedup: `48.3×`.
-pub fn fmt_ratio(r: Option<f64>) -> String {
-    match r {
-        Some(r) if r.is_finite() => format!("{}×", sig3(r)),
-        _ => "–".into(),
-    }
-}
-
-/// An integer with thousands separators: `1,000,000`.
-pub fn fmt_count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A parameter value: integers with separators, other numbers as written.
-pub fn fmt_number(v: f64, integer: bool) -> String {
-    if integer || (v.fract() == 0.0 && v.abs() < 1e15) {
-        let s = fmt_count(v.abs() as u64);
-        if v < 0.0 { format!("-{s}") } else { s }
-    } else {
-        format!("{v}")
-    }
-}
-
-/// A rate: three significant digits with separators (`9,870`), millions as `1.23 M`.
-pub fn fmt_rate(v: f64) -> String {
-    if !v.is_finite() {
-        return "–".into();
-    }
-    if v.abs() >= 1e6 {
-        return format!("{} M", sig3(v / 1e6));
-    }
-    if v.abs() >= 1000.0 {
-        let digits = v.abs().log10().floor() as i32;
-        let step = 10f64.powi(digits - 2);
-        return fmt_count(((v / step).round() * step) as u64);
-    }
-    sig3(v)
-}
-
-/// Bytes in binary units: `9.50 KiB`.
-pub fn fmt_bytes(b: f64) -> String {
-    let (v, u) = match b.abs() {
-        x if x < 1024.0 => (b, "B"),
-        x if x < 1024.0 * 1024.0 => (b / 1024.0, "KiB"),
-        x if x < 1024.0 * 1024.0 * 1024.0 => (b / 1024.0 / 1024.0, "MiB"),
-        _ => (b / 1024.0 / 1024.0 / 1024.0, "GiB"),
-    };
-    format!("{} {u}", sig3(v))
-}
-
-/// `lo–hi` with the unit written once when both share it: `11.9–12.8 µs`.
-pub fn fmt_range(lo: f64, hi: f64, unit: Unit) -> String {
-    let (a, b) = (unit.format(lo), unit.format(hi));
-    // A dash between negative numbers reads as a minus: say "to".
-    let dash = if lo < 0.0 || hi < 0.0 { " to " } else { "–" };
-    match (a.rsplit_once(' '), b.rsplit_once(' ')) {
-        (Some((na, ua)), Some((nb, ub))) if ua == ub => format!("{na}{dash}{nb} {ub}"),
-        _ => format!("{a}{dash}{b}"),
-    }
-}
-
-/// The median and, in brackets, its interval: `12.3 µs (11.9–12.8)`. The interval is
-/// at [`CONFIDENCE`] when there were enough rounds; with fewer, the provenance line and
-/// a note under the view say what it covers.
-pub fn fmt_estimate(e: &Estimate, unit: Unit) -> String {
-    let (lo, hi, med) = (unit.format(e.lo), unit.format(e.hi), unit.format(e.median));
-    let unit_of = |s: &str| s.rsplit_once(' ').map(|(_, u)| u.to_string());
-    let dash = if e.lo < 0.0 || e.hi < 0.0 {
-        " to "
-    } else {
-        "–"
-    };
-    let range = match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
-        // One shared unit, the median's: written once, after the median.
-        (Some((a, ua)), Some((b, ub))) if ua == ub && unit_of(&med).as_deref() == Some(ua) => {
-            format!("{a}{dash}{b}")
-        }
-        _ => fmt_range(e.lo, e.hi, unit),
-    };
-    format!("{med} ({range})")
-}
-
-/// Words for an interval's coverage when it falls short of the stated confidence:
-/// `at 88 % (4 rounds; 95 % needs 6)`.
-pub fn coverage_shortfall(e: &Estimate) -> Option<String> {
-    (!e.at_stated_confidence()).then(|| {
-        format!(
-            "at {:.0} % ({} rounds; {} needs 6)",
-            e.confidence * 100.0,
-            e.n,
-            confidence_text()
-        )
-    })
-}
-
-/// An estimate or a dash.
-pub fn fmt_opt_estimate(e: Option<Estimate>, unit: Unit) -> String {
-    e.map(|e| fmt_estimate(&e, unit))
-        .unwrap_or_else(|| "–".into())
-}
-
-/// A ratio estimate: `9.61× (8.10–11.2)`.
-pub fn fmt_ratio_estimate(e: &Estimate) -> String {
-    format!("{}× ({}–{})", sig3(e.median), sig3(e.lo), sig3(e.hi))
-}
-
-/// The book's stated confidence, as a reader reads it: `95 %`.
-pub fn confidence_text() -> String {
-    format!("{:.0} %", CONFIDENCE * 100.0)
-}
 
 /// The table cell for a comparison the verdict rule leaves undecided: "no clear
 /// difference" (intervals overlap) or "about the same (within 5 %)"; `None` for a
@@ -180,21 +21,6 @@ pub fn undecided_text(v: Verdict) -> Option<String> {
         Verdict::Unclear => Some("no clear difference".into()),
         Verdict::Same => Some(format!("about the same (within {})", threshold_text())),
         Verdict::Below | Verdict::Above => None,
-    }
-}
-
-/// The practical threshold in words: `5 %`.
-pub fn threshold_text() -> String {
-    format!("{} %", sig3_trim(threshold() * 100.0))
-}
-
-/// A percentage as written: `5`, `2.5`.
-fn sig3_trim(x: f64) -> String {
-    let s = sig3(x);
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
     }
 }
 
@@ -436,40 +262,6 @@ pub fn escape_html(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Removes what would name this machine's user, home folder or cgroup from a text
-/// that goes into a page or the published results: cgroup folders become "this
-/// cgroup", the home folder "~".
-pub fn scrub(text: &str) -> String {
-    let mut out = text.to_string();
-    // Absolute cgroup file-system paths, up to the next space or quote.
-    while let Some(i) = out.find("/sys/fs/cgroup") {
-        let end = out[i..]
-            .find(|c: char| c.is_whitespace() || c == '\'' || c == '"' || c == '`' || c == ')')
-            .map_or(out.len(), |e| i + e);
-        out.replace_range(i..end, "this cgroup");
-    }
-    // This process's cgroup paths as /proc/self/cgroup names them (read once).
-    static CGROUPS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let cgroups = CGROUPS.get_or_init(|| {
-        std::fs::read_to_string("/proc/self/cgroup")
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.splitn(3, ':').nth(2))
-            .filter(|p| p.len() > 1)
-            .map(String::from)
-            .collect()
-    });
-    for path in cgroups {
-        out = out.replace(path.as_str(), "this cgroup");
-    }
-    if let Some(home) = std::env::var_os("HOME").map(|h| h.to_string_lossy().into_owned())
-        && home.len() > 1
-    {
-        out = out.replace(&home, "~");
-    }
-    out
-}
-
 /// Notes as Markdown blockquotes, one per note, their text escaped.
 pub fn notes(notes: &[Note]) -> String {
     notes
@@ -559,11 +351,6 @@ fn lowest_coverage(r: &Record) -> Option<Estimate> {
         .filter_map(|k| r.estimate(k))
         .filter(|e| !e.at_stated_confidence())
         .min_by(|a, b| a.confidence.total_cmp(&b.confidence))
-}
-
-/// The CPU, OS and compiler of a machine, in one line.
-pub fn machine_line(m: &Machine) -> String {
-    format!("{} · {} · {}", m.cpu_line(), m.os_line(), m.rustc)
 }
 
 fn mean_of<T>(rounds: &[T], f: impl Fn(&T) -> Option<f64>) -> Option<f64> {

@@ -89,7 +89,7 @@ impl Exec for InProcess<'_> {
         );
         match out {
             Ok(Ok(out)) => RoundEnd::Done { out, noise },
-            Ok(Err(e)) => RoundEnd::Failed(crate::render::scrub(&format!("{e:#}"))),
+            Ok(Err(e)) => RoundEnd::Failed(crate::privacy::scrub(&format!("{e:#}"))),
             Err(panic) => RoundEnd::Failed(format!("it panicked: {}", panic_message(&*panic))),
         }
     }

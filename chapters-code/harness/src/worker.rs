@@ -204,7 +204,7 @@ impl Ended {
                     .rev()
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or("");
-                RoundEnd::Crashed(crate::render::scrub(&format!(
+                RoundEnd::Crashed(crate::privacy::scrub(&format!(
                     "exited with {code} without a result{}",
                     if last.is_empty() {
                         String::new()

@@ -1,0 +1,217 @@
+//! The leaf of the harness: numbers and units as a reader reads them (`412 ns`,
+//! `12.3 µs (11.9–12.8)`, `9.61×`, `1,000,000`, `9.50 KiB`). It imports nothing from
+//! the rest of the crate but the statistics' plain types, so every layer can use it.
+
+use crate::stats::{CONFIDENCE, Estimate, threshold};
+use serde::{Deserialize, Serialize};
+
+/// The unit of a reading, as the headline figures name it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+pub enum Unit {
+    #[serde(rename = "ns")]
+    Nanos,
+    #[serde(rename = "bytes")]
+    Bytes,
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+    /// A plain number (a ratio, a count, a fraction).
+    #[serde(rename = "1")]
+    Number,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Nanos => "ns",
+            Unit::Bytes => "bytes",
+            Unit::OpsPerSec => "ops/s",
+            Unit::Number => "1",
+        }
+    }
+
+    /// A value in this unit, for people.
+    pub fn format(self, v: f64) -> String {
+        match self {
+            Unit::Nanos => fmt_ns(v),
+            Unit::Bytes => fmt_bytes(v),
+            Unit::OpsPerSec => format!("{} ops/s", fmt_rate(v)),
+            Unit::Number => sig3(v),
+        }
+    }
+}
+
+/// Formats nanoseconds with three significant digits and a unit a reader expects:
+/// `412 ns`, `12.3 µs`, `45.1 ms`, `1.23 s`.
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "–".into();
+    }
+    // The unit is chosen after rounding, so 999.6 µs reads 1.00 ms, not 1000 µs.
+    let (value, unit) = match round_sig3(ns).abs() {
+        x if x < 1e3 => (ns, "ns"),
+        x if x < 1e6 => (ns / 1e3, "µs"),
+        x if x < 1e9 => (ns / 1e6, "ms"),
+        _ => (ns / 1e9, "s"),
+    };
+    format!("{} {unit}", sig3(value))
+}
+
+/// `x` rounded to three significant digits.
+fn round_sig3(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(2 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// A number with three significant digits (no exponent, no trailing noise), thousands
+/// separated from 1,000 up, and a true minus sign: `0.0123`, `45.6`, `37,300`, `−12.0`.
+pub fn sig3(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let r = round_sig3(x);
+    let digits = r.abs().log10().floor() as i32;
+    let text = if digits >= 3 {
+        fmt_count(r.abs() as u64)
+    } else {
+        let decimals = (2 - digits).clamp(0, 6) as usize;
+        format!("{:.decimals$}", r.abs())
+    };
+    if r < 0.0 { format!("−{text}") } else { text }
+}
+
+/// A ratio such as a speedup: `48.3×`.
+pub fn fmt_ratio(r: Option<f64>) -> String {
+    match r {
+        Some(r) if r.is_finite() => format!("{}×", sig3(r)),
+        _ => "–".into(),
+    }
+}
+
+/// An integer with thousands separators: `1,000,000`.
+pub fn fmt_count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A parameter value: integers with separators, other numbers as written.
+pub fn fmt_number(v: f64, integer: bool) -> String {
+    if integer || (v.fract() == 0.0 && v.abs() < 1e15) {
+        let s = fmt_count(v.abs() as u64);
+        if v < 0.0 { format!("-{s}") } else { s }
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A rate: three significant digits with separators (`9,870`), millions as `1.23 M`.
+pub fn fmt_rate(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    if v.abs() >= 1e6 {
+        return format!("{} M", sig3(v / 1e6));
+    }
+    if v.abs() >= 1000.0 {
+        let digits = v.abs().log10().floor() as i32;
+        let step = 10f64.powi(digits - 2);
+        return fmt_count(((v / step).round() * step) as u64);
+    }
+    sig3(v)
+}
+
+/// Bytes in binary units: `9.50 KiB`.
+pub fn fmt_bytes(b: f64) -> String {
+    let (v, u) = match b.abs() {
+        x if x < 1024.0 => (b, "B"),
+        x if x < 1024.0 * 1024.0 => (b / 1024.0, "KiB"),
+        x if x < 1024.0 * 1024.0 * 1024.0 => (b / 1024.0 / 1024.0, "MiB"),
+        _ => (b / 1024.0 / 1024.0 / 1024.0, "GiB"),
+    };
+    format!("{} {u}", sig3(v))
+}
+
+/// `lo–hi` with the unit written once when both share it: `11.9–12.8 µs`.
+pub fn fmt_range(lo: f64, hi: f64, unit: Unit) -> String {
+    let (a, b) = (unit.format(lo), unit.format(hi));
+    // A dash between negative numbers reads as a minus: say "to".
+    let dash = if lo < 0.0 || hi < 0.0 { " to " } else { "–" };
+    match (a.rsplit_once(' '), b.rsplit_once(' ')) {
+        (Some((na, ua)), Some((nb, ub))) if ua == ub => format!("{na}{dash}{nb} {ub}"),
+        _ => format!("{a}{dash}{b}"),
+    }
+}
+
+/// The median and, in brackets, its interval: `12.3 µs (11.9–12.8)`. The interval is
+/// at [`CONFIDENCE`] when there were enough rounds; with fewer, the provenance line and
+/// a note under the view say what it covers.
+pub fn fmt_estimate(e: &Estimate, unit: Unit) -> String {
+    let (lo, hi, med) = (unit.format(e.lo), unit.format(e.hi), unit.format(e.median));
+    let unit_of = |s: &str| s.rsplit_once(' ').map(|(_, u)| u.to_string());
+    let dash = if e.lo < 0.0 || e.hi < 0.0 {
+        " to "
+    } else {
+        "–"
+    };
+    let range = match (lo.rsplit_once(' '), hi.rsplit_once(' ')) {
+        // One shared unit, the median's: written once, after the median.
+        (Some((a, ua)), Some((b, ub))) if ua == ub && unit_of(&med).as_deref() == Some(ua) => {
+            format!("{a}{dash}{b}")
+        }
+        _ => fmt_range(e.lo, e.hi, unit),
+    };
+    format!("{med} ({range})")
+}
+
+/// Words for an interval's coverage when it falls short of the stated confidence:
+/// `at 88 % (4 rounds; 95 % needs 6)`.
+pub fn coverage_shortfall(e: &Estimate) -> Option<String> {
+    (!e.at_stated_confidence()).then(|| {
+        format!(
+            "at {:.0} % ({} rounds; {} needs 6)",
+            e.confidence * 100.0,
+            e.n,
+            confidence_text()
+        )
+    })
+}
+
+/// An estimate or a dash.
+pub fn fmt_opt_estimate(e: Option<Estimate>, unit: Unit) -> String {
+    e.map(|e| fmt_estimate(&e, unit))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// A ratio estimate: `9.61× (8.10–11.2)`.
+pub fn fmt_ratio_estimate(e: &Estimate) -> String {
+    format!("{}× ({}–{})", sig3(e.median), sig3(e.lo), sig3(e.hi))
+}
+
+/// The book's stated confidence, as a reader reads it: `95 %`.
+pub fn confidence_text() -> String {
+    format!("{:.0} %", CONFIDENCE * 100.0)
+}
+
+/// The practical threshold in words: `5 %`.
+pub fn threshold_text() -> String {
+    format!("{} %", sig3_trim(threshold() * 100.0))
+}
+
+/// A percentage as written: `5`, `2.5`.
+fn sig3_trim(x: f64) -> String {
+    let s = sig3(x);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
