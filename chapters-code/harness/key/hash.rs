@@ -40,10 +40,12 @@ use std::path::{Path, PathBuf};
 /// under `src/views/` to keep it out.
 pub const VIEW_ONLY: &[&str] = &["src/views.rs", "src/views", "src/main.rs"];
 
-/// The harness's page layer and entry points (relative to its folder): left out of
-/// the code key. Everything else in `harness/src` is the measuring core, so a new file
+/// The harness's page layer, its number formatting (`fmt.rs`: how a figure reads, not
+/// what it is) and its entry points (relative to its folder): left out of the code
+/// key. Everything else in `harness/src` is the measuring core, so a new file
 /// is covered unless it is added here.
 pub const HARNESS_PAGE_LAYER: &[&str] = &[
+    "src/fmt.rs",
     "src/render.rs",
     "src/plot.rs",
     "src/reference.rs",
