@@ -12,6 +12,11 @@
 #                    test-artifacts/browser/)
 #   make clean       remove build outputs, results and the built book
 
+# A relative results folder is made absolute here, once: the markers run in src/.
+ifneq ($(strip $(COW_RESULTS_DIR)),)
+export COW_RESULTS_DIR := $(abspath $(COW_RESULTS_DIR))
+endif
+
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 

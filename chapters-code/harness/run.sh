@@ -15,6 +15,12 @@ shift
 target=${CARGO_TARGET_DIR:-$root/target}
 case "$target" in /*) ;; *) target=$root/$target ;; esac
 export CARGO_TARGET_DIR="$target"
+# The same for the results folder: `COW_RESULTS_DIR=results mdbook build` means
+# <book>/results, not src/results (where mdbook serve would see it change).
+if [ -n "${COW_RESULTS_DIR:-}" ]; then
+  case "$COW_RESULTS_DIR" in /*) ;; *) COW_RESULTS_DIR=$root/$COW_RESULTS_DIR ;; esac
+  export COW_RESULTS_DIR
+fi
 bin=$target/release/$binary
 build() {
   cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p "$package" --bin "$binary" >&2

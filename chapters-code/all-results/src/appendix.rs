@@ -16,6 +16,13 @@ fn status_text(r: &Record) -> String {
     }
 }
 
+/// The registry's own names of a record's chapter and experiment, if it has both.
+fn registry_names(r: &Record) -> Option<(&'static str, &'static str)> {
+    let ch = crate::chapter(&r.chapter)?;
+    let exp = ch.experiment(&r.experiment)?;
+    Some((ch.name, exp.name()))
+}
+
 /// One row per experiment: how it ended, in which profile, with how many rounds.
 pub fn overview(shown: &[Shown]) -> String {
     let mut t = Table::new([
@@ -31,9 +38,13 @@ pub fn overview(shown: &[Shown]) -> String {
     .align(3, Align::Left);
     for s in shown {
         let r = &s.record;
+        // Names in links and ids come from the registry, never from a record.
+        let Some((chapter, experiment)) = registry_names(r) else {
+            continue;
+        };
         t.row([
-            format!("[{}](./{}.md)", r.chapter, r.chapter),
-            format!("[{}](#{}-{})", r.experiment, r.chapter, r.experiment),
+            format!("[{chapter}](./{chapter}.md)"),
+            format!("[{experiment}](#{chapter}-{experiment})"),
             escape_html(&status_text(r)),
             r.profile.name().to_string(),
             fmt_count(r.rounds.len() as u64),
@@ -176,7 +187,7 @@ pub fn headlines(figures: &[Figure]) -> String {
             if params.is_empty() {
                 "–".into()
             } else {
-                params.join(", ")
+                escape_html(&params.join(", "))
             },
         ]);
     }
@@ -192,15 +203,16 @@ pub fn chapter_tables(ch: &Chapter, shown: &[Shown]) -> String {
     let mut out = String::new();
     for s in shown.iter().filter(|s| s.record.chapter == ch.name) {
         let r = &s.record;
-        let about = ch
-            .experiment(&r.experiment)
-            .map(|e| e.about())
-            .unwrap_or_default();
+        // The heading, its id and every name below are the registry's, never the record's.
+        let Some(exp) = ch.experiment(&r.experiment) else {
+            continue;
+        };
+        let name = exp.name();
         out.push_str(&format!(
             "<h3 id=\"{0}-{1}\">{1}</h3>\n\n{2} ({3}).\n\n",
-            r.chapter,
-            r.experiment,
-            escape_html(about),
+            ch.name,
+            name,
+            escape_html(exp.about()),
             escape_html(&r.isolation)
         ));
         if r.is_ok() {
@@ -229,7 +241,7 @@ pub fn chapter_tables(ch: &Chapter, shown: &[Shown]) -> String {
         } else {
             out.push_str(&format!(
                 "> **No result for `{}` on this machine:** {}\n\n",
-                r.experiment,
+                name,
                 escape_html(&status_text(r))
             ));
         }
@@ -264,15 +276,20 @@ pub fn download(bundle: &crate::Bundle) -> anyhow::Result<String> {
 }
 
 /// The figures the "Compare machines" page was built with, as JSON for its script
-/// (`<script type="application/json">`, with `</` escaped so the data cannot close
-/// the element), then the visible machine line and the provenance.
+/// (`<script type="application/json">`, with `<`, `>` and `&` escaped so the data
+/// cannot close the element), then the visible machine line and the provenance.
 pub fn compare_data(bundle: &crate::Bundle) -> anyhow::Result<String> {
     let data = serde_json::json!({
         "machine": bundle.machine,
         "generated_at": bundle.generated_at,
         "figures": bundle.figures,
     });
-    let json = serde_json::to_string(&data)?.replace("</", "<\\/");
+    // `<`, `>` and `&` only occur inside JSON strings, where `\u003c` … mean the same:
+    // no text from a record can close the element or open a comment in it.
+    let json = serde_json::to_string(&data)?
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
     let records: Vec<&Record> = bundle.records.iter().collect();
     Ok(format!(
         "<script type=\"application/json\" id=\"cow-built-figures\">{json}</script>\n\n\

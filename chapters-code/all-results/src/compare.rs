@@ -7,6 +7,7 @@ use crate::Bundle;
 use harness::Figure;
 use harness::render::{Table, escape_html, fmt_estimate, sig3};
 use harness::stats::verdict;
+use std::collections::{HashMap, HashSet};
 
 /// One headline figure in both files.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,27 +62,37 @@ impl Row {
     }
 }
 
-/// The figures of both files, in A's order, then those only B has.
+/// The figures of both files, in A's order, then those only B has. Matched by name
+/// through a hash map: linear in the size of the files (a file that names a figure
+/// twice counts its first).
 pub fn rows(a: &Bundle, b: &Bundle) -> Vec<Row> {
-    let mut names: Vec<&str> = a.figures.iter().map(|f| f.name.as_str()).collect();
-    for f in &b.figures {
-        if !names.contains(&f.name.as_str()) {
-            names.push(&f.name);
+    fn index(bundle: &Bundle) -> HashMap<&str, &Figure> {
+        let mut m = HashMap::with_capacity(bundle.figures.len());
+        for f in &bundle.figures {
+            m.entry(f.name.as_str()).or_insert(f);
         }
+        m
     }
-    let find =
-        |bundle: &Bundle, name: &str| bundle.figures.iter().find(|f| f.name == name).cloned();
+    let (in_a, in_b) = (index(a), index(b));
+    let mut seen: HashSet<&str> = HashSet::with_capacity(in_a.len() + in_b.len());
+    let names = a
+        .figures
+        .iter()
+        .chain(&b.figures)
+        .map(|f| f.name.as_str())
+        .filter(|n| seen.insert(n));
     names
-        .into_iter()
         .map(|n| Row {
             name: n.to_string(),
-            a: find(a, n),
-            b: find(b, n),
+            a: in_a.get(n).map(|f| (*f).clone()),
+            b: in_b.get(n).map(|f| (*f).clone()),
         })
         .collect()
 }
 
 /// The comparison as Markdown: both machine lines, then one row per headline figure.
+/// Everything from the files (names, machines, dates) is escaped text: no markup, no
+/// link, no terminal control character comes through.
 pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
     let mut t = Table::new(["figure", "A", "B", "B ÷ A", "difference"]);
     for row in rows(a, b) {
@@ -94,7 +105,7 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
             |(m, lo, hi)| format!("{}× ({}–{})", sig3(m), sig3(lo), sig3(hi)),
         );
         t.row([
-            format!("`{}`", row.name),
+            format!("<code>{}</code>", escape_html(&row.name)),
             cell(&row.a),
             cell(&row.b),
             ratio,
@@ -110,11 +121,11 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
         escape_html(a_name),
         escape_html(&a.machine),
         a.figures.len(),
-        a.generated_at,
+        escape_html(&a.generated_at),
         escape_html(b_name),
         escape_html(&b.machine),
         b.figures.len(),
-        b.generated_at,
+        escape_html(&b.generated_at),
         t.to_markdown()
     )
 }
@@ -194,7 +205,7 @@ mod tests {
         c.params.insert("tasks".into(), serde_json::json!(500));
         let md = markdown(&a, &bundle(vec![c]), "a", "c");
         assert!(
-            md.contains("not comparable: other parameters ( / tasks = 500)"),
+            md.contains("not comparable: other parameters &#40; / tasks = 500&#41;"),
             "{md}"
         );
     }

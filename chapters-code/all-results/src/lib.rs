@@ -206,7 +206,36 @@ impl Bundle {
                 path.display()
             ),
         }
-        serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+        let bundle: Bundle =
+            serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        bundle
+            .check()
+            .map_err(|why| anyhow::anyhow!("{} is refused: {why}", path.display()))?;
+        Ok(bundle)
+    }
+
+    /// The first reason the bundle breaks the schema ([`harness::validate`]), if it does:
+    /// every figure and every record is checked before anything is shown.
+    pub fn check(&self) -> Result<(), String> {
+        use harness::validate;
+        if self.machine.chars().any(char::is_control) || self.machine.chars().count() > 2048 {
+            return Err("its machine line holds control characters or is too long".into());
+        }
+        if self.generated_at.len() > 40
+            || !self
+                .generated_at
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | ':' | '.' | '+' | '-'))
+        {
+            return Err("its date (generated_at) is not a date".into());
+        }
+        for f in &self.figures {
+            validate::figure(f)?;
+        }
+        for (i, r) in self.records.iter().enumerate() {
+            validate::record(r).map_err(|why| format!("record {}: {why}", i + 1))?;
+        }
+        Ok(())
     }
 }
 

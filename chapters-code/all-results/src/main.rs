@@ -144,18 +144,34 @@ fn main() -> ExitCode {
                 &b.display().to_string(),
             )),
             (Err(e), _) | (_, Err(e)) => {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", harness::safe::terminal(&format!("{e:#}")));
                 return ExitCode::from(2);
             }
         },
         Command::Stamp { site } => stamp(&site, &records(&all_shown(profile, &dir, true))),
         Command::Import { from } => {
-            let n = harness::cache::import_good(&from, &dir, |slug| {
-                all_results::chapter(slug).map(|c| c.key.to_string())
+            // Stored under the registry's names, never the record's (see import_good).
+            let done = harness::cache::import_good(&from, &dir, |r| {
+                let ch = all_results::chapter(&r.chapter)?;
+                let exp = ch.experiment(&r.experiment)?;
+                (r.key == ch.key).then_some((ch.name, exp.name()))
             });
+            for (path, why) in &done.refused {
+                eprintln!(
+                    "refused {}: {}",
+                    harness::safe::terminal(&path.display().to_string()),
+                    harness::safe::terminal(why)
+                );
+            }
             Ok(format!(
-                "imported {n} good results matching the current code from {}\n",
-                from.display()
+                "imported {} good results matching the current code from {}{}\n",
+                done.copied,
+                harness::safe::terminal(&from.display().to_string()),
+                if done.refused.is_empty() {
+                    String::new()
+                } else {
+                    format!("; refused {} files (named above)", done.refused.len())
+                }
             ))
         }
     };

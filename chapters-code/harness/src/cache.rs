@@ -7,13 +7,20 @@
 //! replaces a good one. The book shows the best good result (full, else quick) and
 //! says when a newer run failed.
 //!
-//! Measuring holds an advisory lock on `.measure.lock` in the results folder, so two
-//! measurements on one machine (an `mdbook serve` rebuild during `make regenerate`)
-//! run one after the other instead of disturbing each other.
+//! Every record read here passes [`crate::validate::record`] first; one that does not
+//! is refused with its path and the first reason, and reads as absent.
+//!
+//! Measuring holds an advisory lock ([`MeasureLock`]) on a per-user file —
+//! `$XDG_RUNTIME_DIR/cost-of-waiting.measure.lock`, else
+//! `/tmp/cost-of-waiting-<uid>.measure.lock` (see [`lock_path`]) — so two measurements
+//! of one user (an `mdbook serve` rebuild during `make regenerate`) run one after the
+//! other instead of disturbing each other. Measurements of two different users are not
+//! kept apart.
 
 use crate::params::tag;
 use crate::profile::Profile;
-use crate::record::{FORMAT, Record};
+use crate::record::Record;
+use crate::validate;
 use anyhow::Context;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -21,8 +28,11 @@ use std::path::{Path, PathBuf};
 /// Where results live: `$COW_RESULTS_DIR`, else `book-results/` in the cargo target
 /// folder the running binary was built into.
 pub fn results_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("COW_RESULTS_DIR") {
-        return PathBuf::from(dir);
+    if let Some(dir) = std::env::var_os("COW_RESULTS_DIR").filter(|d| !d.is_empty()) {
+        // Relative to where the command runs (`make` and `run.sh` make it absolute
+        // first, against the book's root).
+        let dir = PathBuf::from(dir);
+        return std::path::absolute(&dir).unwrap_or(dir);
     }
     let exe = std::env::current_exe().unwrap_or_default();
     let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -63,6 +73,65 @@ impl Slot<'_> {
         dir.join(self.chapter)
             .join(format!("{}.failed.json", self.stem()))
     }
+
+    /// Which build last measured this slot's stored failure again ([`claim_retry`]).
+    pub fn retried_path(&self, dir: &Path) -> PathBuf {
+        dir.join(self.chapter)
+            .join(format!(".{}.retried", self.stem()))
+    }
+}
+
+/// What identifies "this build": the `mdbook` process (or the tests' `build-book`)
+/// this command runs under, by its pid and start time, so every marker of one
+/// `mdbook build` (or of one `mdbook serve` session) shares it; a command run by hand
+/// is a build of its own. Linux reads it from `/proc`; elsewhere each command is one.
+pub fn build_id() -> String {
+    #[cfg(target_os = "linux")]
+    {
+        let stat = |pid: u32| -> Option<(String, u32, String)> {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let open = text.find('(')?;
+            let close = text.rfind(')')?;
+            let comm = text[open + 1..close].to_string();
+            let rest: Vec<&str> = text[close + 2..].split(' ').collect();
+            // After the name: state, ppid, …, starttime (field 22 of the whole line).
+            Some((comm, rest.get(1)?.parse().ok()?, rest.get(19)?.to_string()))
+        };
+        let me = std::process::id();
+        let mut pid = me;
+        for _ in 0..16 {
+            let Some((comm, ppid, start)) = stat(pid) else {
+                break;
+            };
+            if comm == "mdbook" || comm == "build-book" {
+                return format!("{comm} {pid} {start}");
+            }
+            if ppid <= 1 {
+                break;
+            }
+            pid = ppid;
+        }
+        if let Some((comm, _, start)) = stat(me) {
+            return format!("{comm} {me} {start}");
+        }
+    }
+    format!("pid {}", std::process::id())
+}
+
+/// Whether the stored failure `failed` (shown because there is no good result) is to
+/// be measured again now: yes once per build ([`build_id`]), recorded beside it, so
+/// a failure does not stay on the page for good, and a failing experiment is not
+/// measured again by every marker that shows it.
+pub fn claim_retry(dir: &Path, failed: &Record) -> bool {
+    if failed.is_ok() || validate::record(failed).is_err() {
+        return false;
+    }
+    let path = slot_of(failed).retried_path(dir);
+    let id = build_id();
+    if std::fs::read_to_string(&path).is_ok_and(|t| t == id) {
+        return false;
+    }
+    write_atomically(&path, id.as_bytes()).is_ok()
 }
 
 /// The slot a record belongs in.
@@ -128,14 +197,21 @@ fn process_alive(_pid: u32) -> bool {
 
 /// Stores a record: a good one replaces the slot's good file (and any older failure
 /// beside it); a failed one is kept beside the good one, which it never replaces.
+/// The record is first made to pass [`validate::record`] ([`validate::sanitize`]) and
+/// then checked: a record whose names are not names (a path, `..`) is refused, so the
+/// path it is stored at is always made of checked names.
 pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
-    let slot = slot_of(record);
+    let mut record = record.clone();
+    validate::sanitize(&mut record);
+    validate::record(&record).map_err(|e| anyhow::anyhow!("refused to store a result: {e}"))?;
+    let slot = slot_of(&record);
     // Compact: a full run's rounds of pooled distributions run to megabytes pretty-printed.
-    let json = serde_json::to_vec(record)?;
+    let json = serde_json::to_vec(&record)?;
     if record.is_ok() {
         let target = slot.good_path(dir);
         write_atomically(&target, &json)?;
         let _ = std::fs::remove_file(slot.failed_path(dir));
+        let _ = std::fs::remove_file(slot.retried_path(dir));
         Ok(target)
     } else {
         let target = slot.failed_path(dir);
@@ -144,12 +220,35 @@ pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// A stored record, if the file exists, parses and has the current format. A
-/// corrupt or truncated file reads as absent (the next good run replaces it).
+/// Reads a stored record and checks it against the schema ([`validate::record`]).
+/// `Err` says why it is refused (it cannot be read, is not JSON of a record, or breaks
+/// the schema), without the path.
+pub fn read_checked(path: &Path) -> Result<Record, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let r: Record = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("it is not a result of this book: {e}"))?;
+    validate::record(&r)?;
+    Ok(r)
+}
+
+/// A stored record, if the file exists, parses, has the current format and passes the
+/// schema. A corrupt, truncated or hostile file reads as absent (the next good run
+/// replaces it); one that exists is named on stderr with the first reason.
 pub fn load_file(path: &Path) -> Option<Record> {
-    let bytes = std::fs::read(path).ok()?;
-    let r: Record = serde_json::from_slice(&bytes).ok()?;
-    (r.format == FORMAT).then_some(r)
+    if !path.exists() {
+        return None;
+    }
+    match read_checked(path) {
+        Ok(r) => Some(r),
+        Err(why) => {
+            eprintln!(
+                "warning: ignoring {}: {}",
+                crate::safe::terminal(&path.display().to_string()),
+                crate::safe::terminal(&why)
+            );
+            None
+        }
+    }
 }
 
 /// What the book shows for one experiment.
@@ -180,13 +279,24 @@ pub fn best(
         build,
         params: params.clone(),
     };
-    let matching = |p: PathBuf| load_file(&p).filter(|r| r.key == key);
+    // A file must hold the result its name says it holds: a record copied under
+    // another experiment's name is not that experiment's.
+    let matching = |p: PathBuf, profile: Profile| {
+        load_file(&p).filter(|r| {
+            r.key == key
+                && r.chapter == chapter
+                && r.experiment == experiment
+                && r.build == build
+                && r.profile == profile
+                && tag(&r.params) == params
+        })
+    };
     let good = [Profile::Full, Profile::Quick]
         .into_iter()
-        .find_map(|p| matching(slot(p).good_path(dir)));
+        .find_map(|p| matching(slot(p).good_path(dir), p));
     let mut failures: Vec<Record> = Profile::ALL
         .into_iter()
-        .filter_map(|p| matching(slot(p).failed_path(dir)))
+        .filter_map(|p| matching(slot(p).failed_path(dir), p))
         .collect();
     failures.sort_by_key(|r| std::cmp::Reverse(r.provenance.measured_unix));
     match good {
@@ -231,60 +341,226 @@ pub fn all_records(dir: &Path) -> Vec<Record> {
     out
 }
 
-/// Copies into `to` every good record of `from` whose key `current_key` accepts
-/// (returns the chapter's current key), so a fresh results folder starts from the
-/// results that match the code. Returns how many were copied.
-pub fn import_good(from: &Path, to: &Path, current_key: impl Fn(&str) -> Option<String>) -> usize {
-    let mut copied = 0;
-    for r in all_records(from) {
-        if r.is_ok() && current_key(&r.chapter).is_some_and(|k| k == r.key) && store(to, &r).is_ok()
-        {
-            copied += 1;
-        }
-    }
-    copied
+/// What [`import_good`] did.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// How many good records matching the code were stored.
+    pub copied: usize,
+    /// Files refused, with the first reason.
+    pub refused: Vec<(PathBuf, String)>,
 }
 
-/// The machine-wide measuring lock, held while measuring. Released when dropped or
-/// when the process dies (an advisory `flock`).
+/// Copies into `to` every good record of `from` that `registry` accepts. `registry`
+/// gets each record that passed the schema and returns the registry's own names for its
+/// chapter and experiment when both exist and its key is the chapter's current one. The
+/// stored file's name is built from those names, never from the record's, so a record
+/// cannot choose where it is written. Returns how many were copied and which files were
+/// refused, with why.
+pub fn import_good(
+    from: &Path,
+    to: &Path,
+    registry: impl Fn(&Record) -> Option<(&'static str, &'static str)>,
+) -> Imported {
+    let mut done = Imported::default();
+    for (path, read) in all_files(from) {
+        let r = match read {
+            Ok(r) => r,
+            Err(why) => {
+                done.refused.push((path, why));
+                continue;
+            }
+        };
+        if !r.is_ok() {
+            continue;
+        }
+        let Some((chapter, experiment)) = registry(&r) else {
+            continue;
+        };
+        let build = if r.build == "debug" {
+            "debug"
+        } else {
+            "release"
+        };
+        let slot = Slot {
+            chapter,
+            experiment,
+            profile: r.profile,
+            build,
+            params: tag(&r.params),
+        };
+        let mut record = r.clone();
+        record.chapter = chapter.to_string();
+        record.experiment = experiment.to_string();
+        record.build = build.to_string();
+        let stored = store(to, &record);
+        match stored {
+            Ok(p) if p == slot.good_path(to) => done.copied += 1,
+            Ok(p) => done
+                .refused
+                .push((path, format!("stored at {} instead", p.display()))),
+            Err(e) => done.refused.push((path, format!("{e:#}"))),
+        }
+    }
+    done
+}
+
+/// Every `*.json` file one level down in `dir` (one folder per chapter), each read and
+/// checked.
+pub fn all_files(dir: &Path) -> Vec<(PathBuf, Result<Record, String>)> {
+    let mut out = Vec::new();
+    let Ok(chapters) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    let mut chapters: Vec<PathBuf> = chapters
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    chapters.sort();
+    for ch in chapters {
+        let Ok(files) = std::fs::read_dir(&ch) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = files
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        for p in files {
+            let read = read_checked(&p);
+            out.push((p, read));
+        }
+    }
+    out
+}
+
+/// The measuring lock, held while measuring. Released when dropped or when the process
+/// dies (an advisory `flock`).
 pub struct MeasureLock {
     _file: std::fs::File,
 }
 
-/// The lock's file: one per machine (and user), whatever results folder a measurement
-/// writes to, so that `cargo test`, a second checkout or a `COW_RESULTS_DIR` run
-/// cannot measure at the same time as `make regenerate`. `$COW_LOCK_FILE` moves it.
+/// The lock's file: one per user, whatever results folder a measurement writes to, so
+/// that `cargo test`, a second checkout or a `COW_RESULTS_DIR` run of the same user
+/// cannot measure at the same time as `make regenerate`:
+///
+/// - `$COW_LOCK_FILE` where it is set;
+/// - else `$XDG_RUNTIME_DIR/cost-of-waiting.measure.lock` where that folder exists (it
+///   belongs to the user and no one else can write there);
+/// - else `cost-of-waiting-<uid>.measure.lock` in the temporary folder (`/tmp`).
+///
+/// Two *users* measuring at once are not kept apart: a lock file that every user can
+/// open is one that any user can hold, or turn against another, so the book does not
+/// offer machine-wide exclusion across users.
 pub fn lock_path() -> PathBuf {
-    std::env::var_os("COW_LOCK_FILE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("cost-of-waiting.measure.lock"))
+    lock_path_from(
+        std::env::var_os("COW_LOCK_FILE"),
+        std::env::var_os("XDG_RUNTIME_DIR"),
+    )
+}
+
+/// [`lock_path`] given `$COW_LOCK_FILE` and `$XDG_RUNTIME_DIR`.
+pub fn lock_path_from(
+    cow_lock_file: Option<std::ffi::OsString>,
+    xdg_runtime_dir: Option<std::ffi::OsString>,
+) -> PathBuf {
+    if let Some(p) = cow_lock_file.filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    if let Some(run) = xdg_runtime_dir.map(PathBuf::from)
+        && run.is_absolute()
+        && run.is_dir()
+    {
+        return run.join("cost-of-waiting.measure.lock");
+    }
+    std::env::temp_dir().join(format!("cost-of-waiting-{}.measure.lock", user_id()))
+}
+
+#[cfg(unix)]
+fn user_id() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+#[cfg(not(unix))]
+fn user_id() -> u32 {
+    0
+}
+
+/// Opens the lock file without following a symbolic link, creating it readable and
+/// writable by this user only (0600), and never truncating it on open. It is used only
+/// when it is a regular file with one name, owned by this user: otherwise someone else
+/// put it there, and it is refused with the reason.
+fn open_lock_file(path: &Path) -> anyhow::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    let file = options.open(path).with_context(|| {
+        format!(
+            "cannot open the measuring lock {} (a symbolic link there is refused; set COW_LOCK_FILE to use another file)",
+            path.display()
+        )
+    })?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot inspect {}", path.display()))?;
+    anyhow::ensure!(
+        meta.file_type().is_file(),
+        "the measuring lock {} is not a regular file; remove it or set COW_LOCK_FILE",
+        path.display()
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        anyhow::ensure!(
+            meta.uid() == user_id(),
+            "the measuring lock {} belongs to another user (uid {}); remove it or set COW_LOCK_FILE",
+            path.display(),
+            meta.uid()
+        );
+        anyhow::ensure!(
+            meta.nlink() == 1,
+            "the measuring lock {} has other names (hard links); remove it or set COW_LOCK_FILE",
+            path.display()
+        );
+    }
+    Ok(file)
 }
 
 impl MeasureLock {
-    /// Takes the machine's measuring lock ([`lock_path`]), waiting for another
+    /// Takes this user's measuring lock ([`lock_path`]), waiting for another
     /// measurement to end and saying so on stderr.
     pub fn acquire() -> anyhow::Result<MeasureLock> {
-        let path = lock_path();
+        MeasureLock::acquire_at(&lock_path())
+    }
+
+    /// [`MeasureLock::acquire`] on the lock file `path`.
+    pub fn acquire_at(path: &Path) -> anyhow::Result<MeasureLock> {
+        let path = path.to_path_buf();
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let mut file = open_lock_file(&path)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
+                let _ = (&file).take(32).read_to_string(&mut holder);
                 let holder = holder.trim();
+                let holder = if !holder.is_empty() && holder.bytes().all(|b| b.is_ascii_digit()) {
+                    holder
+                } else {
+                    "?"
+                };
                 eprintln!(
-                    "waiting for the measurement of pid {} to finish (one measurement at a time on this machine) …",
-                    if holder.is_empty() { "?" } else { holder }
+                    "waiting for the measurement of pid {holder} to finish (one measurement at a time; lock {}) …",
+                    path.display()
                 );
                 file.lock().context("cannot take the measuring lock")?;
             }
@@ -292,6 +568,7 @@ impl MeasureLock {
                 return Err(e).context("cannot take the measuring lock");
             }
         }
+        // Ours, checked above: only now is its old content replaced by our pid.
         file.set_len(0)?;
         file.rewind()?;
         write!(file, "{}", std::process::id())?;
@@ -304,7 +581,7 @@ impl MeasureLock {
 mod tests {
     use super::*;
     use crate::machine::Machine;
-    use crate::record::{Provenance, Status};
+    use crate::record::{FORMAT, Provenance, Status};
 
     pub(crate) fn record(profile: Profile, key: &str, status: Status, at: u64) -> Record {
         Record {
@@ -441,19 +718,164 @@ mod tests {
         store(from.path(), &record(Profile::Full, "old", Status::Ok, 1)).unwrap();
         let failed = Status::Failed { error: "x".into() };
         store(from.path(), &record(Profile::Full, "k", failed, 2)).unwrap();
-        let n = import_good(from.path(), to.path(), |_| Some("k".into()));
-        assert_eq!(n, 1);
+        let done = import_good(from.path(), to.path(), |r| {
+            (r.key == "k").then_some(("ch", "exp"))
+        });
+        assert_eq!(done.copied, 1);
+        assert!(done.refused.is_empty(), "{:?}", done.refused);
         assert_eq!(all_records(to.path()).len(), 1);
+    }
+
+    /// The reproduction of issue 19: a record whose `experiment` or `build` is a path
+    /// wrote outside the results folder on import. Now it is refused at the door, and
+    /// a record that passes is stored under the registry's names.
+    #[test]
+    fn import_never_writes_where_a_record_says() {
+        let root = tempfile::tempdir().unwrap();
+        let from = root.path().join("from");
+        let to = root.path().join("a").join("b").join("to");
+        std::fs::create_dir_all(from.join("ch")).unwrap();
+        std::fs::create_dir_all(&to).unwrap();
+        let mut traversal = record(Profile::Quick, "k", Status::Ok, 1);
+        traversal.experiment = "../../x/y".into();
+        let mut build = record(Profile::Quick, "k", Status::Ok, 1);
+        build.build = "release/../../../z/w".into();
+        let mut chapter = record(Profile::Quick, "k", Status::Ok, 1);
+        chapter.chapter = "../../../escape".into();
+        for (i, r) in [traversal, build, chapter].iter().enumerate() {
+            std::fs::write(
+                from.join("ch").join(format!("evil{i}.json")),
+                serde_json::to_vec(r).unwrap(),
+            )
+            .unwrap();
+        }
+        let done = import_good(&from, &to, |r| (r.key == "k").then_some(("ch", "exp")));
+        assert_eq!(done.copied, 0);
+        assert_eq!(done.refused.len(), 3, "{:?}", done.refused);
+        assert!(
+            done.refused[0].1.contains("is not a name"),
+            "{:?}",
+            done.refused
+        );
+        assert!(done.refused[1].1.contains("neither release nor debug"));
+        // Nothing was written anywhere under the root but the source files.
+        let mut written = Vec::new();
+        fn walk(d: &Path, acc: &mut Vec<PathBuf>) {
+            for e in std::fs::read_dir(d).unwrap().flatten() {
+                if e.path().is_dir() {
+                    walk(&e.path(), acc);
+                } else {
+                    acc.push(e.path());
+                }
+            }
+        }
+        walk(root.path(), &mut written);
+        assert!(written.iter().all(|p| p.starts_with(&from)), "{written:?}");
+        // A good record is stored under the names the registry gives, whatever it says.
+        let ok = record(Profile::Quick, "k", Status::Ok, 1);
+        std::fs::write(
+            from.join("ch").join("ok.json"),
+            serde_json::to_vec(&ok).unwrap(),
+        )
+        .unwrap();
+        let done = import_good(&from, &to, |r| {
+            (r.key == "k").then_some(("registry-ch", "registry-exp"))
+        });
+        assert_eq!(done.copied, 1);
+        assert!(
+            to.join("registry-ch")
+                .join("registry-exp.quick.release.json")
+                .is_file()
+        );
+    }
+
+    #[test]
+    fn a_hostile_or_misplaced_record_reads_as_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = store(dir.path(), &record(Profile::Quick, "k", Status::Ok, 1)).unwrap();
+        assert!(best_of(dir.path(), "k").is_some());
+        let mut bad = record(Profile::Quick, "k", Status::Ok, 1);
+        bad.notes.push(crate::record::Note {
+            kind: crate::record::NoteKind::Info,
+            text: "a\n\n<script>alert(1)</script>".into(),
+        });
+        std::fs::write(&p, serde_json::to_vec(&bad).unwrap()).unwrap();
+        assert!(best_of(dir.path(), "k").is_none());
+        assert!(read_checked(&p).unwrap_err().contains("control character"));
+        // A valid record of another experiment, copied under this one's name.
+        let mut other = record(Profile::Quick, "k", Status::Ok, 1);
+        other.experiment = "other".into();
+        std::fs::write(&p, serde_json::to_vec(&other).unwrap()).unwrap();
+        assert!(best_of(dir.path(), "k").is_none());
+        // A store refuses a record whose names are paths.
+        let mut path = record(Profile::Quick, "k", Status::Ok, 1);
+        path.experiment = "../up".into();
+        assert!(store(dir.path(), &path).is_err());
+    }
+
+    #[test]
+    fn the_book_s_own_records_are_made_to_pass_before_they_are_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = record(Profile::Quick, "k", Status::Ok, 1);
+        r.notes.push(crate::record::Note {
+            kind: crate::record::NoteKind::Info,
+            text: "line one\nline two".into(),
+        });
+        r.rounds.push(crate::record::RoundRecord {
+            index: 0,
+            noise: crate::noise::Noise::default(),
+            readings: vec![crate::record::Reading::new(
+                "x",
+                crate::record::Unit::Nanos,
+                1.0,
+            )],
+            data: serde_json::json!({"why": "Vec<u8> [1] `x`", "n": 3}),
+        });
+        store(dir.path(), &r).unwrap();
+        let shown = best_of(dir.path(), "k").unwrap().record;
+        assert_eq!(shown.notes[0].text, "line one line two");
+        assert_eq!(shown.rounds[0].data["why"], "Vec‹u8› (1) 'x'");
+    }
+
+    /// A stored failure with no good result is measured again by the next command that
+    /// shows it, once per build.
+    #[test]
+    fn a_stored_failure_is_retried_once_per_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let failed = record(
+            Profile::Quick,
+            "k",
+            Status::Crashed {
+                what: "was killed (signal 9)".into(),
+            },
+            5,
+        );
+        store(dir.path(), &failed).unwrap();
+        let shown = best_of(dir.path(), "k").unwrap().record;
+        assert!(claim_retry(dir.path(), &shown));
+        // The same build does not try again, whatever the new failure's time.
+        assert!(!claim_retry(dir.path(), &shown));
+        let again = record(Profile::Quick, "k", failed.status.clone(), 6);
+        store(dir.path(), &again).unwrap();
+        assert!(!claim_retry(
+            dir.path(),
+            &best_of(dir.path(), "k").unwrap().record
+        ));
+        // Another build does.
+        std::fs::write(slot_of(&again).retried_path(dir.path()), "mdbook 1 1").unwrap();
+        assert!(claim_retry(dir.path(), &again));
+        // A good record is never retried, and clears the mark.
+        let good = record(Profile::Quick, "k", Status::Ok, 7);
+        store(dir.path(), &good).unwrap();
+        assert!(!claim_retry(dir.path(), &good));
+        assert!(!slot_of(&good).retried_path(dir.path()).exists());
     }
 
     #[test]
     fn the_lock_excludes_a_second_holder() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("machine.lock");
-        // SAFETY (of intent): no other test of this binary reads COW_LOCK_FILE.
-        unsafe { std::env::set_var("COW_LOCK_FILE", &path) };
-        let held = MeasureLock::acquire().unwrap();
-        unsafe { std::env::remove_var("COW_LOCK_FILE") };
+        let held = MeasureLock::acquire_at(&path).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             std::process::id().to_string()
@@ -466,5 +888,57 @@ mod tests {
         ));
         drop(held);
         assert!(other.try_lock().is_ok());
+    }
+
+    /// Issue 19: the lock was created 0644 in the shared temporary folder, followed
+    /// symbolic links and truncated what it opened.
+    #[cfg(unix)]
+    #[test]
+    fn the_lock_is_private_and_never_follows_or_truncates_a_planted_file() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fresh.lock");
+        drop(MeasureLock::acquire_at(&path).unwrap());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{mode:o}");
+        // A symbolic link planted where the lock goes: refused, its target untouched.
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, "precious").unwrap();
+        let link = dir.path().join("planted.lock");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = MeasureLock::acquire_at(&link)
+            .err()
+            .expect("a symlink is refused");
+        assert!(format!("{e:#}").contains("symbolic link"), "{e:#}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        // A hard link to a file of ours: refused, untouched.
+        let hard = dir.path().join("hard.lock");
+        std::fs::hard_link(&victim, &hard).unwrap();
+        assert!(MeasureLock::acquire_at(&hard).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::metadata(&victim).unwrap().nlink(), 2);
+        // A folder is not a lock file.
+        assert!(MeasureLock::acquire_at(dir.path()).is_err());
+    }
+
+    #[test]
+    fn the_lock_is_per_user() {
+        let run = tempfile::tempdir().unwrap();
+        assert_eq!(
+            lock_path_from(None, Some(run.path().into())),
+            run.path().join("cost-of-waiting.measure.lock")
+        );
+        let tmp = lock_path_from(None, None);
+        assert!(tmp.starts_with(std::env::temp_dir()));
+        assert_eq!(
+            tmp.file_name().unwrap().to_string_lossy(),
+            format!("cost-of-waiting-{}.measure.lock", user_id())
+        );
+        // A runtime folder that does not exist, or is relative, is not used.
+        assert_eq!(lock_path_from(None, Some("relative".into())), tmp);
+        assert_eq!(
+            lock_path_from(Some("/x/y.lock".into()), Some(run.path().into())),
+            PathBuf::from("/x/y.lock")
+        );
     }
 }

@@ -154,9 +154,34 @@ pub fn overrides_from_env(chapter: &str) -> Result<Vec<Override>, String> {
     Ok(out)
 }
 
-/// `$COW_SET`'s entries for this chapter must name parameters it declares (an entry
-/// with a typo would otherwise show the default results without a word).
+/// The chapters of the book, by slug, for the binaries that know only their own
+/// chapter: a `$COW_SET` entry naming none of them is refused. (`all-results` holds
+/// the registry itself; its tests check that this list is the same.)
+pub const BOOK_CHAPTERS: &[&str] = &[
+    "spinning-vs-sleeping",
+    "brigades",
+    "short-sleeps",
+    "throttles",
+    "async-locks",
+];
+
+/// `$COW_SET`'s entries must name a chapter of the book, and those for this chapter
+/// parameters it declares (an entry with a typo would otherwise show the default
+/// results without a word). Other chapters' parameters are checked by their binaries
+/// and by `all-results`, which every build runs.
 pub fn check_set_for(ch: &Chapter) -> Result<(), String> {
+    if let Ok(text) = std::env::var("COW_SET") {
+        for item in text.split_whitespace() {
+            let lhs = item.split_once('=').map_or(item, |(l, _)| l);
+            let slug = lhs.split_once('.').map_or(lhs, |(c, _)| c);
+            if slug != ch.name && !BOOK_CHAPTERS.contains(&slug) {
+                return Err(format!(
+                    "COW_SET: `{item}` names no chapter; write CHAPTER.NAME=VALUE with one of: {}",
+                    BOOK_CHAPTERS.join(", ")
+                ));
+            }
+        }
+    }
     let overrides = overrides_from_env(ch.name)?;
     let decl: Vec<(&str, &[params::Param])> = ch
         .experiments
@@ -185,6 +210,10 @@ where
             ExitCode::SUCCESS
         }
         Some(("run", m)) => {
+            if let Err(e) = check_set_for(ch) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
             let profile = match m.get_one::<Profile>("profile") {
                 Some(p) => *p,
                 None => match profile_from_env() {
@@ -277,25 +306,25 @@ fn run(
     missing: bool,
     dir: &Path,
 ) -> ExitCode {
-    // `--missing`: only what the book has nothing good to show for (full or quick).
-    let todo: Vec<_> = selected
-        .iter()
-        .filter(|e| {
-            if !missing {
-                return true;
-            }
-            let values =
-                params::resolve(e.name(), e.params(), profile, overrides).unwrap_or_default();
-            let shown = cache::best(
-                dir,
-                ch.name,
-                e.name(),
-                ch.key,
-                ch.build,
-                params::tag(&values),
-            );
-            match shown {
-                Some(s) if s.record.is_ok() => {
+    // `--missing`: only what the book has nothing good to show for (full or quick),
+    // asked before waiting for the lock and again once it is held (another build may
+    // have measured it meanwhile).
+    let still_missing = |e: &&&&'static dyn crate::experiment::AnyExperiment, say: bool| {
+        if !missing {
+            return true;
+        }
+        let values = params::resolve(e.name(), e.params(), profile, overrides).unwrap_or_default();
+        let shown = cache::best(
+            dir,
+            ch.name,
+            e.name(),
+            ch.key,
+            ch.build,
+            params::tag(&values),
+        );
+        match shown {
+            Some(s) if s.record.is_ok() => {
+                if say {
                     println!(
                         "{}/{}: up to date ({} result of {})",
                         ch.name,
@@ -303,12 +332,13 @@ fn run(
                         s.record.profile,
                         s.record.provenance.measured_at
                     );
-                    false
                 }
-                _ => true,
+                false
             }
-        })
-        .collect();
+            _ => true,
+        }
+    };
+    let todo: Vec<_> = selected.iter().filter(|e| still_missing(e, true)).collect();
     if todo.is_empty() {
         return ExitCode::SUCCESS;
     }
@@ -319,6 +349,10 @@ fn run(
             return ExitCode::FAILURE;
         }
     };
+    let todo: Vec<_> = todo
+        .into_iter()
+        .filter(|e| still_missing(e, true))
+        .collect();
     let mut failed = 0;
     for e in todo {
         let record = match runner::measure(&Request {

@@ -26,7 +26,9 @@ pub mod record;
 pub mod reference;
 pub mod render;
 pub mod runner;
+pub mod safe;
 pub mod stats;
+pub mod validate;
 pub mod worker;
 
 pub use counters::Counters;

@@ -107,7 +107,7 @@ impl Param {
                 self.range_text()
             )
         };
-        let t = text.trim().replace(['_', ','], "");
+        let t = plain_number(text.trim(), self.integer).ok_or_else(bad)?;
         let v: f64 = if self.integer {
             t.parse::<i64>().map_err(|_| bad())? as f64
         } else {
@@ -118,6 +118,41 @@ impl Param {
         }
         Ok(v)
     }
+}
+
+/// `text` as digits only, when it is a number as people write one: digits, with `_` or
+/// `,` allowed only between groups of three (`1,000`, `1_000_000`; not `1,0,0`), and for
+/// a real number a `.` and more digits. Anything else (a sign, an exponent, `inf`,
+/// spaces inside) is `None`.
+pub fn plain_number(text: &str, integer: bool) -> Option<String> {
+    let (whole, frac) = match text.split_once('.') {
+        Some((w, f)) if !integer => (w, Some(f)),
+        Some(_) => return None,
+        None => (text, None),
+    };
+    if let Some(f) = frac
+        && (f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let sep = whole.bytes().find(|b| *b == b'_' || *b == b',');
+    let groups: Vec<&str> = match sep {
+        Some(c) => whole.split(c as char).collect(),
+        None => vec![whole],
+    };
+    let digits = |g: &str| !g.is_empty() && g.bytes().all(|b| b.is_ascii_digit());
+    if !groups.iter().all(|g| digits(g)) {
+        return None;
+    }
+    if groups.len() > 1 && (groups[0].len() > 3 || groups[1..].iter().any(|g| g.len() != 3)) {
+        return None;
+    }
+    let mut out = groups.concat();
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    Some(out)
 }
 
 /// A parameter's value in one run.
@@ -266,6 +301,48 @@ pub fn tag(values: &[ParamValue]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_group_by_three_or_not_at_all() {
+        for (text, want) in [
+            ("1000", "1000"),
+            ("1,000", "1000"),
+            ("1_000", "1000"),
+            ("12_345_678", "12345678"),
+            ("100", "100"),
+        ] {
+            assert_eq!(plain_number(text, true).as_deref(), Some(want), "{text}");
+        }
+        for bad in [
+            "1,0,0",
+            "1_0_0",
+            "10,00",
+            "1,000_000",
+            ",100",
+            "100,",
+            "1__000",
+            "1e3",
+            "-5",
+            "+5",
+            "0x10",
+            "1 000",
+            "",
+            "inf",
+            "NaN",
+            "1.5",
+        ] {
+            assert_eq!(plain_number(bad, true), None, "{bad}");
+        }
+        assert_eq!(plain_number("0.5", false).as_deref(), Some("0.5"));
+        assert_eq!(plain_number("1,000.25", false).as_deref(), Some("1000.25"));
+        for bad in ["1.", ".5", "1.2.3", "1e-3", "inf", "1,0.5"] {
+            assert_eq!(plain_number(bad, false), None, "{bad}");
+        }
+        let p = Param::int("tasks", 2, 1_000_000).defaults(100, 500);
+        assert_eq!(p.parse("1,000"), Ok(1000.0));
+        assert!(p.parse("1,0,0").is_err());
+        assert!(p.parse("1_0_0").is_err());
+    }
 
     const TASKS: Param = Param::int("tasks", 2, 1_000_000)
         .defaults(100, 500)

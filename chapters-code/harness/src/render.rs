@@ -256,23 +256,17 @@ impl Tails {
     }
 }
 
+/// Text for a page, from data: see [`crate::safe::text`] (HTML escaped, Markdown
+/// specials made inert, no newline that could end an HTML block).
 pub fn escape_html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    crate::safe::text(s)
 }
 
 /// Notes as Markdown blockquotes, one per note, their text escaped.
 pub fn notes(notes: &[Note]) -> String {
     notes
         .iter()
-        .map(|n| {
-            format!(
-                "> **{}:** {}\n",
-                n.kind.label(),
-                escape_html(&n.text.replace('\n', " "))
-            )
-        })
+        .map(|n| format!("> **{}:** {}\n", n.kind.label(), escape_html(&n.text)))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -373,7 +373,8 @@ fn tick(bar: &indicatif::ProgressBar, start: Instant, rounds_done: u32) {
 }
 
 /// The record to show for `exp` with `overrides`: the best good one stored for the
-/// code, or, if none, a fresh measurement in `profile` (stored). Measuring takes the
+/// code, or, if none, a fresh measurement in `profile` (stored). A stored failure
+/// with no good result is measured again once per build ([`cache::claim_retry`]). Measuring takes the
 /// machine's measuring lock; a page that can show a stored result never waits.
 pub fn obtain(
     chapter: &Chapter,
@@ -394,12 +395,19 @@ pub fn obtain(
             params::tag(&values),
         )
     };
-    if let Some(shown) = find() {
-        return Ok(shown);
-    }
+    // A stored failure with no good result is measured again, once per build.
+    let retry = match find() {
+        Some(shown) if shown.record.is_ok() || !cache::claim_retry(dir, &shown.record) => {
+            return Ok(shown);
+        }
+        Some(shown) => Some(shown.record.provenance.measured_unix),
+        None => None,
+    };
     let _lock = MeasureLock::acquire().map_err(|e| format!("{e:#}"))?;
     // Someone may have measured it while we waited.
-    if let Some(shown) = find() {
+    if let Some(shown) = find()
+        && (shown.record.is_ok() || Some(shown.record.provenance.measured_unix) != retry)
+    {
         return Ok(shown);
     }
     let record = measure(&Request {

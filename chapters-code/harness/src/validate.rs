@@ -1,0 +1,325 @@
+//! One validation at the door. Every record read from disk (the result cache, an
+//! imported folder, a results file given to `all-results compare`) is checked here
+//! before anything uses it; a record that fails is refused with the first reason and is
+//! never shown or stored.
+//!
+//! The schema, beyond what the types already say (units from the known set, profiles,
+//! statuses):
+//!
+//! - names (chapter, experiment, code key, figure) match [`crate::safe::is_name`]
+//!   (`[a-z0-9-]`), the build is `release` or `debug`, parameter names are
+//!   `[a-z0-9_]`; the caller checks them against the registry where it has one;
+//! - every number is finite and no larger in size than [`MAX_VALUE`] (10^18, about 32
+//!   years in nanoseconds); an interval has lo ≤ median ≤ hi;
+//! - every string is at most [`MAX_TEXT`] characters with no control character; the
+//!   strings of a round's own data and the reading names, which chapter views put into
+//!   tables as they are, hold none of `< > [ ] { } \``, which could start markup, a
+//!   link, an image or an mdbook include;
+//! - dates are short and made of digits, letters, spaces and `:.+-`.
+//!
+//! The book's own measurements pass by construction: [`sanitize`] applies the same
+//! rules to a fresh record before it is stored (a round's text that held one of those
+//! characters gets a look-alike instead).
+
+use crate::experiment::Figure;
+use crate::record::{FORMAT, Record, Status};
+use crate::safe::is_name;
+
+/// The largest size a stored number may have.
+pub const MAX_VALUE: f64 = 1e18;
+/// The longest string a record may hold, in characters.
+pub const MAX_TEXT: usize = 4096;
+/// Characters a round's data and reading names may not hold.
+const NOT_IN_DATA: &[char] = &['<', '>', '[', ']', '{', '}', '`'];
+
+fn check_text(what: &str, s: &str, max: usize) -> Result<(), String> {
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "{what} holds the control character U+{:04X}",
+            c as u32
+        ));
+    }
+    let n = s.chars().count();
+    if n > max {
+        return Err(format!("{what} is {n} characters long (at most {max})"));
+    }
+    Ok(())
+}
+
+fn check_data_text(what: &str, s: &str) -> Result<(), String> {
+    check_text(what, s, MAX_TEXT)?;
+    if let Some(c) = s.chars().find(|c| NOT_IN_DATA.contains(c)) {
+        return Err(format!("{what} holds `{c}`, which no measurement writes"));
+    }
+    Ok(())
+}
+
+fn check_name(what: &str, s: &str) -> Result<(), String> {
+    if is_name(s) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} `{}` is not a name (lower-case letters, digits and `-`, at most 64)",
+            crate::safe::terminal(&s.chars().take(80).collect::<String>())
+        ))
+    }
+}
+
+fn check_param_name(what: &str, s: &str) -> Result<(), String> {
+    let ok = !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} `{}` is not a parameter name (lower-case letters, digits and `_`)",
+            crate::safe::terminal(&s.chars().take(80).collect::<String>())
+        ))
+    }
+}
+
+fn check_date(what: &str, s: &str) -> Result<(), String> {
+    let ok = s.len() <= 40
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | ':' | '.' | '+' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} `{}` is not a date",
+            crate::safe::terminal(&s.chars().take(80).collect::<String>())
+        ))
+    }
+}
+
+/// A number that a measurement could have written.
+pub fn check_number(what: &str, v: f64) -> Result<(), String> {
+    if !v.is_finite() {
+        return Err(format!("{what} is not a finite number ({v})"));
+    }
+    if v.abs() > MAX_VALUE {
+        return Err(format!(
+            "{what} is {v:e}, beyond any measured value (at most 1e18)"
+        ));
+    }
+    Ok(())
+}
+
+/// An interval: three numbers with lo ≤ median ≤ hi.
+pub fn check_interval(what: &str, lo: f64, median: f64, hi: f64) -> Result<(), String> {
+    check_number(&format!("{what}: the median"), median)?;
+    check_number(&format!("{what}: the interval's low end"), lo)?;
+    check_number(&format!("{what}: the interval's high end"), hi)?;
+    if !(lo <= median && median <= hi) {
+        return Err(format!(
+            "{what}: the interval {lo}–{hi} does not hold its median {median} (lo ≤ median ≤ hi)"
+        ));
+    }
+    Ok(())
+}
+
+/// Every string of a JSON value (object keys too) and every number, for a round's data.
+fn check_json(what: &str, v: &serde_json::Value, depth: usize) -> Result<(), String> {
+    if depth > 32 {
+        return Err(format!("{what} is nested more than 32 levels deep"));
+    }
+    match v {
+        serde_json::Value::String(s) => check_data_text(what, s),
+        // JSON has no NaN or infinity; a round's own numbers (counts, sizes, raw
+        // samples) are the views' to judge, so their size is not bounded here.
+        serde_json::Value::Number(_) => Ok(()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .try_for_each(|x| check_json(what, x, depth + 1)),
+        serde_json::Value::Object(map) => map.iter().try_for_each(|(k, x)| {
+            check_data_text(what, k)?;
+            check_json(what, x, depth + 1)
+        }),
+        serde_json::Value::Bool(_) | serde_json::Value::Null => Ok(()),
+    }
+}
+
+/// The first reason `r` breaks the schema, if it does.
+pub fn record(r: &Record) -> Result<(), String> {
+    if r.format != FORMAT {
+        return Err(format!(
+            "it has results format {} (this build reads {FORMAT})",
+            r.format
+        ));
+    }
+    check_name("the chapter", &r.chapter)?;
+    check_name("the experiment", &r.experiment)?;
+    check_name("the code key", &r.key)?;
+    if r.build != "release" && r.build != "debug" {
+        return Err(format!(
+            "the build `{}` is neither release nor debug",
+            crate::safe::terminal(&r.build.chars().take(80).collect::<String>())
+        ));
+    }
+    let p = &r.provenance;
+    check_date("the measuring date", &p.measured_at)?;
+    let m = &p.machine;
+    for (what, s) in [
+        ("the machine's CPU", &m.cpu),
+        ("the machine's OS", &m.os),
+        ("the machine's kernel", &m.kernel),
+        ("the machine's architecture", &m.arch),
+        ("the machine's compiler", &m.rustc),
+        ("the machine's build", &m.build),
+    ] {
+        check_text(what, s, 512)?;
+    }
+    for pv in &r.params {
+        check_param_name("a parameter", &pv.name)?;
+        check_number(&format!("the parameter {}", pv.name), pv.value)?;
+        check_text(&format!("the parameter {}'s unit", pv.name), &pv.unit, 64)?;
+    }
+    for (k, v) in &r.details {
+        check_text("a detail's name", k, 256)?;
+        check_text("a detail", v, MAX_TEXT)?;
+    }
+    check_text("the isolation", &r.isolation, MAX_TEXT)?;
+    match &r.status {
+        Status::Ok => {}
+        Status::TimedOut { after_s } => check_number("the time-out", *after_s)?,
+        Status::Failed { error } => check_text("the error", error, MAX_TEXT)?,
+        Status::Crashed { what } => check_text("the crash", what, MAX_TEXT)?,
+    }
+    for n in &r.notes {
+        check_text("a note", &n.text, MAX_TEXT)?;
+    }
+    check_number("the time taken", r.wall_s)?;
+    for round in &r.rounds {
+        let what = format!("round {}", round.index);
+        for x in &round.readings {
+            check_data_text(&format!("{what}: a reading's name"), &x.key)?;
+            check_number(&format!("{what}: the reading {}", x.key), x.value)?;
+        }
+        let n = &round.noise;
+        for v in [
+            n.steal,
+            n.others_busy,
+            n.others_runnable,
+            n.cpu_s,
+            Some(n.wall_s),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            check_number(&format!("{what}: a noise reading"), v)?;
+        }
+        check_json(&format!("{what}: its data"), &round.data, 0)?;
+    }
+    Ok(())
+}
+
+/// The first reason a headline figure breaks the schema, if it does.
+pub fn figure(f: &Figure) -> Result<(), String> {
+    check_name("a figure's name", &f.name)?;
+    let what = format!("the figure `{}`", f.name);
+    check_name(&format!("{what}: its chapter"), &f.chapter)?;
+    check_interval(&what, f.lo, f.median, f.hi)?;
+    if !(0.0..=1.0).contains(&f.confidence) {
+        return Err(format!(
+            "{what}: its confidence {} is not between 0 and 1",
+            f.confidence
+        ));
+    }
+    for (k, v) in &f.params {
+        check_param_name(&format!("{what}: a parameter"), k)?;
+        match v.as_f64() {
+            Some(x) => check_number(&format!("{what}: the parameter {k}"), x)?,
+            None => return Err(format!("{what}: the parameter {k} is not a number")),
+        }
+    }
+    check_date(&format!("{what}: its date"), &f.measured_at)?;
+    check_text(&format!("{what}: its machine"), &f.machine, 2048)?;
+    Ok(())
+}
+
+/// What the book's own measurement stores passes [`record`]: control characters in
+/// texts become spaces, over-long texts are cut, and the characters a round's data may
+/// not hold become look-alikes. Names and numbers are the code's own.
+pub fn sanitize(r: &mut Record) {
+    fn text(s: &mut String, max: usize) {
+        if s.chars().any(|c| c.is_control()) || s.chars().count() > max {
+            *s = s
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .take(max)
+                .collect();
+        }
+    }
+    fn data_text(s: &mut String) {
+        text(s, MAX_TEXT);
+        if s.contains(NOT_IN_DATA) {
+            *s = s
+                .chars()
+                .map(|c| match c {
+                    '<' => '‹',
+                    '>' => '›',
+                    '[' | '{' => '(',
+                    ']' | '}' => ')',
+                    '`' => '\'',
+                    c => c,
+                })
+                .collect();
+        }
+    }
+    fn json(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => data_text(s),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(json),
+            serde_json::Value::Object(map) => {
+                let bad: Vec<String> = map
+                    .keys()
+                    .filter(|k| k.contains(NOT_IN_DATA) || k.chars().any(|c| c.is_control()))
+                    .cloned()
+                    .collect();
+                for k in bad {
+                    if let Some(x) = map.remove(&k) {
+                        let mut k2 = k;
+                        data_text(&mut k2);
+                        map.insert(k2, x);
+                    }
+                }
+                map.values_mut().for_each(json);
+            }
+            _ => {}
+        }
+    }
+    let m = &mut r.provenance.machine;
+    for s in [
+        &mut m.cpu,
+        &mut m.os,
+        &mut m.kernel,
+        &mut m.arch,
+        &mut m.rustc,
+        &mut m.build,
+    ] {
+        text(s, 512);
+    }
+    for pv in &mut r.params {
+        text(&mut pv.unit, 64);
+    }
+    for (k, v) in &mut r.details {
+        text(k, 256);
+        text(v, MAX_TEXT);
+    }
+    text(&mut r.isolation, MAX_TEXT);
+    match &mut r.status {
+        Status::Failed { error: s } | Status::Crashed { what: s } => text(s, MAX_TEXT),
+        Status::Ok | Status::TimedOut { .. } => {}
+    }
+    for n in &mut r.notes {
+        text(&mut n.text, MAX_TEXT);
+    }
+    for round in &mut r.rounds {
+        for x in &mut round.readings {
+            data_text(&mut x.key);
+        }
+        json(&mut round.data);
+    }
+}
