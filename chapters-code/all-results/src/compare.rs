@@ -205,7 +205,7 @@ mod tests {
         c.params.insert("tasks".into(), serde_json::json!(500));
         let md = markdown(&a, &bundle(vec![c]), "a", "c");
         assert!(
-            md.contains("not comparable: other parameters &#40; / tasks = 500&#41;"),
+            md.contains("not comparable: other parameters ( / tasks = 500)"),
             "{md}"
         );
     }

@@ -303,6 +303,14 @@ mod tests {
         );
     }
 
+    /// The chapter binaries refuse a `$COW_SET` entry naming no chapter from the
+    /// harness's list of slugs: it is this registry's.
+    #[test]
+    fn the_harness_knows_every_chapter_by_name() {
+        let slugs: Vec<&str> = super::CHAPTERS.iter().map(|c| c.name).collect();
+        assert_eq!(slugs, harness::cli::BOOK_CHAPTERS);
+    }
+
     /// The headline figures the issue names exist, in the chapters it names.
     #[test]
     fn the_required_headlines_are_declared() {

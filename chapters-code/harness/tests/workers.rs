@@ -219,7 +219,7 @@ fn parameters_are_set_validated_and_kept_apart() {
         .args(["table", "steady"])
         .env("COW_RESULTS_DIR", dir.path())
         .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
-        .env("COW_SET", "fixture.n=40 other-chapter.x=1")
+        .env("COW_SET", "fixture.n=40 brigades.x=1")
         .output()
         .unwrap();
     let md = String::from_utf8_lossy(&out.stdout);
@@ -233,6 +233,26 @@ fn parameters_are_set_validated_and_kept_apart() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("names no chapter"));
+    // Issue 19: a chapter's name misspelt was skipped, and the default result shown.
+    for (set, args) in [
+        ("brigdes.tasks=2000", &["table", "steady"][..]),
+        ("fixtur.n=40", &["table", "steady"][..]),
+        ("brigdes.tasks=2000", &["run", "--only", "ok"][..]),
+    ] {
+        let out = Command::new(exe())
+            .args(args)
+            .env("COW_RESULTS_DIR", dir.path())
+            .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
+            .env("COW_SET", set)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{set} {args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("names no chapter") && err.contains("brigades"),
+            "{err}"
+        );
+    }
     for (args, expect) in [
         (vec!["run", "--set", "n=-1"], "an integer from 1 to 1,000"),
         (vec!["run", "--set", "no_such=1"], "no parameter `no_such`"),
