@@ -28,11 +28,6 @@ CMDRUN := $(TOOLS)/bin/mdbook-cmdrun
 # The pinned tools come first, so the preprocessor mdbook finds is ours.
 export PATH := $(TOOLS)/bin:$(PATH)
 
-# Every crate in chapters-code/ except the shared harness and the two pages that read
-# every chapter's results (the appendix and the decision guide) is a chapter.
-NOT_CHAPTERS := harness all-results what-to-use-when
-CHAPTERS := $(filter-out $(NOT_CHAPTERS),$(notdir $(patsubst %/Cargo.toml,%,$(wildcard chapters-code/*/Cargo.toml))))
-
 .PHONY: setup measure serve build regenerate test test-browser bench publish clean check-mdbook check-site
 
 setup: $(MDBOOK) $(CMDRUN) check-mdbook
@@ -62,14 +57,13 @@ check-mdbook:
 	  echo "note: $$other is $$($$other --version 2>/dev/null); 'make' uses the pinned $(MDBOOK) instead."; \
 	fi
 
-# Measures, with progress bars, only the experiments the book has no good result for
-# from the current code (full or quick); with every result current it measures nothing.
+# Measures, in one session with a progress bar, only the experiments the book has no
+# good result for from the current code (full or quick); with every result current it
+# measures nothing. The session interleaves the experiments' rounds (round 1 of each,
+# then round 2 of each, …), so each experiment's rounds spread over the whole session.
 measure:
 	cargo build --release --workspace --bins
-	@for c in $(CHAPTERS); do \
-	  echo "target/release/$$c run --profile quick --missing"; \
-	  target/release/$$c run --profile quick --missing; \
-	done
+	target/release/all-results measure --profile quick --missing
 
 serve: setup measure
 	mdbook serve --port 3000
@@ -95,16 +89,13 @@ check-site:
 SET ?=
 export COW_SET := $(SET)
 
-# Remembers what the book shows now, re-measures with the full profile (a progress
-# bar per experiment), rebuilds, then says which figures moved beyond their intervals.
+# Remembers what the book shows now, re-measures everything with the full profile in
+# one interleaved session (a progress bar for the book), rebuilds, then says how many
+# figures moved beyond their intervals and the practical threshold ("How we measure"
+# shows the last such count for this machine).
 regenerate: setup
 	cargo build --release --workspace --bins
-	target/release/all-results snapshot
-	@for c in $(CHAPTERS); do \
-	  args="$$(echo '$(SET)' | tr ' ' '\n' | { grep "^$$c\." || true; } | sed "s/^$$c\./--set /" | tr '\n' ' ')"; \
-	  echo "target/release/$$c run --profile full $$args"; \
-	  target/release/$$c run --profile full $$args; \
-	done
+	target/release/all-results measure --profile full $(addprefix --set ,$(SET))
 	mdbook build
 	@$(MAKE) --no-print-directory check-site SITE=book
 	target/release/all-results changes

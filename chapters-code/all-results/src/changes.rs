@@ -2,14 +2,25 @@
 //! results the book shows before it measures, and compares afterwards.
 //!
 //! A summary is one reading of one experiment: its median over rounds with its 95 %
-//! interval. It "moved" when the two runs' intervals do not overlap — the same rule the
-//! chapters use for "faster" and "slower".
+//! interval. It "moved" when the two runs' intervals do not overlap *and* the medians
+//! differ by more than the practical threshold — the rule the chapters use for
+//! "faster" and "slower".
+//!
+//! Each comparison is remembered (`two-runs.json` in the results folder), so "How we
+//! measure" can show how often two runs on this machine disagree, the way a test suite
+//! shows its pass rate.
 
 use harness::cache::{self, write_atomically};
-use harness::render::{fmt_estimate, sig3};
-use harness::stats::verdict;
+use harness::render::{fmt_estimate, sig3, threshold_text};
+use harness::stats::{Estimate, verdict};
 use harness::{Profile, Record};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// Whether `after` moved from `before`: intervals apart and beyond the threshold.
+pub fn moved(after: &Estimate, before: &Estimate) -> bool {
+    verdict(after, before).is_clear()
+}
 
 pub fn snapshot_path(dir: &Path) -> PathBuf {
     dir.join("previous-run.json")
@@ -69,7 +80,24 @@ pub struct Move {
 pub struct Report {
     pub moves: Vec<Move>,
     pub compared: usize,
+    /// Headline figures compared, and those of them that moved.
+    pub headlines: usize,
+    pub headlines_moved: Vec<String>,
+    /// Experiments compared (measured in both runs).
+    pub experiments: usize,
+    pub profiles: Vec<(Profile, Profile)>,
     pub notes: Vec<String>,
+}
+
+const NEW: &str = " (nothing to compare with)";
+
+/// The headline a reading is, if it is one.
+fn headline_of(chapter: &str, experiment: &str, key: &str) -> Option<&'static str> {
+    crate::chapter(chapter)?
+        .headlines
+        .iter()
+        .find(|h| h.experiment == experiment && h.reading == key)
+        .map(|h| h.name)
 }
 
 pub fn compare(before: &[Record], after: &[Record]) -> Report {
@@ -80,8 +108,7 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             .iter()
             .find(|b| b.chapter == a.chapter && b.experiment == a.experiment)
         else {
-            rep.notes
-                .push(format!("{id}: new (nothing to compare with)"));
+            rep.notes.push(format!("{id}: new{NEW}"));
             continue;
         };
         if b.provenance.measured_unix == a.provenance.measured_unix && b.key == a.key {
@@ -105,13 +132,24 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
                 "{id}: the measuring code changed since the previous run"
             ));
         }
+        rep.experiments += 1;
+        if !rep.profiles.contains(&(b.profile, a.profile)) {
+            rep.profiles.push((b.profile, a.profile));
+        }
         for key in a.keys() {
             let (Some(ea), Some(eb), Some(unit)) = (a.estimate(key), b.estimate(key), a.unit(key))
             else {
                 continue;
             };
             rep.compared += 1;
-            if verdict(&ea, &eb).is_clear() {
+            let headline = headline_of(&a.chapter, &a.experiment, key);
+            if headline.is_some() {
+                rep.headlines += 1;
+            }
+            if moved(&ea, &eb) {
+                if let Some(h) = headline {
+                    rep.headlines_moved.push(h.to_string());
+                }
                 rep.moves.push(Move {
                     experiment: id.clone(),
                     key: key.to_string(),
@@ -136,11 +174,27 @@ impl Report {
             String::new()
         };
         let mut out = format!(
-            "What changed since the previous run: {} of {} summaries moved{share} — their 95 % intervals over rounds do not overlap.\n",
+            "What changed since the previous run: {} of {} summaries moved{share} — their 95 % intervals over rounds do not overlap and their medians differ by more than {}; {} of {} headline figures moved{}.\n",
             self.moves.len(),
-            self.compared
+            self.compared,
+            threshold_text(),
+            self.headlines_moved.len(),
+            self.headlines,
+            if self.headlines_moved.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.headlines_moved.join(", "))
+            }
         );
-        for n in &self.notes {
+        let new: Vec<&String> = self.notes.iter().filter(|n| n.ends_with(NEW)).collect();
+        if new.len() > 3 {
+            out.push_str(&format!("  note: {} experiments are new{NEW}\n", new.len()));
+        }
+        for n in self
+            .notes
+            .iter()
+            .filter(|n| new.len() <= 3 || !n.ends_with(NEW))
+        {
             out.push_str(&format!("  note: {n}\n"));
         }
         for m in &self.moves {
@@ -155,6 +209,98 @@ impl Report {
         }
         out
     }
+}
+
+/// One comparison of two runs on this machine, as "How we measure" shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TwoRuns {
+    /// When the comparison was made (UTC), and as seconds since 1970.
+    pub at: String,
+    pub at_unix: u64,
+    pub machine: String,
+    /// The profiles of the two runs ("quick → quick").
+    pub profiles: String,
+    pub experiments: usize,
+    pub summaries: usize,
+    pub moved: usize,
+    pub headlines: usize,
+    pub headlines_moved: Vec<String>,
+    /// The practical threshold in force, in percent.
+    pub threshold_percent: f64,
+}
+
+pub fn two_runs_path(dir: &Path) -> PathBuf {
+    dir.join("two-runs.json")
+}
+
+/// The comparisons remembered in `dir`, oldest first (at most [`KEPT`]).
+pub fn two_runs(dir: &Path) -> Vec<TwoRuns> {
+    std::fs::read(two_runs_path(dir))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// How many comparisons are remembered.
+pub const KEPT: usize = 20;
+
+impl Report {
+    /// This report as a remembered comparison; `None` when nothing was compared.
+    pub fn two_runs(&self, machine: String) -> Option<TwoRuns> {
+        if self.compared == 0 {
+            return None;
+        }
+        let now = std::time::SystemTime::now();
+        let profiles = self
+            .profiles
+            .iter()
+            .map(|(b, a)| format!("{b} → {a}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Some(TwoRuns {
+            at: humantime::format_rfc3339_seconds(now)
+                .to_string()
+                .replace('T', " ")
+                .replace('Z', " UTC"),
+            at_unix: now
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            machine,
+            profiles,
+            experiments: self.experiments,
+            summaries: self.compared,
+            moved: self.moves.len(),
+            headlines: self.headlines,
+            headlines_moved: self.headlines_moved.clone(),
+            threshold_percent: harness::stats::threshold() * 100.0,
+        })
+    }
+}
+
+/// Compares `before` with `after`, remembers the comparison in `dir` (when anything
+/// was compared) and returns the report's text.
+pub fn report_and_remember(before: &[Record], after: &[Record], dir: &Path) -> String {
+    let rep = compare(before, after);
+    let machine = after
+        .first()
+        .map(|r| harness::render::machine_line(&r.provenance.machine))
+        .unwrap_or_default();
+    let mut text = rep.render();
+    if let Some(t) = rep.two_runs(machine) {
+        let mut all = two_runs(dir);
+        all.push(t);
+        let skip = all.len().saturating_sub(KEPT);
+        let all: Vec<TwoRuns> = all.into_iter().skip(skip).collect();
+        let written = serde_json::to_vec_pretty(&all)
+            .map_err(anyhow::Error::from)
+            .and_then(|j| write_atomically(&two_runs_path(dir), &j));
+        if let Err(e) = written {
+            text.push_str(&format!(
+                "  note: could not remember this comparison: {e:#}\n"
+            ));
+        }
+    }
+    text
 }
 
 #[cfg(test)]
@@ -216,5 +362,48 @@ mod tests {
         let rep = compare(std::slice::from_ref(&before), std::slice::from_ref(&before));
         assert_eq!((rep.compared, rep.moves.len()), (0, 0));
         assert!(rep.notes[0].contains("not measured again"));
+    }
+
+    #[test]
+    fn a_resolved_change_within_the_threshold_has_not_moved() {
+        // Intervals about 1 % wide and apart, medians 2 % apart: resolved, not relevant.
+        let before = record(&[100.0, 100.5, 101.0, 100.2, 100.8, 100.4], 1);
+        let after = record(&[102.0, 102.5, 103.0, 102.2, 102.8, 102.4], 2);
+        let rep = compare(std::slice::from_ref(&before), std::slice::from_ref(&after));
+        assert_eq!((rep.compared, rep.moves.len()), (2, 0), "{rep:?}");
+        assert!(moved(
+            &after.estimate("moving").unwrap().scaled(1.1),
+            &before.estimate("moving").unwrap()
+        ));
+    }
+
+    #[test]
+    fn comparisons_are_remembered_for_the_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let before = record(&[10.0, 11.0, 12.0, 10.5, 11.5, 10.8], 1);
+        let after = record(&[20.0, 21.0, 22.0, 20.5, 21.5, 20.8], 2);
+        let text = report_and_remember(
+            std::slice::from_ref(&before),
+            std::slice::from_ref(&after),
+            dir.path(),
+        );
+        assert!(text.contains("1 of 2 summaries moved"), "{text}");
+        // Nothing compared: nothing remembered.
+        report_and_remember(&[], std::slice::from_ref(&after), dir.path());
+        let runs = two_runs(dir.path());
+        assert_eq!(runs.len(), 1);
+        assert_eq!(
+            (runs[0].summaries, runs[0].moved, runs[0].experiments),
+            (2, 1, 1)
+        );
+        assert_eq!(runs[0].profiles, "quick → quick");
+        for _ in 0..KEPT + 3 {
+            report_and_remember(
+                std::slice::from_ref(&before),
+                std::slice::from_ref(&after),
+                dir.path(),
+            );
+        }
+        assert_eq!(two_runs(dir.path()).len(), KEPT);
     }
 }

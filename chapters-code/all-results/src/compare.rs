@@ -1,12 +1,13 @@
 //! Two machines, or two runs, side by side: `all-results compare A.json B.json` puts
 //! every headline figure of A beside B's, with the ratio B ÷ A and whether the
-//! difference lies beyond both intervals. The files are what `make publish` writes
+//! difference lies beyond both intervals and the practical threshold. The files are what `make publish` writes
 //! (`cost-of-waiting-results.json`) or `all-results json` prints.
 
 use crate::Bundle;
+use crate::changes::moved;
 use harness::Figure;
-use harness::render::{Table, escape_html, fmt_estimate, sig3};
-use harness::stats::verdict;
+use harness::render::{Table, escape_html, fmt_estimate, sig3, threshold_text};
+use harness::stats::{Verdict, verdict};
 use std::collections::{HashMap, HashSet};
 
 /// One headline figure in both files.
@@ -25,10 +26,20 @@ impl Row {
             .then(|| (b.median / a.median, b.lo / a.hi, b.hi / a.lo))
     }
 
-    /// Whether the difference lies beyond both intervals.
+    /// Whether the difference lies beyond both intervals and the practical threshold.
     pub fn differs(&self) -> Option<bool> {
         let (a, b) = (self.a.as_ref()?, self.b.as_ref()?);
-        Some(verdict(&b.estimate(), &a.estimate()).is_clear())
+        Some(moved(&b.estimate(), &a.estimate()))
+    }
+
+    /// Whether the intervals are apart but the medians within the threshold.
+    fn resolved_but_small(&self) -> bool {
+        match (&self.a, &self.b) {
+            (Some(a), Some(b)) => {
+                verdict(&b.estimate(), &a.estimate()) == Verdict::Same
+            }
+            _ => false,
+        }
     }
 
     /// The verdict cell: figures measured with other parameters are not compared.
@@ -55,8 +66,12 @@ impl Row {
         } else {
             format!(" ({} / {} profile)", a.profile, b.profile)
         };
+        let t = threshold_text();
         match self.differs() {
-            Some(true) => format!("beyond both intervals{profiles}"),
+            Some(true) => format!("beyond both intervals and the {t} threshold{profiles}"),
+            _ if self.resolved_but_small() => {
+                format!("about the same (within {t}){profiles}")
+            }
             _ => format!("no clear difference{profiles}"),
         }
     }
@@ -116,8 +131,9 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
         "- **A** ({}): {} — {} figures, generated {}\n- **B** ({}): {} — {} figures, generated {}\n\n{}\n\
          Each figure is a median over rounds with its 95 % interval. *B ÷ A* is the ratio of the \
          medians, in brackets the widest ratio the two intervals allow; the difference is called \
-         clear only when the two intervals do not overlap, and figures measured with other \
-         parameters are not compared.\n",
+         clear only when the two intervals do not overlap and the medians differ by more than \
+         the practical threshold ({}; intervals apart within it read *about the same*), and \
+         figures measured with other parameters are not compared.\n",
         escape_html(a_name),
         escape_html(&a.machine),
         a.figures.len(),
@@ -126,7 +142,8 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
         escape_html(&b.machine),
         b.figures.len(),
         escape_html(&b.generated_at),
-        t.to_markdown()
+        t.to_markdown(),
+        threshold_text()
     )
 }
 
@@ -200,6 +217,11 @@ mod tests {
             md.contains("beyond both intervals") && md.contains("only in one file"),
             "{md}"
         );
+        // Intervals apart, medians 2 % apart: about the same.
+        let c = bundle(vec![figure("x", 10.2, 10.15, 10.25)]);
+        let d = bundle(vec![figure("x", 10.0, 9.95, 10.05)]);
+        let md = markdown(&d, &c, "d", "c");
+        assert!(md.contains("about the same (within 5 %)"), "{md}");
         // Other parameters: shown, not compared.
         let mut c = figure("x", 20.0, 18.0, 22.0);
         c.params.insert("tasks".into(), serde_json::json!(500));

@@ -8,6 +8,7 @@
 pub mod appendix;
 pub mod changes;
 pub mod compare;
+pub mod session;
 
 use harness::cache::{self, Shown};
 use harness::params::Override;

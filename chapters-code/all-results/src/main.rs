@@ -1,6 +1,8 @@
 //! `all-results`: the book's results as a whole. See `all-results --help`.
 
-use all_results::{Bundle, CHAPTERS, all_shown, appendix, changes, compare, figures, records};
+use all_results::{
+    Bundle, CHAPTERS, all_shown, appendix, changes, compare, figures, records, session,
+};
 use clap::{Parser, Subcommand};
 use harness::cache::results_dir;
 use std::path::PathBuf;
@@ -28,6 +30,21 @@ enum Command {
     Headlines {
         #[arg(long)]
         json: bool,
+    },
+    /// Measure the whole book in one session, every experiment's rounds interleaved
+    /// (round 1 of each, then round 2 of each, …); without --missing it first remembers
+    /// what the book showed and ends with what moved
+    Measure {
+        /// quick or full; default: $COW_PROFILE, else quick
+        #[arg(long)]
+        profile: Option<harness::Profile>,
+        /// Only experiments the book has no good result for (full or quick) from the current code
+        #[arg(long)]
+        missing: bool,
+        /// CHAPTER.NAME=VALUE or CHAPTER.EXPERIMENT.NAME=VALUE; the result is stored
+        /// beside the default one, which the book keeps showing
+        #[arg(long = "set", value_name = "CHAPTER.NAME=VALUE")]
+        set: Vec<String>,
     },
     /// Remember what the book shows now, as the previous run
     Snapshot,
@@ -123,6 +140,31 @@ fn main() -> ExitCode {
                 })
                 .collect()
         }
+        Command::Measure {
+            profile: chosen,
+            missing,
+            set,
+        } => {
+            let profile = chosen.unwrap_or(profile);
+            // A session that measures everything is one of "two runs": it remembers
+            // what the book showed, to say afterwards what moved.
+            let before = if missing {
+                None
+            } else {
+                let before = changes::current(&dir);
+                if let Err(e) = changes::snapshot(&dir) {
+                    eprintln!("warning: could not remember the previous run: {e:#}");
+                }
+                Some(before)
+            };
+            match session::measure(profile, missing, &set, &dir) {
+                Ok(outcome) => Ok(session::summary(&outcome, &dir, before.as_deref())),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
         Command::Snapshot => changes::snapshot(&dir).map(|n| {
             format!(
                 "saved the {n} results the book shows now as the previous run ({})\n",
@@ -130,7 +172,7 @@ fn main() -> ExitCode {
             )
         }),
         Command::Changes => Ok(match changes::load_snapshot(&dir) {
-            Some(before) => changes::compare(&before, &changes::current(&dir)).render(),
+            Some(before) => changes::report_and_remember(&before, &changes::current(&dir), &dir),
             None => format!(
                 "What changed since the previous run: nothing to compare with (no {}).\n",
                 changes::snapshot_path(&dir).display()

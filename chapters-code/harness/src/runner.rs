@@ -126,99 +126,264 @@ pub struct Rounds {
     pub status: Status,
 }
 
-/// Runs rounds under `budget`: at least [`MIN_ROUNDS`] if the bound allows, then on
-/// until `min_rounds`, then until every interval is tight or the budget is spent, at
-/// most `max_rounds`. A failed, timed-out or crashed round ends the run, and the run
-/// is not a good result (it never replaces one in the cache); the rounds before it
-/// are kept, and a page with nothing better shows them with a note saying so.
-/// `on_round` sees each finished round.
-pub fn run_rounds(
+/// One experiment's run of rounds, decided round by round: whether to start the next
+/// round (the stopping rule), the deadline it gets, and what the finished rounds gave.
+/// [`run_rounds`] drives one plan on its own; [`interleave`] drives several, a round
+/// of each in turn. The budget counts only the time of this experiment's own rounds,
+/// so interleaving with other experiments neither shortens nor stretches it.
+pub struct Plan {
     budget: Budget,
-    exec: &mut dyn Exec,
-    mut on_round: impl FnMut(&RoundRecord),
-) -> Rounds {
-    let start = Instant::now();
-    let soft_end = start + budget.time;
-    let hard_end = start + budget.bound();
-    let kill_at = hard_end + Duration::from_secs(2);
-    let mut rounds: Vec<RoundRecord> = Vec::new();
-    let mut notes: Vec<Note> = Vec::new();
-    let mut details: Vec<(String, String)> = Vec::new();
-    let mut ended: Option<Status> = None;
-    let mut round_walls: Vec<f64> = Vec::new();
-    let mut out_of_budget = false;
-    for index in 0..budget.max_rounds {
-        if index > 0 {
-            let mean = round_walls.iter().sum::<f64>() / round_walls.len().max(1) as f64;
-            let expected_end = Instant::now() + Duration::from_secs_f64(mean);
-            let start_it = if index < MIN_ROUNDS.min(budget.max_rounds) {
-                expected_end <= hard_end
-            } else if index < budget.min_rounds {
-                expected_end <= soft_end
-            } else {
-                !tight(&rounds, budget.target) && expected_end <= soft_end
-            };
-            if !start_it {
-                out_of_budget = index < budget.min_rounds;
-                break;
-            }
+    /// Time spent in this experiment's own rounds.
+    spent: Duration,
+    round_walls: Vec<f64>,
+    rounds: Vec<RoundRecord>,
+    notes: Vec<Note>,
+    details: Vec<(String, String)>,
+    ended: Option<Status>,
+    out_of_budget: bool,
+    done: bool,
+}
+
+impl Plan {
+    pub fn new(budget: Budget) -> Plan {
+        Plan {
+            budget,
+            spent: Duration::ZERO,
+            round_walls: Vec::new(),
+            rounds: Vec::new(),
+            notes: Vec::new(),
+            details: Vec::new(),
+            ended: None,
+            out_of_budget: false,
+            done: false,
         }
-        let t0 = Instant::now();
-        let end = exec.round(index, hard_end, kill_at);
-        round_walls.push(t0.elapsed().as_secs_f64());
-        match end {
+    }
+
+    /// The index the next round would have.
+    pub fn next_index(&self) -> u32 {
+        self.round_walls.len() as u32
+    }
+
+    /// Time spent in this experiment's rounds so far.
+    pub fn spent(&self) -> Duration {
+        self.spent
+    }
+
+    pub fn budget(&self) -> Budget {
+        self.budget
+    }
+
+    /// Whether the plan has stopped: the budget or the intervals said so, or a round
+    /// ended the run.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The stopping rule: at least [`MIN_ROUNDS`] if the hard bound allows, then on
+    /// until `min_rounds` within the budget, then until every interval is tight or the
+    /// budget is spent, at most `max_rounds`. Once it says no, the plan is done.
+    pub fn wants_round(&mut self) -> bool {
+        if self.done {
+            return false;
+        }
+        let index = self.next_index();
+        let start_it = if index >= self.budget.max_rounds {
+            false
+        } else if index == 0 {
+            true
+        } else {
+            let mean = self.round_walls.iter().sum::<f64>() / self.round_walls.len() as f64;
+            let expected = self.spent + Duration::from_secs_f64(mean);
+            if index < MIN_ROUNDS.min(self.budget.max_rounds) {
+                expected <= self.budget.bound()
+            } else if index < self.budget.min_rounds {
+                expected <= self.budget.time
+            } else {
+                !tight(&self.rounds, self.budget.target) && expected <= self.budget.time
+            }
+        };
+        if !start_it {
+            self.out_of_budget = index < self.budget.min_rounds;
+            self.done = true;
+        }
+        start_it
+    }
+
+    /// The next round's deadline (the end of its hard bound) and when its worker is
+    /// killed.
+    pub fn deadlines(&self) -> (Instant, Instant) {
+        let left = self.budget.bound().saturating_sub(self.spent);
+        let deadline = Instant::now() + left;
+        (deadline, deadline + Duration::from_secs(2))
+    }
+
+    /// Takes a finished round, which took `wall`; returns the round record when it
+    /// succeeded. A failed, timed-out or crashed round ends the plan.
+    pub fn finished(&mut self, end: RoundEnd, wall: Duration) -> Option<&RoundRecord> {
+        let index = self.next_index();
+        self.round_walls.push(wall.as_secs_f64());
+        self.spent += wall;
+        let ended = match end {
             RoundEnd::Done { out, noise } => {
                 for n in out.notes {
-                    if !notes.contains(&n) {
-                        notes.push(n);
+                    if !self.notes.contains(&n) {
+                        self.notes.push(n);
                     }
                 }
-                if details.is_empty() {
-                    details = out.details;
+                if self.details.is_empty() {
+                    self.details = out.details;
                 }
-                rounds.push(RoundRecord {
+                self.rounds.push(RoundRecord {
                     index,
                     noise,
                     readings: out.readings,
                     data: out.data,
                 });
-                on_round(rounds.last().expect("just pushed"));
+                return self.rounds.last();
             }
-            RoundEnd::Failed(error) => {
-                ended = Some(Status::Failed { error });
-                break;
-            }
-            RoundEnd::TimedOut { after_s } => {
-                ended = Some(Status::TimedOut { after_s });
-                break;
-            }
-            RoundEnd::Crashed(what) => {
-                ended = Some(Status::Crashed { what });
-                break;
-            }
+            RoundEnd::Failed(error) => Status::Failed { error },
+            RoundEnd::TimedOut { after_s } => Status::TimedOut { after_s },
+            RoundEnd::Crashed(what) => Status::Crashed { what },
+        };
+        self.ended = Some(ended);
+        self.done = true;
+        None
+    }
+
+    /// What the rounds gave, with the notes on how the run ended.
+    pub fn finish(self) -> Rounds {
+        let status = self.ended.unwrap_or(Status::Ok);
+        let mut notes = self.notes;
+        if !self.rounds.is_empty() {
+            ended_early_note(&status, self.rounds.len(), &mut notes);
+        }
+        if self.out_of_budget && status == Status::Ok {
+            notes.push(Note {
+                kind: NoteKind::Timeout,
+                text: format!(
+                    "the time budget ({} s) allowed {} of the {} planned rounds, so the intervals are wider than planned",
+                    self.budget.time.as_secs(),
+                    self.rounds.len(),
+                    self.budget.min_rounds
+                ),
+            });
+        }
+        Rounds {
+            rounds: self.rounds,
+            notes,
+            details: self.details,
+            status,
         }
     }
-    let status = ended.unwrap_or(Status::Ok);
-    if !rounds.is_empty() {
-        ended_early_note(&status, rounds.len(), &mut notes);
+}
+
+/// Runs rounds under `budget` by the stopping rule of [`Plan::wants_round`]. A
+/// failed, timed-out or crashed round ends the run, and the run is not a good result
+/// (it never replaces one in the cache); the rounds before it are kept, and a page
+/// with nothing better shows them with a note saying so. `on_round` sees each
+/// finished round.
+pub fn run_rounds(
+    budget: Budget,
+    exec: &mut dyn Exec,
+    mut on_round: impl FnMut(&RoundRecord),
+) -> Rounds {
+    let mut plan = Plan::new(budget);
+    while plan.wants_round() {
+        let (deadline, kill_at) = plan.deadlines();
+        let t0 = Instant::now();
+        let end = exec.round(plan.next_index(), deadline, kill_at);
+        if let Some(r) = plan.finished(end, t0.elapsed()) {
+            on_round(r);
+        }
     }
-    if out_of_budget && status == Status::Ok {
-        notes.push(Note {
-            kind: NoteKind::Timeout,
-            text: format!(
-                "the time budget ({} s) allowed {} of the {} planned rounds, so the intervals are wider than planned",
-                budget.time.as_secs(),
-                rounds.len(),
-                budget.min_rounds
-            ),
-        });
+    plan.finish()
+}
+
+/// One experiment of an interleaved session: its plan and where its rounds run.
+pub struct Job<'a> {
+    pub plan: Plan,
+    pub exec: Box<dyn Exec + 'a>,
+}
+
+/// What [`interleave`] reports as it goes.
+pub enum Progress<'r> {
+    /// Job `job`'s round `index` starts.
+    Starting { job: usize, index: u32 },
+    /// Job `job`'s round ended (`round` is `None` when it failed); the job has now
+    /// spent `spent` in its rounds.
+    Finished {
+        job: usize,
+        round: Option<&'r RoundRecord>,
+        spent: Duration,
+    },
+}
+
+/// Runs several experiments' rounds interleaved: round 1 of each, then round 2 of
+/// each, and so on, so that every experiment's rounds spread over the whole session
+/// instead of a few seconds of it. Inside a pass the experiments run in the order of
+/// a row of a balanced Latin square (as the variants inside a round do), so no
+/// experiment always follows the same one. Each experiment keeps its own budget and
+/// stopping rule; `on_progress` sees each round start and end, and
+/// `on_done(job, rounds)` gets an experiment's rounds as soon as it stops. Returns
+/// how many passes were run.
+pub fn interleave(
+    jobs: Vec<Job>,
+    mut on_progress: impl FnMut(Progress),
+    mut on_done: impl FnMut(usize, Rounds),
+) -> u32 {
+    let mut slots: Vec<Option<Job>> = jobs.into_iter().map(Some).collect();
+    let all: Vec<usize> = (0..slots.len()).collect();
+    let mut pass = 0u32;
+    while slots.iter().any(Option::is_some) {
+        for j in latin_row(&all, pass) {
+            let Some(job) = slots[j].as_mut() else {
+                continue;
+            };
+            if job.plan.wants_round() {
+                let index = job.plan.next_index();
+                on_progress(Progress::Starting { job: j, index });
+                let (deadline, kill_at) = job.plan.deadlines();
+                let t0 = Instant::now();
+                let end = job.exec.round(index, deadline, kill_at);
+                let wall = t0.elapsed();
+                let spent = job.plan.spent() + wall;
+                let round = job.plan.finished(end, wall);
+                on_progress(Progress::Finished {
+                    job: j,
+                    round,
+                    spent,
+                });
+            }
+            if job.plan.is_done() {
+                let job = slots[j].take().expect("checked above");
+                on_done(j, job.plan.finish());
+            }
+        }
+        pass += 1;
     }
-    Rounds {
-        rounds,
-        notes,
-        details,
-        status,
+    pass
+}
+
+/// `items` in the order of row `r` of a balanced Latin square (Williams' design):
+/// over `n` rows (`2n` for an odd count) each item takes every position once and, for
+/// an even count, follows each other item once.
+pub fn latin_row<T: Clone>(items: &[T], r: u32) -> Vec<T> {
+    let n = items.len();
+    if n == 0 {
+        return Vec::new();
     }
+    let r = r as usize;
+    // 0, 1, n-1, 2, n-2, 3, …
+    let base = (0..n).map(|j| match j {
+        0 => 0,
+        j if j % 2 == 1 => j.div_ceil(2),
+        j => n - j / 2,
+    });
+    let mut order: Vec<T> = base.map(|b| items[(b + r) % n].clone()).collect();
+    if n % 2 == 1 && (r / n) % 2 == 1 {
+        order.reverse();
+    }
+    order
 }
 
 /// The note a run that ended early carries about the rounds it kept.
@@ -306,8 +471,9 @@ pub fn measure(req: &Request) -> Result<Record, String> {
     Ok(record_of(req, values, rounds, start.elapsed()))
 }
 
-/// The record of a run of rounds.
-fn record_of(req: &Request, params: Vec<ParamValue>, rounds: Rounds, took: Duration) -> Record {
+/// The record of a run of rounds of `req`'s experiment, measured with `params`
+/// (resolved from its overrides), which took `took`.
+pub fn record_of(req: &Request, params: Vec<ParamValue>, rounds: Rounds, took: Duration) -> Record {
     let (measured_at, measured_unix) = utc_now();
     Record {
         format: FORMAT,
@@ -575,5 +741,112 @@ mod tests {
         let r = run_rounds(Budget::quick(5), &mut f, |_| {});
         assert_eq!(r.status, Status::TimedOut { after_s: 7.0 });
         assert!(r.rounds.is_empty());
+    }
+
+    /// Rounds that log which job ran which round.
+    struct Logged {
+        job: usize,
+        log: std::rc::Rc<std::cell::RefCell<Vec<(usize, u32)>>>,
+        inner: Fake,
+    }
+
+    impl Exec for Logged {
+        fn round(&mut self, index: u32, deadline: Instant, kill_at: Instant) -> RoundEnd {
+            self.log.borrow_mut().push((self.job, index));
+            self.inner.round(index, deadline, kill_at)
+        }
+    }
+
+    #[test]
+    fn interleaved_rounds_take_turns_and_keep_their_own_rules() {
+        let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let fake = |job, value: fn(u32) -> f64, end_at| Job {
+            plan: Plan::new(Budget::quick(5)),
+            exec: Box::new(Logged {
+                job,
+                log: log.clone(),
+                inner: Fake {
+                    ms: 1,
+                    value,
+                    end_at,
+                },
+            }),
+        };
+        let jobs = vec![
+            // Steady: stops at 6 rounds.
+            fake(0, |_| 100.0, None),
+            // Never tight: runs to its most rounds (40) well within its 5 s.
+            fake(1, |i| if i % 2 == 0 { 100.0 } else { 200.0 }, None),
+            // Crashes in its third round: two rounds kept, the others go on.
+            fake(
+                2,
+                |_| 1.0,
+                Some((2, || RoundEnd::Crashed("was killed (signal 9)".into()))),
+            ),
+        ];
+        let mut done: Vec<(usize, usize, Status)> = Vec::new();
+        let mut started = 0;
+        let passes = interleave(
+            jobs,
+            |p| {
+                if let Progress::Starting { .. } = p {
+                    started += 1;
+                }
+            },
+            |job, r| done.push((job, r.rounds.len(), r.status)),
+        );
+        done.sort_by_key(|d| d.0);
+        assert_eq!(done[0], (0, 6, Status::Ok));
+        assert_eq!(done[1], (1, 40, Status::Ok));
+        assert_eq!((done[2].0, done[2].1), (2, 2));
+        assert!(matches!(done[2].2, Status::Crashed { .. }));
+        // The 41st pass finds that job 1 has run its most rounds.
+        assert_eq!(passes, 41);
+        let log = log.borrow();
+        assert_eq!(started, log.len());
+        // Round r of every experiment still measuring before round r + 1 of any.
+        assert!(log.windows(2).all(|w| w[0].1 <= w[1].1), "{log:?}");
+        // Every round of the first passes, from each of the three.
+        for r in 0..2 {
+            let mut jobs: Vec<usize> = log.iter().filter(|l| l.1 == r).map(|l| l.0).collect();
+            jobs.sort();
+            assert_eq!(jobs, vec![0, 1, 2]);
+        }
+        // The order inside a pass changes from pass to pass.
+        let pass =
+            |r: u32| -> Vec<usize> { log.iter().filter(|l| l.1 == r).map(|l| l.0).collect() };
+        assert_ne!(pass(0), pass(1));
+    }
+
+    #[test]
+    fn an_interleaved_budget_counts_only_its_own_rounds() {
+        // Job 0 takes 30 ms a round with a 100 ms budget; job 1 takes 60 ms a round.
+        // Wall time per pass is 90 ms, yet job 0 still gets at least 3 rounds (its own
+        // time, not the session's, decides) and stops once its own budget is spent.
+        let jobs = vec![
+            Job {
+                plan: Plan::new(Budget {
+                    time: Duration::from_millis(100),
+                    ..Budget::quick(1)
+                }),
+                exec: Box::new(Fake {
+                    ms: 30,
+                    value: |i| f64::from(i + 1),
+                    end_at: None,
+                }),
+            },
+            Job {
+                plan: Plan::new(Budget::quick(1).rounds(4, 4)),
+                exec: Box::new(Fake {
+                    ms: 60,
+                    value: |_| 1.0,
+                    end_at: None,
+                }),
+            },
+        ];
+        let mut rounds = vec![0; 2];
+        interleave(jobs, |_| {}, |job, r| rounds[job] = r.rounds.len());
+        assert!((3..=4).contains(&rounds[0]), "{rounds:?}");
+        assert_eq!(rounds[1], 4);
     }
 }
