@@ -35,9 +35,7 @@ impl Row {
     /// Whether the intervals are apart but the medians within the threshold.
     fn resolved_but_small(&self) -> bool {
         match (&self.a, &self.b) {
-            (Some(a), Some(b)) => {
-                verdict(&b.estimate(), &a.estimate()) == Verdict::Same
-            }
+            (Some(a), Some(b)) => verdict(&b.estimate(), &a.estimate()) == Verdict::Same,
             _ => false,
         }
     }
