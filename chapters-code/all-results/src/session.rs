@@ -145,6 +145,8 @@ pub fn measure(
         });
     }
     let _lock = MeasureLock::acquire().map_err(|e| format!("{e:#}"))?;
+    // The session's time, not counting a wait for another measurement to end.
+    let start = Instant::now();
     let (together, alone): (Vec<&Todo>, Vec<&Todo>) = todo
         .iter()
         .partition(|t| t.experiment.isolation() == Isolation::FreshProcess);
