@@ -8,6 +8,7 @@
 pub mod appendix;
 pub mod changes;
 pub mod compare;
+pub mod selftest;
 pub mod session;
 
 use harness::cache::{self, Shown};

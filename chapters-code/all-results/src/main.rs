@@ -1,7 +1,7 @@
 //! `all-results`: the book's results as a whole. See `all-results --help`.
 
 use all_results::{
-    Bundle, CHAPTERS, all_shown, appendix, changes, compare, figures, records, session,
+    Bundle, CHAPTERS, all_shown, appendix, changes, compare, figures, records, selftest, session,
 };
 use clap::{Parser, Subcommand};
 use harness::cache::results_dir;
@@ -22,7 +22,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Markdown for the appendix's markers: overview, download, headlines, compare-data, budgets, or a chapter's slug
+    /// Markdown for the appendix's and How we measure's markers: overview, download, headlines, compare-data, budgets, aa (the A/A self-test), two-runs (how often two runs disagreed), or a chapter's slug
     Table { name: String },
     /// The whole run (headline figures and every record) as one JSON document
     Json,
@@ -65,6 +65,8 @@ fn table_names() -> Vec<&'static str> {
         "headlines",
         "compare-data",
         "budgets",
+        "aa",
+        "two-runs",
     ];
     v.extend(CHAPTERS.iter().map(|c| c.name));
     v
@@ -110,6 +112,8 @@ fn main() -> ExitCode {
                 "headlines" => Ok(appendix::headlines(&figures(&records(&shown)))),
                 "compare-data" => appendix::compare_data(&Bundle::of(records(&shown))),
                 "budgets" => Ok(appendix::budgets(&shown)),
+                "aa" => Ok(selftest::aa_view(&records(&shown))),
+                "two-runs" => Ok(selftest::two_runs_view(&dir)),
                 slug => Ok(appendix::chapter_tables(
                     all_results::chapter(slug).expect("listed"),
                     &shown,

@@ -8,6 +8,7 @@
 //! records each round's noise → a [`record::Record`] with its provenance is cached →
 //! a [`View`] renders the typed rounds as Markdown or SVG → cmdrun puts it in the page.
 
+pub mod aa;
 pub mod cache;
 pub mod cli;
 pub mod counters;

@@ -286,6 +286,8 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
             ),
         });
     }
+    // The result's own A/A pair, called different by the rule (see `aa`).
+    out.extend(crate::aa::note(r));
     let disturbed: Vec<String> = r
         .rounds
         .iter()

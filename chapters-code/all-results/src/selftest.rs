@@ -1,0 +1,239 @@
+//! What "How we measure" shows about the method itself, live: the A/A self-test
+//! (pairs of identical arms, judged by the book's verdict rule) and how often two runs
+//! on this machine disagreed (what `changes` counted after each measuring session).
+
+use crate::appendix::summary_provenance;
+use crate::changes::{TwoRuns, two_runs};
+use harness::Record;
+use harness::aa::{self, Pair};
+use harness::render::{Table, escape_html, fmt_estimate, sig3, threshold_text};
+use std::path::Path;
+
+/// The false-verdict rate above which a build says its verdicts are suspect.
+pub const AA_LIMIT: f64 = 0.05;
+
+fn percent(k: usize, n: usize) -> String {
+    format!(
+        "{} %",
+        sig3(k as f64 / n.max(1) as f64 * 100.0).replace("0.00", "0")
+    )
+}
+
+/// Every A/A pair in the records, with the result it came from.
+pub fn aa_pairs(records: &[Record]) -> Vec<(&Record, Pair)> {
+    records
+        .iter()
+        .filter(|r| r.is_ok())
+        .flat_map(|r| aa::pairs(r).into_iter().map(move |p| (r, p)))
+        .collect()
+}
+
+/// The A/A self-test, as "How we measure" shows it.
+pub fn aa_view(records: &[Record]) -> String {
+    let pairs = aa_pairs(records);
+    if pairs.is_empty() {
+        return format!(
+            "No result on this machine has an A/A twin yet, so this build cannot check its own verdict rule.\n\n{}",
+            summary_provenance(&records.iter().collect::<Vec<_>>())
+        );
+    }
+    let n = pairs.len();
+    let called = pairs.iter().filter(|(_, p)| p.called_different()).count();
+    let apart = pairs.iter().filter(|(_, p)| p.apart()).count();
+    let mut t = Table::new(["result", "reading", "original", "its twin", "the rule says"]);
+    for (r, p) in &pairs {
+        t.row([
+            format!("[{}/{}](./{}.md)", r.chapter, r.experiment, r.chapter),
+            escape_html(&p.key),
+            fmt_estimate(&p.original, p.unit),
+            fmt_estimate(&p.twin, p.unit),
+            if p.called_different() {
+                "**different** (a false verdict)".to_string()
+            } else if p.apart() {
+                format!("about the same (within {})", threshold_text())
+            } else {
+                "no clear difference".to_string()
+            },
+        ]);
+    }
+    let verdict = if called as f64 > AA_LIMIT * n as f64 {
+        format!(
+            "<div class=\"cow-live cow-aa-failed\"><p><strong>This build failed its A/A self-test:</strong> the rule called {called} of {n} pairs of identical arms different, more than {} of them. On this machine, in this run, a verdict elsewhere in the book is more often a false one than the rule promises; the results concerned say so under their tables. Measure again (<code>make regenerate</code>) on a quieter machine before acting on a close call.</p></div>\n\n",
+            sig3(AA_LIMIT * 100.0).replace(".00", "") + " %"
+        )
+    } else {
+        String::new()
+    };
+    let records_used: Vec<&Record> = {
+        let mut v: Vec<&Record> = Vec::new();
+        for (r, _) in &pairs {
+            if !v.iter().any(|u| std::ptr::eq(*u, *r)) {
+                v.push(r);
+            }
+        }
+        v
+    };
+    format!(
+        "{verdict}{}\n- With the book's rule (intervals apart **and** medians more than {} apart), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the intervals alone, without the threshold, {apart} of {n} would have been ({}).\n\n{}",
+        t.to_markdown(),
+        threshold_text(),
+        percent(called, n),
+        percent(apart, n),
+        summary_provenance(&records_used)
+    )
+}
+
+/// The last comparisons of two runs on this machine, newest first.
+pub fn two_runs_view(dir: &Path) -> String {
+    let all = two_runs(dir);
+    let provenance = |last: &TwoRuns| {
+        format!(
+            "<p class=\"cow-provenance\">{}</p>\n",
+            escape_html(&format!(
+                "Counted by all-results measure (and make regenerate) after each measuring session that measured the whole book, on {}; the last {} comparison{} kept",
+                last.machine,
+                all.len(),
+                if all.len() == 1 { "" } else { "s" }
+            ))
+        )
+    };
+    let Some(last) = all.last() else {
+        return "<p class=\"cow-provenance\">No two runs have been compared on this machine yet: \
+                every <code>make regenerate</code> (or <code>all-results measure</code> without \
+                <code>--missing</code>) ends by comparing its results with the ones before it, \
+                and this page then shows the count.</p>\n"
+            .to_string();
+    };
+    let mut t = Table::new([
+        "compared (UTC)",
+        "profiles",
+        "summaries moved",
+        "headline figures moved",
+    ]);
+    for r in all.iter().rev().take(5) {
+        t.row([
+            r.at.clone(),
+            r.profiles.clone(),
+            format!(
+                "{} of {} ({})",
+                r.moved,
+                r.summaries,
+                percent(r.moved, r.summaries)
+            ),
+            if r.headlines_moved.is_empty() {
+                format!("0 of {}", r.headlines)
+            } else {
+                format!(
+                    "{} of {} ({})",
+                    r.headlines_moved.len(),
+                    r.headlines,
+                    escape_html(&r.headlines_moved.join(", "))
+                )
+            },
+        ]);
+    }
+    format!(
+        "The last two runs compared on this machine ({}, {}): **{} of {} summaries moved ({})** — intervals apart and medians more than {} % apart — and {} of {} headline figures.\n\n{}\n{}",
+        last.at,
+        last.profiles,
+        last.moved,
+        last.summaries,
+        percent(last.moved, last.summaries),
+        last.threshold_percent,
+        last.headlines_moved.len(),
+        last.headlines,
+        t.to_markdown(),
+        provenance(last)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::Profile;
+    use harness::machine::Machine;
+    use harness::noise::Noise;
+    use harness::record::{FORMAT, Provenance, Reading, RoundRecord, Status, Unit};
+
+    /// A synthetic record with `pairs` A/A pairs, of which `wrong` differ by 20 %.
+    fn record(pairs: usize, wrong: usize) -> Record {
+        Record {
+            format: FORMAT,
+            chapter: "short-sleeps".into(),
+            experiment: "calls".into(),
+            key: "k".into(),
+            profile: Profile::Quick,
+            build: "release".into(),
+            provenance: Provenance {
+                machine: Machine::current(),
+                measured_at: "now".into(),
+                measured_unix: 1,
+            },
+            params: vec![],
+            details: vec![],
+            isolation: String::new(),
+            status: Status::Ok,
+            notes: vec![],
+            wall_s: 1.0,
+            rounds: (0..6)
+                .map(|i| RoundRecord {
+                    index: i,
+                    noise: Noise::default(),
+                    readings: (0..pairs)
+                        .flat_map(|p| {
+                            let v = 100.0 + f64::from(i) * 0.1;
+                            let twin = if p < wrong { v * 1.2 } else { v + 0.05 };
+                            [
+                                Reading::new(format!("v{p}"), Unit::Nanos, v),
+                                Reading::new(
+                                    format!("v{p}{}", harness::AA_TWIN),
+                                    Unit::Nanos,
+                                    twin,
+                                ),
+                            ]
+                        })
+                        .collect(),
+                    data: serde_json::Value::Null,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_aa_view_counts_false_verdicts_and_says_when_there_are_too_many() {
+        let good = aa_view(&[record(20, 1)]);
+        assert!(
+            good.contains("1 of 20 A/A pairs were called different"),
+            "{good}"
+        );
+        assert!(good.contains("**5.00 %**"), "{good}");
+        assert!(!good.contains("failed its A/A"), "{good}");
+        let bad = aa_view(&[record(20, 2), record(0, 0)]);
+        assert!(bad.contains("failed its A/A self-test"), "{bad}");
+        assert!(bad.contains("cow-provenance"), "{bad}");
+        let none = aa_view(&[record(0, 0)]);
+        assert!(
+            none.contains("No result on this machine has an A/A twin"),
+            "{none}"
+        );
+        assert!(none.contains("cow-provenance"));
+    }
+
+    #[test]
+    fn the_two_runs_view_shows_the_last_count() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(two_runs_view(dir.path()).contains("No two runs have been compared"));
+        let rec = |v: f64, at| {
+            let mut r = record(1, 0);
+            r.provenance.measured_unix = at;
+            for round in &mut r.rounds {
+                round.readings[0].value *= v;
+            }
+            r
+        };
+        crate::changes::report_and_remember(&[rec(1.0, 1)], &[rec(2.0, 2)], dir.path());
+        let v = two_runs_view(dir.path());
+        assert!(v.contains("**1 of 2 summaries moved (50.0 %)**"), "{v}");
+        assert!(v.contains("cow-provenance"), "{v}");
+    }
+}
