@@ -17,19 +17,19 @@ use std::time::{Duration, Instant};
 // parameters
 
 const TASKS: Param = Param::int("tasks", 2, 100_000)
-    .defaults(100, 500)
+    .defaults(500, 500)
     .unit("members per brigade")
     .about("threads or tasks in every brigade (the write-up: 500)");
 const LAPS: Param = Param::int("laps", 1, 1_000_000)
-    .defaults(40, 1_000)
+    .defaults(10, 1_000)
     .unit("per brigade and round")
     .about("timed laps of each brigade in one round (the write-up: 10,000 in all)");
 const BASELINE_LAPS: Param = Param::int("baseline_laps", 1, 1_000_000)
-    .defaults(40, 100)
+    .defaults(5, 100)
     .unit("per brigade and round")
     .about("timed laps of the two baselines (threads pinned to one CPU; one thread doing all the I/O) in one round");
 const WARMUP: Param = Param::int("warmup", 0, 100_000)
-    .defaults(10, 20)
+    .defaults(2, 20)
     .unit("laps")
     .about("untimed laps before each brigade's timed ones");
 
@@ -51,9 +51,9 @@ const PROBE_THREADS: Param = Param::int("threads", 2, 10_000_000)
     .unit("members")
     .about("the thread brigade asks for this many (the full profile: until a limit says no)");
 const PROBE_TASKS: Param = Param::int("async_tasks", 2, 100_000_000)
-    .defaults(100_000, 1_000_000)
+    .defaults(50_000, 1_000_000)
     .unit("members")
-    .about("the async brigade (in-memory pipes) asks for this many");
+    .about("the async brigade (in-memory pipes) asks for this many (the write-up's memory figures: 50,000)");
 const PROBE_LAPS: Param = Param::int("probe_laps", 1, 1_000)
     .defaults(2, 1)
     .unit("per brigade and round")
@@ -78,7 +78,7 @@ pub static VARIANTS: Experiment<VariantsRound> = Experiment::new(
     VariantsRound::readings,
 )
 .params(&[TASKS, LAPS, BASELINE_LAPS, WARMUP])
-.budget(|p| p.pick(Budget::quick(6), Budget::full(138, 10)));
+.budget(|p| p.pick(Budget::quick(7), Budget::full(138, 10)));
 
 pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     "sweep",
@@ -87,7 +87,7 @@ pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     SweepRound::readings,
 )
 .params(&[HOPS, MAX_THREADS, MAX_TASKS])
-.budget(|p| p.pick(Budget::quick(5), Budget::full(24, 10)));
+.budget(|p| p.pick(Budget::quick(4), Budget::full(24, 10)));
 
 /// Why the limit probes share one process, as the provenance line shows it ("all
 /// rounds in one process (…)"); the page gives the whole reason.
@@ -194,12 +194,52 @@ pub const VARIANT_KINDS: [Kind; 7] = [
     Kind::OneThread,
 ];
 
+/// One arm of the variants experiment: a brigade, or its A/A twin (the same code run
+/// again as a separate arm in the same rounds, to check the verdict rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arm {
+    pub kind: Kind,
+    pub twin: bool,
+}
+
+const fn arm(kind: Kind) -> Arm {
+    Arm { kind, twin: false }
+}
+
+/// Every arm of a variants round: the brigades, and a twin of the cheapest (the
+/// current-thread channel brigade, about a tenth of a microsecond a hop).
+pub const VARIANT_ARMS: [Arm; 8] = [
+    arm(Kind::Thread),
+    arm(Kind::ThreadOneCpu),
+    arm(Kind::AsyncCurrentSocket),
+    arm(Kind::AsyncMultiSocket),
+    arm(Kind::AsyncCurrentChannel),
+    arm(Kind::AsyncMultiChannel),
+    arm(Kind::OneThread),
+    Arm {
+        kind: Kind::AsyncCurrentChannel,
+        twin: true,
+    },
+];
+
+// TEMPORARY until the harness's AA_TWIN lands.
+pub const AA_TWIN: &str = " (A/A twin)";
+
+/// The reading key of an arm: the brigade's, with [`AA_TWIN`] for a twin.
+pub fn arm_key(a: Arm) -> String {
+    if a.twin {
+        format!("{}{}", a.kind.key(), AA_TWIN)
+    } else {
+        a.kind.key().to_string()
+    }
+}
+
 /// Roughly what one hop costs on a small virtual machine, in nanoseconds: only to
 /// share a round's time out among its brigades (a slower machine gets fewer laps).
 fn est_hop_ns(kind: Kind) -> f64 {
     match kind {
         Kind::Thread => 16_000.0,
-        Kind::ThreadOneCpu => 8_000.0,
+        Kind::ThreadOneCpu => 12_000.0,
         Kind::AsyncCurrentSocket => 4_200.0,
         Kind::AsyncMultiSocket => 4_700.0,
         Kind::OneThread => 1_900.0,
@@ -235,6 +275,9 @@ fn sweep_laps(hops: usize, tasks: usize) -> usize {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Variant {
     pub kind: Kind,
+    /// An A/A twin: the same brigade again, kept out of the chapter's tables.
+    #[serde(default)]
+    pub twin: bool,
     /// Members it had (fewer than asked for only where a limit said so).
     pub tasks: usize,
     /// Timed laps.
@@ -251,10 +294,14 @@ pub struct Variant {
     pub per_hop: Option<Usage>,
     /// CPU time over wall time of the timed laps: how many CPUs were kept busy.
     pub cores_busy: Option<f64>,
+    /// Resident memory the brigade added (once its laps had run) ÷ its members.
+    #[serde(default)]
+    pub resident_per_member: Option<f64>,
 }
 
 impl Variant {
-    fn new(kind: Kind, r: &Laps) -> Option<Variant> {
+    fn new(a: Arm, r: &Laps) -> Option<Variant> {
+        let kind = a.kind;
         let n = r.tasks.max(1) as f64;
         let hop_p50_ns = median(r.ns.clone())? / n;
         let w: harness::Welford = r.ns.iter().copied().collect();
@@ -262,6 +309,7 @@ impl Variant {
         let hops = r.ns.len() as f64 * n;
         Some(Variant {
             kind,
+            twin: a.twin,
             tasks: r.tasks,
             laps: r.ns.len(),
             hop: Dist::from_samples(r.ns.iter().map(|x| x / n)),
@@ -270,8 +318,23 @@ impl Variant {
             lap_stddev_ns: w.stddev(),
             per_hop: r.usage.map(|u| u.per(hops)),
             cores_busy: r.usage.filter(|_| wall > 0.0).map(|u| u.cpu_ns / wall),
+            resident_per_member: r.resident_added.map(|b| b / n),
         })
     }
+}
+
+/// The limits a round found, read live: how far a brigade could grow here.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RoundLimits {
+    /// Threads this process could still start, and the limit that says so
+    /// (`kernel.pid_max = 32,768`; empty where none was found).
+    pub thread_room: usize,
+    pub thread_limit: String,
+    /// The soft open-file limit after raising it to the hard one.
+    pub open_files: Option<u64>,
+    /// The chapter's memory budget for one brigade, and where it comes from.
+    pub memory_budget: u64,
+    pub memory_why: String,
 }
 
 /// One round of the variants experiment: every brigade once.
@@ -280,24 +343,33 @@ pub struct VariantsRound {
     /// Members asked for.
     pub tasks: usize,
     pub variants: Vec<Variant>,
+    #[serde(default)]
+    pub limits: Option<RoundLimits>,
 }
 
 impl VariantsRound {
-    /// One value per brigade: this round's median lap divided by its members.
+    /// One value per arm: this round's median lap divided by its members.
     fn readings(&self) -> Vec<Reading> {
         self.variants
             .iter()
-            .map(|v| Reading::new(v.kind.key(), Unit::Nanos, v.hop_p50_ns))
+            .map(|v| {
+                let key = arm_key(Arm {
+                    kind: v.kind,
+                    twin: v.twin,
+                });
+                Reading::new(key, Unit::Nanos, v.hop_p50_ns)
+            })
             .collect()
     }
 
+    /// A brigade's arm (never its A/A twin).
     pub fn find(&self, kind: Kind) -> Option<&Variant> {
-        self.variants.iter().find(|v| v.kind == kind)
+        self.variants.iter().find(|v| v.kind == kind && !v.twin)
     }
 }
 
 fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
-    harness::machine::raise_fd_limit();
+    let open_files = harness::machine::raise_fd_limit();
     let tasks = ctx.count(&TASKS);
     let (laps, baseline_laps, warmup) = (
         ctx.count(&LAPS),
@@ -314,17 +386,26 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
     };
     let end = round_end(ctx, &VARIANTS);
     let caps = Caps::here(end);
-    let order = ctx.rotated(&VARIANT_KINDS);
+    let limits = RoundLimits {
+        thread_room: caps.threads,
+        thread_limit: caps.threads_limit.clone(),
+        open_files,
+        memory_budget: caps.memory,
+        memory_why: caps.memory_why.clone(),
+    };
+    let order = ctx.rotated(&VARIANT_ARMS);
     let mut out = Vec::new();
-    for (i, &kind) in order.iter().enumerate() {
-        // This brigade's part of what is left of the round, by expected cost.
-        let rest: f64 = order[i..].iter().map(|&k| cost(k)).sum();
+    for (i, &a) in order.iter().enumerate() {
+        let kind = a.kind;
+        // This arm's part of what is left of the round, by expected cost.
+        let rest: f64 = order[i..].iter().map(|a| cost(a.kind)).sum();
         let share = end.saturating_duration_since(Instant::now());
         let deadline = Instant::now() + share.mul_f64(cost(kind) / rest).max(MIN_SHARE);
+        let name = arm_key(a);
         match measure(kind, tasks, warmup, laps_of(kind), &caps, deadline) {
             Ok((r, stop)) => {
                 if let Some(s) = &stop {
-                    note_stop(ctx, kind.key(), s);
+                    note_stop(ctx, &name, s);
                 }
                 if r.stopped_early {
                     ctx.note(
@@ -332,32 +413,34 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
                         format!(
                             "{}: in some rounds its share of the round's time ran out before \
                              all {} laps had run; those rounds use the laps that did.",
-                            kind.key(),
+                            name,
                             fmt_count(laps_of(kind) as u64)
                         ),
                     );
                 }
-                match Variant::new(kind, &r) {
+                match Variant::new(a, &r) {
                     Some(v) => out.push(v),
                     None => ctx.note(
                         NoteKind::Timeout,
-                        format!(
-                            "{}: not one lap ran within its share of a round.",
-                            kind.key()
-                        ),
+                        format!("{}: not one lap ran within its share of a round.", name),
                     ),
                 }
             }
-            Err(e) => note_refused(ctx, kind.key(), &e),
+            Err(e) => note_refused(ctx, &name, &e),
         }
     }
-    out.sort_by_key(|v| VARIANT_KINDS.iter().position(|k| *k == v.kind));
+    out.sort_by_key(|v| {
+        VARIANT_ARMS
+            .iter()
+            .position(|a| a.kind == v.kind && a.twin == v.twin)
+    });
     if cfg!(unix) && Usage::now().is_none() {
         ctx.note(NoteKind::Unsupported, "getrusage failed: no switch counts.");
     }
     Ok(VariantsRound {
         tasks,
         variants: out,
+        limits: Some(limits),
     })
 }
 

@@ -31,7 +31,7 @@ use harness::Headline;
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [VARIANTS, SWEEP, LIMITS, SPAWN],
     views: [
-        views::VARIANTS_TABLE, views::HOP_CDF, views::FINDINGS, views::REFERENCE,
+        views::ANSWER, views::VARIANTS_TABLE, views::HOP_CDF, views::FINDINGS, views::REFERENCE,
         views::SWITCHES, views::PINNING, views::SPAWN_TABLE, views::MEMORY,
         views::SWEEP_MEMORY, views::SWEEP_HOP, views::LIMITS_TABLE, views::LIMIT_RUNS,
     ],
@@ -166,6 +166,8 @@ pub struct Caps {
     /// Threads this process may still start, and the limit that says so.
     pub threads: usize,
     pub threads_why: String,
+    /// That limit and its value, short (`kernel.pid_max = 32,768`).
+    pub threads_limit: String,
     /// Resident memory one build may add, and where that budget comes from.
     pub memory: u64,
     pub memory_why: String,
@@ -179,6 +181,7 @@ impl Caps {
         Caps {
             threads: usize::MAX,
             threads_why: String::new(),
+            threads_limit: String::new(),
             memory: u64::MAX,
             memory_why: String::new(),
             deadline: None,
@@ -189,12 +192,13 @@ impl Caps {
     /// with others (see [`os::thread_guard`]), and the memory budget (1 GiB, or what
     /// this cgroup leaves).
     pub fn here(deadline: Instant) -> Caps {
-        let (threads, threads_why) = os::thread_guard();
+        let guard = os::thread_guard_named();
         let (memory, source) = os::memory_budget();
         let memory_why = format!("the memory budget ({source})");
         Caps {
-            threads,
-            threads_why,
+            threads: guard.room,
+            threads_why: guard.why,
+            threads_limit: guard.limit,
             memory,
             memory_why,
             deadline: Some(deadline),
@@ -248,6 +252,8 @@ pub struct Laps {
     pub stopped_early: bool,
     /// Laps that completed, warm-up included.
     pub laps_run: u64,
+    /// Resident memory the brigade added (read after its laps, before it closed).
+    pub resident_added: Option<f64>,
 }
 
 fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
@@ -265,7 +271,8 @@ fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
 // ANCHOR: drive
 /// Runs `warmup + laps` laps, timing each of the last `laps` from the write into the
 /// first link to the read out of the last, and checks that the byte came back
-/// increased once per member. Stops at `deadline`, keeping the laps it has.
+/// increased once per member. Stops at `deadline`, keeping the laps it has (at
+/// least one timed lap, so a slow build still gives the round a value).
 pub fn drive(
     tasks: usize,
     warmup: usize,
@@ -291,7 +298,8 @@ pub fn drive(
         if i >= warmup {
             out.ns.push(took.as_nanos() as f64);
         }
-        if Instant::now() >= deadline && i + 1 < warmup + laps {
+        // The deadline ends the timed laps, but never before the first of them.
+        if Instant::now() >= deadline && i >= warmup && i + 1 < warmup + laps {
             out.stopped_early = true;
             break;
         }
@@ -944,8 +952,8 @@ impl Brigade {
     }
 }
 
-/// Builds a brigade, times its laps, closes it and checks that every member passed
-/// on every byte (warm-up included).
+/// Builds a brigade, times its laps, reads the resident memory it added, closes it
+/// and checks that every member passed on every byte (warm-up included).
 pub fn measure(
     kind: Kind,
     tasks: usize,
@@ -954,11 +962,18 @@ pub fn measure(
     caps: &Caps,
     deadline: Instant,
 ) -> Result<(Laps, Option<Stop>), Refused> {
+    os::trim_heap();
+    let rss0 = os::resident_bytes();
     let mut b = Brigade::build(kind, tasks, caps)?;
     let stop = b.stop();
     let timed = b.laps(warmup, laps, deadline);
+    let rss1 = os::resident_bytes();
     let counts = b.finish();
-    let r = timed.map_err(Refused::Failed)?;
+    let mut r = timed.map_err(Refused::Failed)?;
+    r.resident_added = match (rss0, rss1) {
+        (Some(a), Some(b)) => Some(b as f64 - a as f64),
+        _ => None,
+    };
     check_counts(&r, &counts.map_err(Refused::Failed)?).map_err(Refused::Failed)?;
     Ok((r, stop))
 }

@@ -19,11 +19,44 @@ pub struct Usage {
     pub voluntary_switches: f64,
     /// The kernel took the CPU away (time slice over, or a higher-priority wake-up).
     pub involuntary_switches: f64,
+    /// Time the process's threads spent runnable but waiting for a CPU (run-queue
+    /// delay, Linux's schedstat summed over the threads alive at both readings).
+    #[serde(default)]
+    pub run_delay_ns: Option<f64>,
 }
 
 impl Usage {
-    /// The process's totals so far; `None` where getrusage is not available.
+    /// The process's totals so far; `None` where getrusage is not available. The
+    /// run-queue delay is read first: with hundreds of threads that takes a few
+    /// milliseconds of CPU, which must not fall inside a measured window.
     pub fn now() -> Option<Usage> {
+        let run_delay = shim_run_delay();
+        let mut u = Self::clocks()?;
+        u.run_delay_ns = run_delay.map(|d| d as f64);
+        Some(u)
+    }
+
+    /// What was used since `start` (as returned by [`Usage::now`]); the clocks are
+    /// read before the run-queue delay, for the same reason.
+    pub fn since(start: Option<Usage>) -> Option<Usage> {
+        let a = start?;
+        let mut b = Self::clocks()?;
+        b.run_delay_ns = shim_run_delay().map(|d| d as f64);
+        Some(Usage {
+            cpu_ns: b.cpu_ns - a.cpu_ns,
+            user_ns: b.user_ns - a.user_ns,
+            system_ns: b.system_ns - a.system_ns,
+            voluntary_switches: b.voluntary_switches - a.voluntary_switches,
+            involuntary_switches: b.involuntary_switches - a.involuntary_switches,
+            run_delay_ns: match (a.run_delay_ns, b.run_delay_ns) {
+                (Some(x), Some(y)) => Some((y - x).max(0.0)),
+                _ => None,
+            },
+        })
+    }
+
+    /// getrusage and the process's CPU clock.
+    fn clocks() -> Option<Usage> {
         #[cfg(unix)]
         {
             // SAFETY: getrusage writes only into the struct we pass.
@@ -40,24 +73,13 @@ impl Usage {
                 system_ns,
                 voluntary_switches: ru.ru_nvcsw as f64,
                 involuntary_switches: ru.ru_nivcsw as f64,
+                run_delay_ns: None,
             })
         }
         #[cfg(not(unix))]
         {
             None
         }
-    }
-
-    /// What was used since `start` (as returned by [`Usage::now`]).
-    pub fn since(start: Option<Usage>) -> Option<Usage> {
-        let (a, b) = (start?, Usage::now()?);
-        Some(Usage {
-            cpu_ns: b.cpu_ns - a.cpu_ns,
-            user_ns: b.user_ns - a.user_ns,
-            system_ns: b.system_ns - a.system_ns,
-            voluntary_switches: b.voluntary_switches - a.voluntary_switches,
-            involuntary_switches: b.involuntary_switches - a.involuntary_switches,
-        })
     }
 
     /// Divides every field by `n` (for "per hop" figures).
@@ -68,8 +90,28 @@ impl Usage {
             system_ns: self.system_ns / n,
             voluntary_switches: self.voluntary_switches / n,
             involuntary_switches: self.involuntary_switches / n,
+            run_delay_ns: self.run_delay_ns.map(|d| d / n),
         }
     }
+}
+
+// TEMPORARY until the harness's counters land.
+fn shim_run_delay() -> Option<u64> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let mut sum = 0u64;
+    let mut any = false;
+    for t in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(t.path().join("schedstat"))
+            && let Some(v) = text
+                .split_whitespace()
+                .nth(1)
+                .and_then(|x| x.parse::<u64>().ok())
+        {
+            sum += v;
+            any = true;
+        }
+    }
+    any.then_some(sum)
 }
 
 pub fn resident_bytes() -> Option<u64> {
@@ -244,6 +286,17 @@ pub fn is_root() -> bool {
     }
 }
 
+/// The limit that caps how many more threads this process may start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Guard {
+    /// Threads this process may still start; `usize::MAX` where no limit was found.
+    pub room: usize,
+    /// The limit and its value, short: `kernel.pid_max = 32,768`; empty: none found.
+    pub limit: String,
+    /// The same with the arithmetic behind `room`.
+    pub why: String,
+}
+
 /// How many more threads this process may start, and the limit that sets it: the
 /// smallest room under the limits that threads use up, each minus a share left to
 /// everyone else. `usize::MAX` and an empty reason: no limit found.
@@ -251,10 +304,24 @@ pub fn is_root() -> bool {
 /// The soft RLIMIT_NPROC is respected even for root, whom the kernel exempts: a reader
 /// who set `ulimit -u` asked for fewer threads, and gets them.
 pub fn thread_guard() -> (usize, String) {
-    let mut best: (u64, String) = (u64::MAX, String::new());
-    let mut consider = |room: u64, why: String| {
-        if room < best.0 {
-            best = (room, why);
+    let g = thread_guard_named();
+    (g.room, g.why)
+}
+
+/// [`thread_guard`], with the limit's short name kept apart.
+pub fn thread_guard_named() -> Guard {
+    let mut best = Guard {
+        room: usize::MAX,
+        ..Guard::default()
+    };
+    let mut consider = |room: u64, limit: String, rest: String| {
+        let room = room.min(usize::MAX as u64) as usize;
+        if room < best.room {
+            best = Guard {
+                room,
+                why: format!("{limit}{rest}"),
+                limit,
+            };
         }
     };
     let n = harness::render::fmt_count;
@@ -268,10 +335,10 @@ pub fn thread_guard() -> (usize, String) {
         if let (Some(max), Some(used)) = (read_u64(file), used) {
             consider(
                 max.saturating_sub(used + keep(max)),
+                format!("{name} = {}", n(max)),
                 format!(
-                    "{name} = {} (system-wide), less the {} left to others and the {} \
-                     threads already running",
-                    n(max),
+                    " (system-wide), less the {} left to others and the {} threads \
+                     already running",
                     n(keep(max)),
                     n(used)
                 ),
@@ -283,10 +350,10 @@ pub fn thread_guard() -> (usize, String) {
     if let Some((room, max)) = cgroup_pids_headroom() {
         consider(
             room.saturating_sub(keep_small(max)),
+            format!("pids.max = {} of this cgroup or a parent", n(max)),
             format!(
-                "pids.max = {} of this cgroup or a parent, less the {} left to its other \
-                 processes and the {} process ids already in use",
-                n(max),
+                ", less the {} left to its other processes and the {} process ids \
+                 already in use",
                 n(keep_small(max)),
                 n(max - room)
             ),
@@ -298,33 +365,34 @@ pub fn thread_guard() -> (usize, String) {
         } else {
             ""
         };
+        let limit = format!("RLIMIT_NPROC = {}", n(max));
         match user_threads() {
             Some(used) => consider(
                 max.saturating_sub(used + keep_small(max)),
+                limit,
                 format!(
-                    "RLIMIT_NPROC = {} (every thread of this user counts), less the {} \
-                     left to others and the {} threads this user already has{root}",
-                    n(max),
+                    " (every thread of this user counts), less the {} left to others \
+                     and the {} threads this user already has{root}",
                     n(keep_small(max)),
                     n(used)
                 ),
             ),
-            None => consider(max, format!("RLIMIT_NPROC = {}{root}", n(max))),
+            None => consider(max, limit, root.to_string()),
         }
     }
     if let (Some(max), Some(own)) = (read_u64("/proc/sys/vm/max_map_count"), own_mappings()) {
         // Two mappings per thread (stack and guard page); keep 1,000 for the allocator.
         consider(
             max.saturating_sub(own + 1000) / 2,
+            format!("vm.max_map_count = {}", n(max)),
             format!(
-                "vm.max_map_count = {}, less the {} mappings in use and 1,000 kept for \
-                 the allocator, halved (two mappings per thread stack)",
-                n(max),
+                ", less the {} mappings in use and 1,000 kept for the allocator, \
+                 halved (two mappings per thread stack)",
                 n(own)
             ),
         );
     }
-    (best.0.min(usize::MAX as u64) as usize, best.1)
+    best
 }
 
 /// The soft open-file limit, in words: "RLIMIT_NOFILE = 20,000".
@@ -419,7 +487,9 @@ mod tests {
             system_ns: 20.0,
             voluntary_switches: 4.0,
             involuntary_switches: 2.0,
+            run_delay_ns: Some(8.0),
         };
         assert_eq!(u.per(2.0).system_ns, 10.0);
+        assert_eq!(u.per(2.0).run_delay_ns, Some(4.0));
     }
 }

@@ -19,7 +19,9 @@ use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
-pub static VARIANTS_TABLE: View<VariantsRound> = View::table("variants", &VARIANTS, variants_table);
+pub static ANSWER: View<VariantsRound> = View::table("answer", &VARIANTS, answer);
+pub static VARIANTS_TABLE: View<VariantsRound> =
+    View::table("variants", &VARIANTS, variants_table).brief();
 pub static HOP_CDF: View<VariantsRound> = View::plot("hop-cdf", &VARIANTS, hop_cdf).brief();
 pub static FINDINGS: View<VariantsRound> = View::table("findings", &VARIANTS, findings).brief();
 pub static REFERENCE: View<VariantsRound> =
@@ -173,6 +175,241 @@ fn median_cell(e: Option<Estimate>, f: impl Fn(f64) -> String) -> String {
 }
 
 // ---------------------------------------------------------------------------------
+// the answer
+
+/// A per-hop counter of one brigade, as an estimate over rounds.
+fn counter(
+    r: &Results<VariantsRound>,
+    kind: Kind,
+    f: fn(&crate::Usage) -> Option<f64>,
+) -> Option<Estimate> {
+    per_variant(r, kind, |v| v.per_hop.as_ref().and_then(f))
+}
+
+fn cpu_of(u: &crate::Usage) -> Option<f64> {
+    Some(u.cpu_ns)
+}
+
+fn wait_of(u: &crate::Usage) -> Option<f64> {
+    u.run_delay_ns
+}
+
+fn voluntary_of(u: &crate::Usage) -> Option<f64> {
+    Some(u.voluntary_switches)
+}
+
+fn memory_of(r: &Results<VariantsRound>, kind: Kind) -> Option<Estimate> {
+    per_variant(r, kind, |v| v.resident_per_member)
+}
+
+/// `a` against `b` by the verdict rule, with the rounds' own ratio where both ran in
+/// the same rounds.
+fn compare_values(
+    (an, ae): (&str, &Estimate),
+    (bn, be): (&str, &Estimate),
+    ratio: Option<Estimate>,
+    better: Better,
+) -> String {
+    compare_sentence((an, ae), (bn, be), ratio.as_ref(), better)
+}
+
+/// A per-hop counter of two brigades compared, with the rounds' own ratio.
+fn compare_counter(
+    r: &Results<VariantsRound>,
+    (a, an): (Kind, &str),
+    (b, bn): (Kind, &str),
+    f: fn(&crate::Usage) -> Option<f64>,
+) -> Option<String> {
+    let (ae, be) = (counter(r, a, f)?, counter(r, b, f)?);
+    let ratio = r.estimate_of(|x| {
+        let (va, vb) = (
+            f(x.find(a)?.per_hop.as_ref()?)?,
+            f(x.find(b)?.per_hop.as_ref()?)?,
+        );
+        (va > 0.0 && vb > 0.0).then(|| va / vb)
+    });
+    Some(compare_values((an, &ae), (bn, &be), ratio, Better::Lower))
+}
+
+/// The time per hop of two brigades compared.
+fn compare_hops(
+    r: &Results<VariantsRound>,
+    (a, an): (Kind, &str),
+    (b, bn): (Kind, &str),
+) -> Option<String> {
+    let (ae, be) = (r.estimate(a.key())?, r.estimate(b.key())?);
+    Some(compare_values(
+        (an, &ae),
+        (bn, &be),
+        r.ratio(a.key(), b.key()),
+        Better::Lower,
+    ))
+}
+
+fn ns(e: &Estimate) -> String {
+    fmt_estimate(e, Unit::Nanos)
+}
+
+/// How far a brigade could grow here, from the limits its rounds read live.
+fn how_far(r: &Results<VariantsRound>) -> Option<String> {
+    let l = r.data().find_map(|x| x.limits.clone())?;
+    let sockets = l.open_files.map(|f| (f / 2) as usize);
+    let threads = match (sockets, l.thread_room) {
+        (Some(s), room) if s <= room => format!(
+            "a thread brigade over socket pairs could grow to about {} members here before \
+             the open-file limit ({} descriptors, two per member) stops it{}",
+            fmt_count(s as u64),
+            fmt_count(l.open_files.unwrap_or(0)),
+            if room == usize::MAX {
+                String::new()
+            } else {
+                format!(
+                    "; threads alone would stop at about {} more, at {}",
+                    fmt_count(room as u64),
+                    l.thread_limit
+                )
+            }
+        ),
+        (_, usize::MAX) => "no limit on threads could be read here".to_string(),
+        (_, room) => format!(
+            "a thread brigade could grow by about {} more threads here before {} stops it",
+            fmt_count(room as u64),
+            l.thread_limit
+        ),
+    };
+    let tasks = memory_of(r, Kind::AsyncCurrentChannel)
+        .filter(|e| e.median > 0.0)
+        .map(|e| {
+            format!(
+                "; a task brigade over channels needs no descriptor and no thread, so memory \
+                 stops it: at {} a task, {} holds about {} tasks (our arithmetic)",
+                fmt_bytes(e.median),
+                fmt_bytes(l.memory_budget as f64),
+                fmt_count((l.memory_budget as f64 / e.median) as u64)
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "How far, from limits read when it ran: {threads}{tasks}"
+    ))
+}
+
+/// The chapter's answer in numbers: a hop and a member's memory for a thread against
+/// a task, why (counters), how far each goes here, and the write-up's own answer.
+fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
+    let rf = reference_data()?;
+    let members = fmt_count(r.param("tasks").unwrap_or(0.0) as u64);
+    let e = |k: Kind| r.estimate(k.key());
+    let mut out = Vec::new();
+    if let (Some(th), Some(mt), Some(ct)) = (
+        e(Kind::Thread),
+        e(Kind::AsyncMultiSocket),
+        e(Kind::AsyncCurrentSocket),
+    ) {
+        out.push(format!(
+            "With {members} members linked by socket pairs, a hop took {} between threads, \
+             {} between tokio tasks on the multi-thread runtime and {} on the \
+             current-thread runtime; {}",
+            ns(&th),
+            ns(&mt),
+            ns(&ct),
+            compare_hops(
+                r,
+                (Kind::Thread, "a thread hop"),
+                (Kind::AsyncMultiSocket, "a multi-thread task hop")
+            )
+            .unwrap_or_default()
+        ));
+    }
+    if let (Some(ch), Some(cmp)) = (
+        e(Kind::AsyncCurrentChannel),
+        compare_hops(
+            r,
+            (Kind::AsyncCurrentSocket, "a task hop over a socket pair"),
+            (Kind::AsyncCurrentChannel, "one over a channel"),
+        ),
+    ) {
+        out.push(format!(
+            "Linked by tokio channels instead, with no system call, a task hop took {} \
+             (current-thread runtime): {cmp}",
+            ns(&ch)
+        ));
+    }
+    let (th, ct) = (Kind::Thread, Kind::AsyncCurrentSocket);
+    if let (Some(vt), Some(vc), Some(cpu)) = (
+        counter(r, th, voluntary_of),
+        counter(r, ct, voluntary_of),
+        compare_counter(
+            r,
+            (th, "a thread hop's CPU time"),
+            (ct, "a task hop's"),
+            cpu_of,
+        ),
+    ) {
+        let wait = match (counter(r, th, wait_of), counter(r, ct, wait_of)) {
+            (Some(a), Some(b)) => format!(
+                "; the two spent {} and {} a hop runnable but waiting for a CPU (run-queue \
+                 delay, summed over their threads)",
+                ns(&a),
+                ns(&b)
+            ),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "Why, measured per hop: the thread brigade made {} voluntary context switches a \
+             hop (a member blocking in its read), the current-thread task brigade {}; \
+             {cpu}{wait}",
+            sig3(vt.median),
+            sig3(vc.median)
+        ));
+    }
+    if let (Some(mt), Some(mc)) = (memory_of(r, th), memory_of(r, ct)) {
+        let ratio = r.estimate_of(|x| {
+            let (a, b) = (
+                x.find(th)?.resident_per_member?,
+                x.find(ct)?.resident_per_member?,
+            );
+            (a > 0.0 && b > 0.0).then(|| a / b)
+        });
+        out.push(format!(
+            "Memory, as the resident memory a brigade of {members} added ÷ {members}: {} per \
+             thread, {} per task over socket pairs; {}",
+            fmt_estimate(&mt, Unit::Bytes),
+            fmt_estimate(&mc, Unit::Bytes),
+            compare_values(
+                ("a thread's", &mt),
+                ("a task's", &mc),
+                ratio,
+                Better::Higher
+            )
+        ));
+    }
+    if let Some(far) = how_far(r) {
+        out.push(far);
+    }
+    anyhow::ensure!(!out.is_empty(), "no brigade could be measured here");
+    let b = &rf.brigade;
+    let m = &rf.memory;
+    let writeup = format!(
+        "{} timed {} tasks over {} iterations: a mean lap of {} with threads and {} with \
+         async tasks, “1.8 / 2.7 ≅ 0.67”; at {} tasks, about {} KiB of resident memory per \
+         thread against {} KiB per task; it ran {} async tasks, and {} threads after raising \
+         system limits by hand.",
+        rf.source.author,
+        fmt_count(b.tasks as u64),
+        fmt_count(b.iterations as u64),
+        fmt_published_ns(b.thread_mean_ns),
+        fmt_published_ns(b.async_mean_ns),
+        fmt_count(m.tasks as u64),
+        m.thread_per_task_published_kib,
+        m.async_per_task_published_kib,
+        fmt_count(rf.limits.largest_async_tasks as u64),
+        fmt_count(rf.limits.largest_threads as u64),
+    );
+    Ok(tmp_answer_block(out, &writeup))
+}
+
+// ---------------------------------------------------------------------------------
 // variants
 
 /// The time per hop of every brigade: the median over rounds of each round's median
@@ -281,10 +518,39 @@ fn findings(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         ));
     }
     anyhow::ensure!(!out.is_empty(), "no two brigades have results to compare");
+    if let Some(s) = aa_sentence(r) {
+        out.push(s);
+    }
     Ok(out
         .iter()
         .map(|s| format!("- {}.\n", capitalise(s)))
         .collect())
+}
+
+/// The A/A self-check: the current-thread channel brigade against its twin, the same
+/// code run as a second arm in the same rounds. A clear verdict here is a false one.
+fn aa_sentence(r: &Results<VariantsRound>) -> Option<String> {
+    let k = Kind::AsyncCurrentChannel;
+    let twin = crate::experiments::arm_key(crate::experiments::Arm {
+        kind: k,
+        twin: true,
+    });
+    let (a, b) = (r.estimate(k.key())?, r.estimate(&twin)?);
+    let s = compare_sentence(
+        ("the current-thread channel brigade", &a),
+        ("its twin", &b),
+        r.ratio(k.key(), &twin).as_ref(),
+        Better::Lower,
+    );
+    let flag = if verdict(&a, &b).is_clear() {
+        " (the same code called different: a false verdict, of the kind How we measure counts)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "Self-check (A/A: the same brigade run again as a separate arm in the same \
+         rounds, kept out of the tables): {s}{flag}"
+    ))
 }
 
 /// The write-up's published figures beside yours.
@@ -328,26 +594,20 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         fmt_published_ns(b.async_stddev_ns),
         at_size(sd(am)),
     ]);
-    t.row([
-        "threads: per task, as the write-up states it".to_string(),
-        fmt_published_ns(b.thread_hop_ns),
-        "–".into(),
-    ]);
-    t.row([
-        "threads: mean lap ÷ tasks (our division)".to_string(),
-        fmt_published_ns(b.thread_lap_div_tasks_ns),
-        fmt_opt_estimate(per_task(th), Unit::Nanos),
-    ]);
-    t.row([
-        "async: per task, as the write-up states it".to_string(),
-        fmt_published_ns(b.async_hop_ns),
-        "–".into(),
-    ]);
-    t.row([
-        "async: mean lap ÷ tasks (our division)".to_string(),
-        fmt_published_ns(b.async_lap_div_tasks_ns),
-        fmt_opt_estimate(per_task(am), Unit::Nanos),
-    ]);
+    for (k, who, stated, divided) in [
+        (th, "threads", b.thread_hop_ns, b.thread_lap_div_tasks_ns),
+        (am, "async", b.async_hop_ns, b.async_lap_div_tasks_ns),
+    ] {
+        t.row([
+            format!("{who}: per hop (theirs: as stated; mean lap ÷ tasks)"),
+            format!(
+                "{}; {}",
+                fmt_published_ns(stated),
+                fmt_published_ns(divided)
+            ),
+            fmt_opt_estimate(per_task(k), Unit::Nanos),
+        ]);
+    }
     let yours_ratio = r
         .estimate_of(|x| {
             let (t, a) = (x.find(th)?, x.find(am)?);
@@ -366,7 +626,9 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     md.push_str(
         "Async rows: theirs is the write-up's async brigade; yours is the async brigade on \
          the multi-thread runtime (that theirs ran on it is our reading). Yours are medians \
-         over rounds of each round's figure, with their intervals",
+         over rounds of each round's figure, with their intervals; your per-hop figure is \
+         your mean lap ÷ your members, the write-up's is the figure it states, then its mean \
+         lap ÷ 500 (our division)",
     );
     if same_size {
         md.push_str(".\n\n");
@@ -407,112 +669,203 @@ fn percent(x: f64) -> String {
     format!("{} %", sig3(x * 100.0))
 }
 
-/// Switches and CPU per hop around the timed laps; theirs from the `time` output the
-/// write-up printed.
+/// Switches, CPU and run-queue wait per hop around the timed laps; theirs from the
+/// `time` output the write-up printed.
 fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let b = &rf.brigade;
     let mut t = Table::new([
         "brigade",
-        "voluntary switches",
+        "per hop",
         "CPU",
-        "system share",
-        "CPUs busy",
+        "waiting for a CPU",
+        "voluntary switches",
+        "involuntary switches",
+        "kernel share",
     ]);
     let mut hidden = 0;
     for k in kinds_in(r) {
-        let usage = |f: fn(&crate::Usage) -> f64| per_variant(r, k, |v| v.per_hop.as_ref().map(f));
+        let usage = |f: fn(&crate::Usage) -> Option<f64>| counter(r, k, f);
         let share = system_share(r, k);
         hidden += usize::from(share.is_none());
         t.row([
             k.short().to_string(),
-            median_cell(usage(|u| u.voluntary_switches), sig3),
-            median_cell(usage(|u| u.cpu_ns), |v| Unit::Nanos.format(v)),
+            median_cell(r.estimate(k.key()), |v| Unit::Nanos.format(v)),
+            median_cell(usage(cpu_of), |v| Unit::Nanos.format(v)),
+            median_cell(usage(wait_of), |v| Unit::Nanos.format(v)),
+            median_cell(usage(voluntary_of), sig3),
+            median_cell(usage(|u| Some(u.involuntary_switches)), sig3),
             share.map_or_else(|| "–".into(), percent),
-            median_cell(per_variant(r, k, |v| v.cores_busy), sig3),
         ]);
     }
     let hops = (b.tasks * b.iterations) as f64;
-    for (label, user, sys, wall) in [
+    for (label, mean, user, sys) in [
         (
             "theirs: threads",
+            b.thread_mean_ns,
             b.thread_user_s,
             b.thread_system_s,
-            b.thread_elapsed_s,
         ),
         (
             "theirs: async",
+            b.async_mean_ns,
             b.async_user_s,
             b.async_system_s,
-            b.async_elapsed_s,
         ),
     ] {
         t.row([
             label.to_string(),
-            "–".into(),
+            Unit::Nanos.format(mean / b.tasks as f64),
             Unit::Nanos.format((user + sys) * 1e9 / hops),
+            "–".into(),
+            "–".into(),
+            "–".into(),
             percent(sys / (user + sys)),
-            sig3((user + sys) / wall),
         ]);
     }
     let mut md = t.to_markdown();
     md.push_str(
-        "\nSwitches and CPU time are per hop, for the whole process; *system share* is the \
-         kernel's part of that CPU time; *CPUs busy* is CPU time over wall time. Yours: \
-         medians over rounds, except the system share, which pools every round.",
+        "\nPer hop, for the whole process over the timed laps; yours are medians over \
+         rounds. *Per hop* is the median lap ÷ members, as above; *waiting for a CPU* is \
+         the time its threads were runnable but not running (the run-queue delay Linux \
+         keeps per thread), summed over the threads, so it can exceed the hop when several \
+         wait at once; the *kernel share* of CPU time pools every round.",
     );
     if hidden > 0 {
-        md.push_str(
-            " A *system share* of “–”: that brigade's timed laps used less than a second \
-             of CPU over all rounds; `getrusage` splits user from system time by sampling \
-             at the scheduler's tick (every 1 to 10 ms), so over a shorter time the split \
-             is mostly chance.",
-        );
-        if r.record.profile == harness::Profile::Quick {
-            md.push_str(" The full profile times more laps.");
-        }
+        md.push_str(&format!(
+            " A kernel share of “–”: that brigade's laps used less than {} of CPU in all, \
+             too little for `getrusage`, which splits user from kernel time by sampling at \
+             the scheduler's tick (every 1 to 10 ms).",
+            Unit::Nanos.format(SPLIT_MIN_CPU_NS)
+        ));
     }
     md.push_str(&format!(
-        " Theirs: our arithmetic on the `time` output the write-up printed: user plus \
-         system seconds divided by {} × {} hops, the system seconds as a share of that \
-         sum, and the sum over the elapsed time.\n\n{}\n",
+        " Theirs, by our arithmetic on the write-up's output: the mean lap ÷ {}, user plus \
+         system seconds of its `time` output ÷ ({} × {} hops), and the system seconds' \
+         share of that sum.\n\n{}\n",
+        fmt_count(b.tasks as u64),
         fmt_count(b.tasks as u64),
         fmt_count(b.iterations as u64),
         rf.attribution()
     ));
+    if let Some(s) = why_sentences(r) {
+        md.push_str(&format!("\n{s}"));
+    }
     Ok(md)
+}
+
+/// A brigade's mean lap ÷ members: the wall time per hop over the same window as its
+/// counters (which are totals over the timed laps).
+fn mean_hop(r: &Results<VariantsRound>, k: Kind) -> Option<Estimate> {
+    per_variant(r, k, |v| Some(v.lap_mean_ns / v.tasks.max(1) as f64))
+}
+
+/// What the counters say about the hops, each sentence computed from them.
+fn why_sentences(r: &Results<VariantsRound>) -> Option<String> {
+    let mut out = Vec::new();
+    let med = |k: Kind, f: fn(&crate::Usage) -> Option<f64>| counter(r, k, f).map(|e| e.median);
+    let t = |v: f64| Unit::Nanos.format(v);
+    // One thread does everything: its wall time is its CPU time plus its wait for a CPU.
+    for (k, what) in [
+        (
+            Kind::AsyncCurrentSocket,
+            "the current-thread task brigade over socket pairs",
+        ),
+        (Kind::OneThread, "the one-thread baseline"),
+    ] {
+        let (Some(wall), Some(cpu), Some(wait)) = (mean_hop(r, k), med(k, cpu_of), med(k, wait_of))
+        else {
+            continue;
+        };
+        out.push(format!(
+            "{what} runs on one thread: of its mean hop of {}, {} was CPU time and {} was \
+             spent waiting for a CPU, together {} of it",
+            t(wall.median),
+            t(cpu),
+            t(wait),
+            percent((cpu + wait) / wall.median)
+        ));
+    }
+    if let (Some(wall), Some(cpu), Some(wait), Some(vol)) = (
+        mean_hop(r, Kind::Thread),
+        med(Kind::Thread, cpu_of),
+        med(Kind::Thread, wait_of),
+        med(Kind::Thread, voluntary_of),
+    ) {
+        out.push(format!(
+            "the thread brigade made {} voluntary switches a hop; in its mean hop of {} its \
+             threads used {} of CPU and, summed over them, waited {} for a CPU",
+            sig3(vol),
+            t(wall.median),
+            t(cpu),
+            t(wait)
+        ));
+    }
+    if let Some(cmp) = compare_counter(
+        r,
+        (Kind::Thread, "a thread hop's CPU time"),
+        (Kind::AsyncCurrentSocket, "a current-thread task hop's"),
+        cpu_of,
+    ) {
+        out.push(cmp);
+    }
+    (!out.is_empty()).then(|| harness::render::findings(out))
 }
 
 /// Pinned against unpinned threads.
 fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let (un, pin) = (Kind::Thread, Kind::ThreadOneCpu);
-    let mut t = Table::new(["brigade", "per hop", "switches per hop", "unpinned ÷ this"]);
-    let base = r.estimate(un.key());
+    let mut t = Table::new([
+        "brigade",
+        "per hop",
+        "CPU per hop",
+        "waiting for a CPU",
+        "CPUs busy",
+    ]);
     for k in [un, pin] {
         let Some(e) = r.estimate(k.key()) else {
             t.row([k.short().to_string(), "did not run".into()]);
             continue;
         };
-        let ratio = match (k == pin, base) {
-            (true, Some(b)) if !verdict(&b, &e).is_clear() => {
-                undecided_text(verdict(&b, &e)).unwrap_or_default()
-            }
-            (true, Some(_)) => r
-                .ratio(un.key(), pin.key())
-                .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x)),
-            _ => "–".into(),
-        };
         t.row([
             k.short().to_string(),
             fmt_estimate(&e, Unit::Nanos),
-            median_cell(
-                per_variant(r, k, |v| v.per_hop.map(|u| u.voluntary_switches)),
-                sig3,
-            ),
-            ratio,
+            fmt_opt_estimate(counter(r, k, cpu_of), Unit::Nanos),
+            fmt_opt_estimate(counter(r, k, wait_of), Unit::Nanos),
+            median_cell(per_variant(r, k, |v| v.cores_busy), sig3),
         ]);
     }
-    Ok(t.to_markdown())
+    let mut md = t.to_markdown();
+    md.push_str(
+        "\n*CPUs busy* is CPU time over the laps' wall time: how many CPUs the brigade kept \
+         busy on average.\n\n",
+    );
+    let mut out = Vec::new();
+    if let Some(s) = compare_hops(
+        r,
+        (pin, "a hop between threads pinned to one CPU"),
+        (un, "one between unpinned threads"),
+    ) {
+        out.push(s);
+    }
+    if let Some(s) = compare_counter(
+        r,
+        (pin, "its CPU time per hop pinned"),
+        (un, "unpinned"),
+        cpu_of,
+    ) {
+        out.push(s);
+    }
+    if let Some(s) = compare_counter(
+        r,
+        (pin, "its wait for a CPU per hop pinned"),
+        (un, "unpinned"),
+        wait_of,
+    ) {
+        out.push(s);
+    }
+    md.push_str(&harness::render::findings(out));
+    Ok(md)
 }
 
 // ---------------------------------------------------------------------------------
@@ -880,4 +1233,27 @@ mod tests {
         assert_eq!(fmt_published_ns(5_500.0), "5.5 µs");
         assert_eq!(fmt_published_ns(1_858_000.0), "1.858 ms");
     }
+}
+
+// TEMPORARY until the harness's answer blocks and threshold land.
+trait IsClear {
+    fn is_clear(self) -> bool;
+}
+impl IsClear for Verdict {
+    fn is_clear(self) -> bool {
+        matches!(self, Verdict::Below | Verdict::Above)
+    }
+}
+fn tmp_answer_block<S: AsRef<str>>(
+    sentences: impl IntoIterator<Item = S>,
+    writeup: &str,
+) -> String {
+    let mut out = String::from(
+        "<div class=\"cow-live cow-answer\">\n\n**On this machine** (computed from the \
+         measurements on this page when it was built):\n\n",
+    );
+    out.push_str(&harness::render::findings(sentences));
+    out.push_str(&format!("\n*The write-up:* {}\n", writeup.trim()));
+    out.push_str("\n</div>\n");
+    out
 }
