@@ -228,7 +228,7 @@ fn compare_counter(
         );
         (va > 0.0 && vb > 0.0).then(|| va / vb)
     });
-    Some(compare_values((an, &ae), (bn, &be), ratio, Better::Lower))
+    Some(compare_values((an, &ae), (bn, &be), ratio, Better::Higher))
 }
 
 /// The time per hop of two brigades compared.
@@ -244,6 +244,15 @@ fn compare_hops(
         r.ratio(a.key(), b.key()),
         Better::Lower,
     ))
+}
+
+/// A count rounded to three significant digits: 885,621 → 886,000.
+fn round3(x: f64) -> u64 {
+    if x < 1000.0 {
+        return x.round() as u64;
+    }
+    let scale = 10f64.powi(x.log10().floor() as i32 - 2);
+    ((x / scale).round() * scale) as u64
 }
 
 fn ns(e: &Estimate) -> String {
@@ -285,7 +294,7 @@ fn how_far(r: &Results<VariantsRound>) -> Option<String> {
                  stops it: at {} a task, {} holds about {} tasks (our arithmetic)",
                 fmt_bytes(e.median),
                 fmt_bytes(l.memory_budget as f64),
-                fmt_count((l.memory_budget as f64 / e.median) as u64)
+                fmt_count(round3(l.memory_budget as f64 / e.median))
             )
         })
         .unwrap_or_default();
@@ -300,70 +309,73 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let members = fmt_count(r.param("tasks").unwrap_or(0.0) as u64);
     let e = |k: Kind| r.estimate(k.key());
+    let (th, ct, mt) = (
+        Kind::Thread,
+        Kind::AsyncCurrentSocket,
+        Kind::AsyncMultiSocket,
+    );
     let mut out = Vec::new();
-    if let (Some(th), Some(mt), Some(ct)) = (
-        e(Kind::Thread),
-        e(Kind::AsyncMultiSocket),
-        e(Kind::AsyncCurrentSocket),
+    if let (Some(a), Some(b), Some(c), Some(cmp)) = (
+        e(th),
+        e(mt),
+        e(ct),
+        compare_hops(r, (th, "a thread hop"), (mt, "a multi-thread task hop")),
     ) {
         out.push(format!(
-            "With {members} members linked by socket pairs, a hop took {} between threads, \
-             {} between tokio tasks on the multi-thread runtime and {} on the \
-             current-thread runtime; {}",
-            ns(&th),
-            ns(&mt),
-            ns(&ct),
-            compare_hops(
-                r,
-                (Kind::Thread, "a thread hop"),
-                (Kind::AsyncMultiSocket, "a multi-thread task hop")
-            )
-            .unwrap_or_default()
+            "A hop took {} between threads and {} between tokio tasks on the multi-thread \
+             runtime ({} on the current-thread runtime), {members} members linked by socket \
+             pairs: {cmp}",
+            ns(&a),
+            ns(&b),
+            ns(&c),
         ));
     }
     if let (Some(ch), Some(cmp)) = (
         e(Kind::AsyncCurrentChannel),
         compare_hops(
             r,
-            (Kind::AsyncCurrentSocket, "a task hop over a socket pair"),
+            (ct, "a task hop over a socket pair"),
             (Kind::AsyncCurrentChannel, "one over a channel"),
         ),
     ) {
         out.push(format!(
-            "Linked by tokio channels instead, with no system call, a task hop took {} \
-             (current-thread runtime): {cmp}",
+            "Linked by tokio channels instead of socket pairs, a task hop took {} on the \
+             current-thread runtime: {cmp}",
             ns(&ch)
         ));
     }
-    let (th, ct) = (Kind::Thread, Kind::AsyncCurrentSocket);
     if let (Some(vt), Some(vc), Some(cpu)) = (
         counter(r, th, voluntary_of),
         counter(r, ct, voluntary_of),
         compare_counter(
             r,
             (th, "a thread hop's CPU time"),
-            (ct, "a task hop's"),
+            (ct, "a current-thread task hop's"),
             cpu_of,
         ),
     ) {
+        let blocks = if (0.9..=1.1).contains(&vt.median) {
+            " (each member blocks in its read once a lap and is woken)"
+        } else {
+            ""
+        };
         let wait = match (counter(r, th, wait_of), counter(r, ct, wait_of)) {
             (Some(a), Some(b)) => format!(
-                "; the two spent {} and {} a hop runnable but waiting for a CPU (run-queue \
-                 delay, summed over their threads)",
+                " Runnable but waiting for a CPU, they spent {} (summed over the threads) and \
+                 {} a hop",
                 ns(&a),
                 ns(&b)
             ),
             _ => String::new(),
         };
         out.push(format!(
-            "Why, measured per hop: the thread brigade made {} voluntary context switches a \
-             hop (a member blocking in its read), the current-thread task brigade {}; \
-             {cpu}{wait}",
+            "Why, measured: the thread brigade made {} voluntary context switches a hop{blocks}, \
+             the current-thread task brigade {}; {cpu}.{wait}",
             sig3(vt.median),
             sig3(vc.median)
         ));
     }
-    if let (Some(mt), Some(mc)) = (memory_of(r, th), memory_of(r, ct)) {
+    if let (Some(mth), Some(mct)) = (memory_of(r, th), memory_of(r, ct)) {
         let ratio = r.estimate_of(|x| {
             let (a, b) = (
                 x.find(th)?.resident_per_member?,
@@ -372,13 +384,13 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             (a > 0.0 && b > 0.0).then(|| a / b)
         });
         out.push(format!(
-            "Memory, as the resident memory a brigade of {members} added ÷ {members}: {} per \
-             thread, {} per task over socket pairs; {}",
-            fmt_estimate(&mt, Unit::Bytes),
-            fmt_estimate(&mc, Unit::Bytes),
+            "A member's memory (the resident memory a brigade of {members} added, ÷ \
+             {members}): {} per thread, {} per task; {}",
+            fmt_estimate(&mth, Unit::Bytes),
+            fmt_estimate(&mct, Unit::Bytes),
             compare_values(
-                ("a thread's", &mt),
-                ("a task's", &mc),
+                ("a thread's", &mth),
+                ("a task's", &mct),
                 ratio,
                 Better::Higher
             )
@@ -850,16 +862,16 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     }
     if let Some(s) = compare_counter(
         r,
-        (pin, "its CPU time per hop pinned"),
-        (un, "unpinned"),
+        (pin, "a pinned thread hop's CPU time"),
+        (un, "an unpinned one's"),
         cpu_of,
     ) {
         out.push(s);
     }
     if let Some(s) = compare_counter(
         r,
-        (pin, "its wait for a CPU per hop pinned"),
-        (un, "unpinned"),
+        (pin, "a pinned thread hop's wait for a CPU"),
+        (un, "an unpinned one's"),
         wait_of,
     ) {
         out.push(s);
@@ -1224,6 +1236,13 @@ mod tests {
         assert_eq!(r.memory.thread_per_task_published_kib, 10.0);
         assert_eq!(r.memory.async_per_task_published_kib, 0.4);
         assert_eq!(r.brigade.async_over_thread_published, 0.67);
+    }
+
+    #[test]
+    fn counts_round_to_three_digits() {
+        assert_eq!(round3(885_621.0), 886_000);
+        assert_eq!(round3(29_285.0), 29_300);
+        assert_eq!(round3(512.4), 512);
     }
 
     #[test]
