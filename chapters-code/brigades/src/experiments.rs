@@ -42,7 +42,7 @@ const MAX_THREADS: Param = Param::int("max_threads", 1_000, 1_000_000)
     .unit("members")
     .about("largest thread and socket brigade of the sweep (sizes 10, 100, 1,000, …: at least three for a memory slope)");
 const MAX_TASKS: Param = Param::int("max_tasks", 1_000, 10_000_000)
-    .defaults(10_000, 100_000)
+    .defaults(3_000, 100_000)
     .unit("members")
     .about("largest channel and in-memory pipe brigade of the sweep (sizes 10, 100, 1,000, …: at least three for a memory slope)");
 
@@ -222,13 +222,10 @@ pub const VARIANT_ARMS: [Arm; 8] = [
     },
 ];
 
-// TEMPORARY until the harness's AA_TWIN lands.
-pub const AA_TWIN: &str = " (A/A twin)";
-
-/// The reading key of an arm: the brigade's, with [`AA_TWIN`] for a twin.
+/// The reading key of an arm: the brigade's, with [`harness::AA_TWIN`] for a twin.
 pub fn arm_key(a: Arm) -> String {
     if a.twin {
-        format!("{}{}", a.kind.key(), AA_TWIN)
+        format!("{}{}", a.kind.key(), harness::AA_TWIN)
     } else {
         a.kind.key().to_string()
     }
@@ -408,14 +405,12 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
                     note_stop(ctx, &name, s);
                 }
                 if r.stopped_early {
+                    // One note for every brigade and round: the laps column says which.
                     ctx.note(
                         NoteKind::Timeout,
-                        format!(
-                            "{}: in some rounds its share of the round's time ran out before \
-                             all {} laps had run; those rounds use the laps that did.",
-                            name,
-                            fmt_count(laps_of(kind) as u64)
-                        ),
+                        "in some rounds a brigade's share of the round's time ran out before \
+                         all its laps had run; those rounds use the laps that did (at least \
+                         one), and the *laps* column of the table counts them.",
                     );
                 }
                 match Variant::new(a, &r) {

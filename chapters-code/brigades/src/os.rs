@@ -30,7 +30,7 @@ impl Usage {
     /// run-queue delay is read first: with hundreds of threads that takes a few
     /// milliseconds of CPU, which must not fall inside a measured window.
     pub fn now() -> Option<Usage> {
-        let run_delay = shim_run_delay();
+        let run_delay = harness::Counters::process().run_delay_ns;
         let mut u = Self::clocks()?;
         u.run_delay_ns = run_delay.map(|d| d as f64);
         Some(u)
@@ -41,7 +41,7 @@ impl Usage {
     pub fn since(start: Option<Usage>) -> Option<Usage> {
         let a = start?;
         let mut b = Self::clocks()?;
-        b.run_delay_ns = shim_run_delay().map(|d| d as f64);
+        b.run_delay_ns = harness::Counters::process().run_delay_ns.map(|d| d as f64);
         Some(Usage {
             cpu_ns: b.cpu_ns - a.cpu_ns,
             user_ns: b.user_ns - a.user_ns,
@@ -93,25 +93,6 @@ impl Usage {
             run_delay_ns: self.run_delay_ns.map(|d| d / n),
         }
     }
-}
-
-// TEMPORARY until the harness's counters land.
-fn shim_run_delay() -> Option<u64> {
-    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
-    let mut sum = 0u64;
-    let mut any = false;
-    for t in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(t.path().join("schedstat"))
-            && let Some(v) = text
-                .split_whitespace()
-                .nth(1)
-                .and_then(|x| x.parse::<u64>().ok())
-        {
-            sum += v;
-            any = true;
-        }
-    }
-    any.then_some(sum)
 }
 
 pub fn resident_bytes() -> Option<u64> {

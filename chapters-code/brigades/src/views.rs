@@ -14,7 +14,7 @@ use harness::render::{
     Align, Better, Table, Tails, compare_sentence, fmt_bytes, fmt_count, fmt_estimate,
     fmt_opt_estimate, fmt_ratio_estimate, sig3,
 };
-use harness::render::{capitalise, undecided_text};
+use harness::render::capitalise;
 use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
@@ -262,45 +262,43 @@ fn ns(e: &Estimate) -> String {
 /// How far a brigade could grow here, from the limits its rounds read live.
 fn how_far(r: &Results<VariantsRound>) -> Option<String> {
     let l = r.data().find_map(|x| x.limits.clone())?;
-    let sockets = l.open_files.map(|f| (f / 2) as usize);
-    let threads = match (sockets, l.thread_room) {
-        (Some(s), room) if s <= room => format!(
-            "a thread brigade over socket pairs could grow to about {} members here before \
-             the open-file limit ({} descriptors, two per member) stops it{}",
-            fmt_count(s as u64),
+    let sockets = l.open_files.map(|f| f / 2);
+    let room = (l.thread_room != usize::MAX).then_some(l.thread_room as u64);
+    let threads = match (sockets, room) {
+        (Some(s), Some(t)) if s <= t => format!(
+            "a thread brigade over socket pairs stops at about {} members, at the open-file \
+             limit of {} descriptors (two a member; threads alone: about {} more, at {})",
+            fmt_count(round3(s as f64)),
             fmt_count(l.open_files.unwrap_or(0)),
-            if room == usize::MAX {
-                String::new()
-            } else {
-                format!(
-                    "; threads alone would stop at about {} more, at {}",
-                    fmt_count(room as u64),
-                    l.thread_limit
-                )
-            }
-        ),
-        (_, usize::MAX) => "no limit on threads could be read here".to_string(),
-        (_, room) => format!(
-            "a thread brigade could grow by about {} more threads here before {} stops it",
-            fmt_count(room as u64),
+            fmt_count(round3(t as f64)),
             l.thread_limit
         ),
+        (_, Some(t)) => format!(
+            "a thread brigade stops after about {} more threads, at {}",
+            fmt_count(round3(t as f64)),
+            l.thread_limit
+        ),
+        (Some(s), None) => format!(
+            "a thread brigade over socket pairs stops at about {} members, at the open-file \
+             limit of {} descriptors (no limit on threads could be read)",
+            fmt_count(round3(s as f64)),
+            fmt_count(l.open_files.unwrap_or(0))
+        ),
+        (None, None) => "no limit on threads or descriptors could be read here".to_string(),
     };
     let tasks = memory_of(r, Kind::AsyncCurrentChannel)
         .filter(|e| e.median > 0.0)
         .map(|e| {
             format!(
-                "; a task brigade over channels needs no descriptor and no thread, so memory \
-                 stops it: at {} a task, {} holds about {} tasks (our arithmetic)",
+                "; a task brigade over channels needs neither, so memory stops it: at {} a \
+                 task, the chapter's {} budget holds about {} (our arithmetic)",
                 fmt_bytes(e.median),
                 fmt_bytes(l.memory_budget as f64),
                 fmt_count(round3(l.memory_budget as f64 / e.median))
             )
         })
         .unwrap_or_default();
-    Some(format!(
-        "How far, from limits read when it ran: {threads}{tasks}"
-    ))
+    Some(format!("How far, from the limits read live: {threads}{tasks}"))
 }
 
 /// The chapter's answer in numbers: a hop and a member's memory for a thread against
@@ -309,11 +307,7 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let members = fmt_count(r.param("tasks").unwrap_or(0.0) as u64);
     let e = |k: Kind| r.estimate(k.key());
-    let (th, ct, mt) = (
-        Kind::Thread,
-        Kind::AsyncCurrentSocket,
-        Kind::AsyncMultiSocket,
-    );
+    let (th, ct, mt) = (Kind::Thread, Kind::AsyncCurrentSocket, Kind::AsyncMultiSocket);
     let mut out = Vec::new();
     if let (Some(a), Some(b), Some(c), Some(cmp)) = (
         e(th),
@@ -322,9 +316,9 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         compare_hops(r, (th, "a thread hop"), (mt, "a multi-thread task hop")),
     ) {
         out.push(format!(
-            "A hop took {} between threads and {} between tokio tasks on the multi-thread \
-             runtime ({} on the current-thread runtime), {members} members linked by socket \
-             pairs: {cmp}",
+            "With {members} members linked by socket pairs, a hop took {} between threads \
+             and {} between tokio tasks on the multi-thread runtime ({} on the \
+             current-thread runtime): {cmp}",
             ns(&a),
             ns(&b),
             ns(&c),
@@ -339,40 +333,46 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         ),
     ) {
         out.push(format!(
-            "Linked by tokio channels instead of socket pairs, a task hop took {} on the \
-             current-thread runtime: {cmp}",
+            "Over tokio channels a task hop took {} (current-thread runtime): {cmp}",
             ns(&ch)
         ));
     }
-    if let (Some(vt), Some(vc), Some(cpu)) = (
-        counter(r, th, voluntary_of),
-        counter(r, ct, voluntary_of),
+    let med = |k: Kind, f: fn(&crate::Usage) -> Option<f64>| counter(r, k, f).map(|e| e.median);
+    if let (Some(vt), Some(vc), Some(ct_cpu), Some(th_cpu), Some(cpu)) = (
+        med(th, voluntary_of),
+        med(ct, voluntary_of),
+        med(ct, cpu_of),
+        med(th, cpu_of),
         compare_counter(
             r,
             (th, "a thread hop's CPU time"),
-            (ct, "a current-thread task hop's"),
+            (ct, "a task hop's"),
             cpu_of,
         ),
     ) {
-        let blocks = if (0.9..=1.1).contains(&vt.median) {
-            " (each member blocks in its read once a lap and is woken)"
+        let blocks = if (0.9..=1.1).contains(&vt) {
+            " (each member blocks in its read and is woken)"
         } else {
             ""
         };
-        let wait = match (counter(r, th, wait_of), counter(r, ct, wait_of)) {
-            (Some(a), Some(b)) => format!(
-                " Runnable but waiting for a CPU, they spent {} (summed over the threads) and \
-                 {} a hop",
-                ns(&a),
-                ns(&b)
+        // The current-thread brigade runs on one thread: what it waited for a CPU, it
+        // waited behind other programs.
+        let waited = match (mean_hop(r, ct), med(ct, wait_of)) {
+            (Some(hop), Some(w)) if w >= 0.2 * hop.median => format!(
+                " On average {} of a current-thread task hop's {} was spent runnable but \
+                 waiting for a CPU, behind other programs: it runs on one thread",
+                percent(w / hop.median),
+                Unit::Nanos.format(hop.median)
             ),
             _ => String::new(),
         };
         out.push(format!(
-            "Why, measured: the thread brigade made {} voluntary context switches a hop{blocks}, \
-             the current-thread task brigade {}; {cpu}.{wait}",
-            sig3(vt.median),
-            sig3(vc.median)
+            "Why, measured: a thread hop made {} voluntary context switches{blocks} and used \
+             {} of CPU, a current-thread task hop {} and {}; {cpu}.{waited}",
+            sig3(vt),
+            Unit::Nanos.format(th_cpu),
+            sig3(vc),
+            Unit::Nanos.format(ct_cpu),
         ));
     }
     if let (Some(mth), Some(mct)) = (memory_of(r, th), memory_of(r, ct)) {
@@ -384,8 +384,8 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             (a > 0.0 && b > 0.0).then(|| a / b)
         });
         out.push(format!(
-            "A member's memory (the resident memory a brigade of {members} added, ÷ \
-             {members}): {} per thread, {} per task; {}",
+            "A member's memory, as the resident memory a brigade of {members} added ÷ \
+             {members}: {} per thread, {} per task; {}",
             fmt_estimate(&mth, Unit::Bytes),
             fmt_estimate(&mct, Unit::Bytes),
             compare_values(
@@ -418,7 +418,7 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         fmt_count(rf.limits.largest_async_tasks as u64),
         fmt_count(rf.limits.largest_threads as u64),
     );
-    Ok(tmp_answer_block(out, &writeup))
+    Ok(harness::render::answer_block(out, &writeup))
 }
 
 // ---------------------------------------------------------------------------------
@@ -876,6 +876,26 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     ) {
         out.push(s);
     }
+    if let (Some(u), Some(p)) = (r.estimate(un.key()), r.estimate(pin.key())) {
+        out.push(match verdict(&p, &u) {
+            Verdict::Below => "our hypothesis for the difference: unpinned, a wake-up often \
+                               has to reach the other CPU, which costs an interrupt and, on a \
+                               virtual machine, possibly the hypervisor running that CPU \
+                               first; pinned, none does"
+                .to_string(),
+            Verdict::Above => "our hypothesis for the difference: pinned, the driver and every \
+                               member share one CPU, and that crowding cost more than the \
+                               local wake-ups saved"
+                .to_string(),
+            Verdict::Same => format!(
+                "so pinning changed a thread hop by less than {} here",
+                harness::render::threshold_text()
+            ),
+            Verdict::Unclear => "so these runs cannot tell whether wake-ups that cross CPUs \
+                                 add to a thread hop here"
+                .to_string(),
+        });
+    }
     md.push_str(&harness::render::findings(out));
     Ok(md)
 }
@@ -1252,27 +1272,4 @@ mod tests {
         assert_eq!(fmt_published_ns(5_500.0), "5.5 µs");
         assert_eq!(fmt_published_ns(1_858_000.0), "1.858 ms");
     }
-}
-
-// TEMPORARY until the harness's answer blocks and threshold land.
-trait IsClear {
-    fn is_clear(self) -> bool;
-}
-impl IsClear for Verdict {
-    fn is_clear(self) -> bool {
-        matches!(self, Verdict::Below | Verdict::Above)
-    }
-}
-fn tmp_answer_block<S: AsRef<str>>(
-    sentences: impl IntoIterator<Item = S>,
-    writeup: &str,
-) -> String {
-    let mut out = String::from(
-        "<div class=\"cow-live cow-answer\">\n\n**On this machine** (computed from the \
-         measurements on this page when it was built):\n\n",
-    );
-    out.push_str(&harness::render::findings(sentences));
-    out.push_str(&format!("\n*The write-up:* {}\n", writeup.trim()));
-    out.push_str("\n</div>\n");
-    out
 }
