@@ -410,7 +410,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
                         NoteKind::Timeout,
                         "in some rounds a brigade's share of the round's time ran out before \
                          all its laps had run; those rounds use the laps that did (at least \
-                         one), and the *laps* column of the table counts them.",
+                         three), and the *laps* column of the table counts them.",
                     );
                 }
                 match Variant::new(a, &r) {
@@ -1014,6 +1014,46 @@ mod tests {
     #[test]
     fn the_headline_memory_key_is_a_reading_of_the_sweep() {
         assert_eq!(bytes_key(Kind::AsyncCurrentSocket), ASYNC_TASK_BYTES);
+    }
+
+    #[test]
+    fn the_twin_reads_under_its_own_key_and_stays_out_of_find() {
+        let twin = Arm {
+            kind: Kind::AsyncCurrentChannel,
+            twin: true,
+        };
+        assert_eq!(
+            arm_key(twin),
+            format!("{}{}", Kind::AsyncCurrentChannel.key(), harness::AA_TWIN)
+        );
+        assert_eq!(VARIANT_ARMS.iter().filter(|a| a.twin).count(), 1);
+        let v = |twin: bool, hop: f64| Variant {
+            kind: Kind::AsyncCurrentChannel,
+            twin,
+            tasks: 2,
+            laps: 1,
+            hop: Dist::from_samples([hop]),
+            hop_p50_ns: hop,
+            lap_mean_ns: hop * 2.0,
+            lap_stddev_ns: 0.0,
+            per_hop: None,
+            cores_busy: None,
+            resident_per_member: None,
+        };
+        let round = VariantsRound {
+            tasks: 2,
+            variants: vec![v(true, 7.0), v(false, 5.0)],
+            limits: None,
+        };
+        assert_eq!(
+            round.find(Kind::AsyncCurrentChannel).unwrap().hop_p50_ns,
+            5.0
+        );
+        let keys: Vec<String> = round.readings().into_iter().map(|r| r.key).collect();
+        assert_eq!(
+            keys,
+            vec![arm_key(twin), Kind::AsyncCurrentChannel.key().to_string()]
+        );
     }
 
     #[test]

@@ -272,7 +272,7 @@ fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
 /// Runs `warmup + laps` laps, timing each of the last `laps` from the write into the
 /// first link to the read out of the last, and checks that the byte came back
 /// increased once per member. Stops at `deadline`, keeping the laps it has (at
-/// least one timed lap, so a slow build still gives the round a value).
+/// least three timed laps, so a slow build still gives the round a value).
 pub fn drive(
     tasks: usize,
     warmup: usize,
@@ -298,8 +298,9 @@ pub fn drive(
         if i >= warmup {
             out.ns.push(took.as_nanos() as f64);
         }
-        // The deadline ends the timed laps, but never before the first of them.
-        if Instant::now() >= deadline && i >= warmup && i + 1 < warmup + laps {
+        // The deadline ends the timed laps, but not before the first three.
+        let enough = out.ns.len() >= laps.min(3);
+        if Instant::now() >= deadline && enough && i + 1 < warmup + laps {
             out.stopped_early = true;
             break;
         }

@@ -23,6 +23,11 @@ pub struct Usage {
     /// delay, Linux's schedstat summed over the threads alive at both readings).
     #[serde(default)]
     pub run_delay_ns: Option<f64>,
+    /// Wall time between the two readings: the window every other field covers.
+    #[serde(default)]
+    pub wall_ns: f64,
+    #[serde(skip)]
+    taken: Option<std::time::Instant>,
 }
 
 impl Usage {
@@ -30,9 +35,11 @@ impl Usage {
     /// run-queue delay is read first: with hundreds of threads that takes a few
     /// milliseconds of CPU, which must not fall inside a measured window.
     pub fn now() -> Option<Usage> {
+        let taken = std::time::Instant::now();
         let run_delay = harness::Counters::process().run_delay_ns;
         let mut u = Self::clocks()?;
         u.run_delay_ns = run_delay.map(|d| d as f64);
+        u.taken = Some(taken);
         Some(u)
     }
 
@@ -42,7 +49,10 @@ impl Usage {
         let a = start?;
         let mut b = Self::clocks()?;
         b.run_delay_ns = harness::Counters::process().run_delay_ns.map(|d| d as f64);
+        let wall_ns = a.taken.map_or(0.0, |t| t.elapsed().as_nanos() as f64);
         Some(Usage {
+            wall_ns,
+            taken: None,
             cpu_ns: b.cpu_ns - a.cpu_ns,
             user_ns: b.user_ns - a.user_ns,
             system_ns: b.system_ns - a.system_ns,
@@ -74,6 +84,8 @@ impl Usage {
                 voluntary_switches: ru.ru_nvcsw as f64,
                 involuntary_switches: ru.ru_nivcsw as f64,
                 run_delay_ns: None,
+                wall_ns: 0.0,
+                taken: None,
             })
         }
         #[cfg(not(unix))]
@@ -91,6 +103,8 @@ impl Usage {
             voluntary_switches: self.voluntary_switches / n,
             involuntary_switches: self.involuntary_switches / n,
             run_delay_ns: self.run_delay_ns.map(|d| d / n),
+            wall_ns: self.wall_ns / n,
+            taken: None,
         }
     }
 }
@@ -469,6 +483,7 @@ mod tests {
             voluntary_switches: 4.0,
             involuntary_switches: 2.0,
             run_delay_ns: Some(8.0),
+            ..Usage::default()
         };
         assert_eq!(u.per(2.0).system_ns, 10.0);
         assert_eq!(u.per(2.0).run_delay_ns, Some(4.0));

@@ -10,11 +10,11 @@ use crate::experiments::{
 use crate::os::LimitValue;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source};
+use harness::render::capitalise;
 use harness::render::{
     Align, Better, Table, Tails, compare_sentence, fmt_bytes, fmt_count, fmt_estimate,
     fmt_opt_estimate, fmt_ratio_estimate, sig3,
 };
-use harness::render::capitalise;
 use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
@@ -298,7 +298,9 @@ fn how_far(r: &Results<VariantsRound>) -> Option<String> {
             )
         })
         .unwrap_or_default();
-    Some(format!("How far, from the limits read live: {threads}{tasks}"))
+    Some(format!(
+        "How far, from the limits read live: {threads}{tasks}"
+    ))
 }
 
 /// The chapter's answer in numbers: a hop and a member's memory for a thread against
@@ -307,7 +309,11 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let members = fmt_count(r.param("tasks").unwrap_or(0.0) as u64);
     let e = |k: Kind| r.estimate(k.key());
-    let (th, ct, mt) = (Kind::Thread, Kind::AsyncCurrentSocket, Kind::AsyncMultiSocket);
+    let (th, ct, mt) = (
+        Kind::Thread,
+        Kind::AsyncCurrentSocket,
+        Kind::AsyncMultiSocket,
+    );
     let mut out = Vec::new();
     if let (Some(a), Some(b), Some(c), Some(cmp)) = (
         e(th),
@@ -356,13 +362,13 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             ""
         };
         // The current-thread brigade runs on one thread: what it waited for a CPU, it
-        // waited behind other programs.
-        let waited = match (mean_hop(r, ct), med(ct, wait_of)) {
-            (Some(hop), Some(w)) if w >= 0.2 * hop.median => format!(
-                " On average {} of a current-thread task hop's {} was spent runnable but \
-                 waiting for a CPU, behind other programs: it runs on one thread",
-                percent(w / hop.median),
-                Unit::Nanos.format(hop.median)
+        // waited behind other work on the machine.
+        let waited = match share_of_window(r, ct, wait_of) {
+            Some(w) if w.median >= 0.2 => format!(
+                " Of a current-thread task hop's wall time, {} was spent runnable but waiting \
+                 for a CPU (median over rounds): behind other work on the machine, as the \
+                 brigade runs on one thread",
+                percent(w.median)
             ),
             _ => String::new(),
         };
@@ -571,7 +577,7 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let b = &rf.brigade;
     let same_size = r.param("tasks") == Some(b.tasks as f64);
     let mean = |k: Kind| per_variant(r, k, |v| Some(v.lap_mean_ns));
-    let sd = |k: Kind| per_variant(r, k, |v| Some(v.lap_stddev_ns));
+    let sd = |k: Kind| per_variant(r, k, |v| (v.laps >= 2).then_some(v.lap_stddev_ns));
     let per_task = |k: Kind| per_variant(r, k, |v| Some(v.lap_mean_ns / v.tasks.max(1) as f64));
     let at_size = |e: Option<Estimate>| {
         if same_size {
@@ -689,13 +695,15 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let mut t = Table::new([
         "brigade",
         "per hop",
-        "CPU",
+        "CPU (kernel share)",
         "waiting for a CPU",
-        "voluntary switches",
-        "involuntary switches",
-        "kernel share",
+        "switches: voluntary, involuntary",
     ]);
     let mut hidden = 0;
+    let cpu_cell = |cpu: String, share: Option<f64>| match share {
+        Some(x) => format!("{cpu}, {} kernel", percent(x)),
+        None => cpu,
+    };
     for k in kinds_in(r) {
         let usage = |f: fn(&crate::Usage) -> Option<f64>| counter(r, k, f);
         let share = system_share(r, k);
@@ -703,11 +711,13 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         t.row([
             k.short().to_string(),
             median_cell(r.estimate(k.key()), |v| Unit::Nanos.format(v)),
-            median_cell(usage(cpu_of), |v| Unit::Nanos.format(v)),
+            cpu_cell(median_cell(usage(cpu_of), |v| Unit::Nanos.format(v)), share),
             median_cell(usage(wait_of), |v| Unit::Nanos.format(v)),
-            median_cell(usage(voluntary_of), sig3),
-            median_cell(usage(|u| Some(u.involuntary_switches)), sig3),
-            share.map_or_else(|| "–".into(), percent),
+            format!(
+                "{}, {}",
+                median_cell(usage(voluntary_of), sig3),
+                median_cell(usage(|u| Some(u.involuntary_switches)), sig3)
+            ),
         ]);
     }
     let hops = (b.tasks * b.iterations) as f64;
@@ -728,37 +738,36 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         t.row([
             label.to_string(),
             Unit::Nanos.format(mean / b.tasks as f64),
-            Unit::Nanos.format((user + sys) * 1e9 / hops),
+            cpu_cell(
+                Unit::Nanos.format((user + sys) * 1e9 / hops),
+                Some(sys / (user + sys)),
+            ),
             "–".into(),
             "–".into(),
-            "–".into(),
-            percent(sys / (user + sys)),
         ]);
     }
     let mut md = t.to_markdown();
     md.push_str(
-        "\nPer hop, for the whole process over the timed laps; yours are medians over \
-         rounds. *Per hop* is the median lap ÷ members, as above; *waiting for a CPU* is \
-         the time its threads were runnable but not running (the run-queue delay Linux \
-         keeps per thread), summed over the threads, so it can exceed the hop when several \
-         wait at once; the *kernel share* of CPU time pools every round.",
+        "\nWhole process, per hop over the timed laps; yours are medians over rounds. \
+         *Waiting for a CPU*: time its threads were runnable but not running (Linux's \
+         run-queue delay), summed over the threads, so it can exceed the hop when several \
+         wait at once.",
     );
     if hidden > 0 {
         md.push_str(&format!(
-            " A kernel share of “–”: that brigade's laps used less than {} of CPU in all, \
-             too little for `getrusage`, which splits user from kernel time by sampling at \
-             the scheduler's tick (every 1 to 10 ms).",
+            " The kernel share comes from `getrusage`, which samples at the scheduler's tick \
+             (every 1 to 10 ms); it is shown only where a brigade's laps used {} of CPU in \
+             all rounds together.",
             Unit::Nanos.format(SPLIT_MIN_CPU_NS)
         ));
     }
     md.push_str(&format!(
-        " Theirs, by our arithmetic on the write-up's output: the mean lap ÷ {}, user plus \
-         system seconds of its `time` output ÷ ({} × {} hops), and the system seconds' \
-         share of that sum.\n\n{}\n",
+        " Theirs, by our arithmetic on the write-up's output: the mean lap ÷ {}, and the \
+         user plus system seconds of its `time` output ÷ ({} × {} hops), with the system \
+         seconds' share.\n",
         fmt_count(b.tasks as u64),
         fmt_count(b.tasks as u64),
         fmt_count(b.iterations as u64),
-        rf.attribution()
     ));
     if let Some(s) = why_sentences(r) {
         md.push_str(&format!("\n{s}"));
@@ -766,10 +775,21 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     Ok(md)
 }
 
-/// A brigade's mean lap ÷ members: the wall time per hop over the same window as its
-/// counters (which are totals over the timed laps).
-fn mean_hop(r: &Results<VariantsRound>, k: Kind) -> Option<Estimate> {
-    per_variant(r, k, |v| Some(v.lap_mean_ns / v.tasks.max(1) as f64))
+fn window_of(u: &crate::Usage) -> Option<f64> {
+    (u.wall_ns > 0.0).then_some(u.wall_ns)
+}
+
+/// A share of the counters' window, round by round: `part` over the wall time per hop
+/// between the two readings.
+fn share_of_window(
+    r: &Results<VariantsRound>,
+    k: Kind,
+    part: impl Fn(&crate::Usage) -> Option<f64>,
+) -> Option<Estimate> {
+    per_variant(r, k, |v| {
+        let u = v.per_hop.as_ref()?;
+        Some(part(u)? / window_of(u)?)
+    })
 }
 
 /// What the counters say about the hops, each sentence computed from them.
@@ -785,30 +805,34 @@ fn why_sentences(r: &Results<VariantsRound>) -> Option<String> {
         ),
         (Kind::OneThread, "the one-thread baseline"),
     ] {
-        let (Some(wall), Some(cpu), Some(wait)) = (mean_hop(r, k), med(k, cpu_of), med(k, wait_of))
-        else {
+        let (Some(wall), Some(cpu), Some(wait), Some(both)) = (
+            med(k, window_of),
+            med(k, cpu_of),
+            med(k, wait_of),
+            share_of_window(r, k, |u| Some(u.cpu_ns + u.run_delay_ns?)),
+        ) else {
             continue;
         };
         out.push(format!(
-            "{what} runs on one thread: of its mean hop of {}, {} was CPU time and {} was \
-             spent waiting for a CPU, together {} of it",
-            t(wall.median),
+            "{what} runs on one thread: of its {} of wall time a hop, {} was CPU time and \
+             {} waiting for a CPU, together {} of it (medians over rounds)",
+            t(wall),
             t(cpu),
             t(wait),
-            percent((cpu + wait) / wall.median)
+            percent(both.median)
         ));
     }
     if let (Some(wall), Some(cpu), Some(wait), Some(vol)) = (
-        mean_hop(r, Kind::Thread),
+        med(Kind::Thread, window_of),
         med(Kind::Thread, cpu_of),
         med(Kind::Thread, wait_of),
         med(Kind::Thread, voluntary_of),
     ) {
         out.push(format!(
-            "the thread brigade made {} voluntary switches a hop; in its mean hop of {} its \
-             threads used {} of CPU and, summed over them, waited {} for a CPU",
+            "the thread brigade made {} voluntary switches a hop; in its {} of wall time a \
+             hop its threads used {} of CPU and, summed over them, waited {} for a CPU",
             sig3(vol),
-            t(wall.median),
+            t(wall),
             t(cpu),
             t(wait)
         ));
@@ -1235,13 +1259,12 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nAsked for: {} threads and {} async tasks.{legend} The write-up's largest \
          brigades: {} async tasks, and {} threads after it raised several system limits \
-         by hand.\n\n{}\n",
+         by hand.\n",
         t.to_markdown(),
         asked(Kind::Thread),
         asked(Kind::AsyncCurrentPipe),
         fmt_count(rf.limits.largest_async_tasks as u64),
         fmt_count(rf.limits.largest_threads as u64),
-        rf.attribution()
     ))
 }
 

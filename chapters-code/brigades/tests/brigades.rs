@@ -178,11 +178,18 @@ fn a_stalled_brigade_fails_soon_after_the_deadline_instead_of_hanging() {
 #[cfg(unix)]
 #[test]
 fn a_deadline_in_the_past_keeps_the_laps_that_ran() {
+    // Past the deadline, a brigade still times its first three laps, then stops.
     let mut b = brigades::build_thread_brigade(3, &Caps::none(), None).unwrap();
     let r = b.laps(0, 1000, Instant::now()).unwrap();
     assert!(r.stopped_early);
-    assert_eq!(r.ns.len(), 1);
-    assert_eq!(b.finish().unwrap(), vec![1; 3]);
+    assert_eq!(r.ns.len(), 3);
+    assert_eq!(b.finish().unwrap(), vec![3; 3]);
+    // Asked for fewer, it times those and is not cut short.
+    let mut b = brigades::build_thread_brigade(3, &Caps::none(), None).unwrap();
+    let r = b.laps(1, 2, Instant::now()).unwrap();
+    assert!(!r.stopped_early);
+    assert_eq!(r.ns.len(), 2);
+    assert_eq!(b.finish().unwrap(), vec![3; 3]);
 }
 
 #[test]

@@ -169,3 +169,64 @@ fn every_view_renders_from_real_rounds_into_at_most_five_columns() {
         }
     }
 }
+
+#[test]
+fn the_answer_comes_first_and_answers_from_real_rounds() {
+    // Placed before the first listing, right after the opening paragraph.
+    let page = page();
+    let answer = page
+        .find("run.sh brigades table answer")
+        .expect("an answer marker");
+    let listing = page.find("{{#include").expect("a listing");
+    assert!(answer < listing, "the answer comes after a listing");
+    assert!(page[..answer].split_whitespace().count() < 200);
+
+    let ch = &brigades::CHAPTER;
+    let exp = ch.experiment("variants").unwrap();
+    let overrides = small("variants");
+    let record = harness::runner::rounds_in_process(
+        &harness::runner::Request {
+            chapter: ch,
+            experiment: exp,
+            profile: Profile::Quick,
+            overrides: &overrides,
+            mode: harness::runner::Mode::InProcess,
+        },
+        3,
+        Duration::from_secs(20),
+    )
+    .unwrap();
+    let md = ch
+        .view(ViewKind::Table, "answer")
+        .unwrap()
+        .render(&record)
+        .unwrap();
+    assert!(
+        md.starts_with("<div class=\"cow-live cow-answer\">"),
+        "{md}"
+    );
+    assert!(md.contains("*The write-up:* Jim Blandy"), "{md}");
+    assert!(md.contains("“1.8 / 2.7 ≅ 0.67”"), "{md}");
+    #[cfg(target_os = "linux")]
+    for part in [
+        "a hop took",
+        "voluntary context switches",
+        "per thread",
+        "How far",
+    ] {
+        assert!(md.contains(part), "no {part:?} in {md}");
+    }
+    // The A/A twin is compared in the findings and kept out of the tables.
+    let findings = ch
+        .view(ViewKind::Table, "findings")
+        .unwrap()
+        .render(&record)
+        .unwrap();
+    assert!(findings.contains("Self-check (A/A"), "{findings}");
+    let table = ch
+        .view(ViewKind::Table, "variants")
+        .unwrap()
+        .render(&record)
+        .unwrap();
+    assert!(!table.contains("twin"), "{table}");
+}
