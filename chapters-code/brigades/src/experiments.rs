@@ -616,22 +616,32 @@ fn sweep_point(
 
 /// A sweep series that a limit (or the time bound) cut short.
 fn note_sweep_stop(ctx: &mut Ctx, kind: Kind, s: &SweepSeries, stop: &Stop) {
+    if stop.by_time() {
+        note_sweep_short(ctx);
+        return;
+    }
     let ends = match s.points.last() {
         Some(p) => format!("the series ends at {} members", fmt_count(p.tasks as u64)),
         None => "not measured".to_string(),
     };
     ctx.note(
-        if stop.by_time() {
-            NoteKind::Timeout
-        } else {
-            NoteKind::Limit
-        },
+        NoteKind::Limit,
         format!(
             "sweep, {}: {ends}: at {} members, {} stopped the build.",
             kind.key(),
             fmt_count(stop.wanted as u64),
             stop.limit
         ),
+    );
+}
+
+/// One note for every series and round that the round's time cut short (the plots
+/// show which sizes each series reached).
+fn note_sweep_short(ctx: &mut Ctx) {
+    ctx.note(
+        NoteKind::Timeout,
+        "sweep: in some rounds a series' share of the round's time ran out before its \
+         largest sizes; those rounds have fewer points.",
     );
 }
 
@@ -662,15 +672,7 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
         for (j, &n) in sizes.iter().enumerate() {
             let now = Instant::now();
             if now >= series_end {
-                ctx.note(
-                    NoteKind::Timeout,
-                    format!(
-                        "sweep, {}: in some rounds its share of the round's time ran out \
-                         before {} members; those rounds have fewer points.",
-                        kind.key(),
-                        fmt_count(n as u64)
-                    ),
-                );
+                note_sweep_short(ctx);
                 break;
             }
             // Each size gets its part of what is left of the series' share, by cost.
