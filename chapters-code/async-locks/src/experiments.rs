@@ -6,7 +6,7 @@
 //! process, so the placement of threads, the allocator and the timer wheel start anew
 //! every round, as on a rebuild of the book.
 
-use crate::{Design, Flavour, Run, extended_timeout, run_design};
+use crate::{Design, Flavour, Run, Waits, extended_timeout, run_design};
 use harness::stats::{median_sorted, percentile_sorted};
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};
@@ -82,6 +82,16 @@ pub fn key(design: Design, flavour: Flavour) -> String {
     format!("{} · {}", design.label(), flavour.label())
 }
 
+/// The design and runtime whose A/A twin runs in every round of the designs
+/// experiment: the baseline on the multi-thread runtime, the cheapest run of the round
+/// (about 2 % of its time) and the reference of the chapter's main verdicts.
+pub const TWINNED: (Design, Flavour) = (Design::Baseline, Flavour::MultiThread);
+
+/// The reading key of the twin: the original's key followed by [`harness::AA_TWIN`].
+pub fn twin_key() -> String {
+    format!("{}{}", key(TWINNED.0, TWINNED.1), harness::AA_TWIN)
+}
+
 /// The reading key of a design on a runtime at one size of the sweep.
 pub fn sweep_key(design: Design, flavour: Flavour, n: usize) -> String {
     format!(
@@ -131,6 +141,15 @@ pub struct DesignRun {
     /// CPU time of the whole process during the run, every thread.
     pub cpu_ns: Option<f64>,
     pub wall_ns: f64,
+    /// Context switches, CPU and run-queue delay of the process during the run.
+    #[serde(default)]
+    pub counters: harness::Counters,
+    /// How often its locks, sends, receives and timers waited.
+    #[serde(default)]
+    pub waits: Waits,
+    /// The A/A twin: the same code as its original, run as a second arm.
+    #[serde(default)]
+    pub twin: bool,
 }
 
 fn ns(d: Duration) -> f64 {
@@ -182,7 +201,15 @@ impl DesignRun {
             pairing,
             cpu_ns: run.cpu.map(ns),
             wall_ns: ns(run.wall),
+            counters: run.counters,
+            waits: run.waits,
+            twin: false,
         }
+    }
+
+    /// A value per timeout started: `counter / n`.
+    pub fn per_timeout(&self, counter: Option<u64>) -> Option<f64> {
+        counter.map(|c| c as f64 / self.n.max(1) as f64)
     }
 
     /// Every started timeout was handled within the bound.
@@ -209,15 +236,21 @@ impl DesignsRound {
             .iter()
             .filter_map(|r| {
                 let v = r.reading()?;
-                Some(Reading::new(key(r.design, r.flavour), Unit::Nanos, v))
+                let k = if r.twin {
+                    twin_key()
+                } else {
+                    key(r.design, r.flavour)
+                };
+                Some(Reading::new(k, Unit::Nanos, v))
             })
             .collect()
     }
 
+    /// The run of a design on a runtime (never the A/A twin).
     pub fn find(&self, design: Design, flavour: Flavour) -> Option<&DesignRun> {
         self.runs
             .iter()
-            .find(|r| r.design == design && r.flavour == flavour)
+            .find(|r| r.design == design && r.flavour == flavour && !r.twin)
     }
 }
 
@@ -244,12 +277,14 @@ impl SweepRound {
     }
 }
 
-/// One run to make: a design, a runtime, a number of timeouts.
+/// One run to make: a design, a runtime, a number of timeouts, and whether it is the
+/// A/A twin of another arm.
 #[derive(Debug, Clone, Copy)]
 struct Spec {
     design: Design,
     flavour: Flavour,
     n: usize,
+    twin: bool,
 }
 
 /// Runs the specs of one round in the round's rotated order. Each run stops at its own
@@ -262,7 +297,12 @@ fn run_round(ctx: &mut Ctx, specs: &[Spec], keep_dist: bool) -> Vec<DesignRun> {
     let order = ctx.rotated(&(0..specs.len()).collect::<Vec<_>>());
     let mut runs: Vec<Option<DesignRun>> = vec![None; specs.len()];
     for i in order {
-        let Spec { design, flavour, n } = specs[i];
+        let Spec {
+            design,
+            flavour,
+            n,
+            twin,
+        } = specs[i];
         if ctx.past_deadline() {
             ctx.note(
                 NoteKind::Timeout,
@@ -295,7 +335,10 @@ fn run_round(ctx: &mut Ctx, specs: &[Spec], keep_dist: bool) -> Vec<DesignRun> {
                         ),
                     );
                 }
-                runs[i] = Some(DesignRun::new(&run, keep_dist));
+                runs[i] = Some(DesignRun {
+                    twin,
+                    ..DesignRun::new(&run, keep_dist)
+                });
             }
             Err(e) => ctx.note(
                 NoteKind::Info,
@@ -312,14 +355,24 @@ fn run_round(ctx: &mut Ctx, specs: &[Spec], keep_dist: bool) -> Vec<DesignRun> {
 
 fn designs(ctx: &mut Ctx) -> anyhow::Result<DesignsRound> {
     let n = ctx.count(&TIMEOUTS);
-    let specs: Vec<Spec> = Flavour::ALL
+    let mut specs: Vec<Spec> = Flavour::ALL
         .into_iter()
         .flat_map(|flavour| {
-            Design::ALL
-                .into_iter()
-                .map(move |design| Spec { design, flavour, n })
+            Design::ALL.into_iter().map(move |design| Spec {
+                design,
+                flavour,
+                n,
+                twin: false,
+            })
         })
         .collect();
+    // The A/A twin: a separate arm, placed in the round's rotated order like the rest.
+    specs.push(Spec {
+        design: TWINNED.0,
+        flavour: TWINNED.1,
+        n,
+        twin: true,
+    });
     Ok(DesignsRound {
         runs: run_round(ctx, &specs, true),
     })
@@ -344,7 +397,12 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
     for &n in &sizes {
         for flavour in Flavour::ALL {
             for design in SWEPT {
-                specs.push(Spec { design, flavour, n });
+                specs.push(Spec {
+                    design,
+                    flavour,
+                    n,
+                    twin: false,
+                });
             }
         }
     }

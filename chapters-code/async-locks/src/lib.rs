@@ -13,13 +13,15 @@
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio::time::timeout_at;
 
 pub mod experiments;
+pub mod os;
 pub mod views;
 
 use experiments::{DESIGNS, SWEEP, UNIT_CHECK};
@@ -30,7 +32,8 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [DESIGNS, SWEEP, UNIT_CHECK],
     views: [
         views::DESIGNS_TABLE, views::FINDINGS, views::WRITEUP, views::PAIRING,
-        views::FLAVOURS, views::COST, views::DESIGNS_CDF, views::FLAVOURS_CDF,
+        views::FLAVOURS, views::COST_MULTI, views::COST_CURRENT, views::WAITS, views::WHY,
+        views::ANSWER, views::DESIGNS_CDF, views::FLAVOURS_CDF,
         views::SWEEP_TABLE, views::SWEEP_FINDINGS, views::SWEEP_MULTI, views::SWEEP_CURRENT,
         views::UNIT_CHECK_TABLE,
     ],
@@ -92,7 +95,7 @@ impl Timeout {
             if Instant::now() >= due {
                 return;
             }
-            tokio::time::sleep_until(due.into()).await;
+            watch(&TIMERS, tokio::time::sleep_until(due.into())).await;
         }
     }
 }
@@ -137,8 +140,109 @@ pub struct Fired {
 /// holder panicked; the queue is still sound then, so the designs go on with it.
 type Starts = Arc<Mutex<VecDeque<Instant>>>;
 
+/// Locks a `std::sync::Mutex`, counting in [`LOCKS`] whether it was free: a `try_lock`
+/// first (what `lock` does first anyway), and only if that fails a blocking `lock`.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+    LOCKS.calls.fetch_add(1, Ordering::Relaxed);
+    match m.try_lock() {
+        Ok(guard) => guard,
+        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(TryLockError::WouldBlock) => {
+            LOCKS.waited.fetch_add(1, Ordering::Relaxed);
+            m.lock().unwrap_or_else(PoisonError::into_inner)
+        }
+    }
+}
+
+/// How often one kind of wait happened in a run: `calls` made, how many of them could
+/// not complete at their first poll (`waited`: the lock was taken, the channel full or
+/// empty), and how many polls tokio refused because the task had spent its cooperative
+/// budget (`refused`). The designs run one at a time in a worker process, so one set of
+/// these counters serves every run; [`run_design`] resets and reads them.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub calls: AtomicU64,
+    pub waited: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+impl Tally {
+    const fn new() -> Tally {
+        Tally {
+            calls: AtomicU64::new(0),
+            waited: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    fn take(&self) -> Tallied {
+        Tallied {
+            calls: self.calls.swap(0, Ordering::Relaxed),
+            waited: self.waited.swap(0, Ordering::Relaxed),
+            refused: self.refused.swap(0, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Locks of the shared start-time queue (std and tokio mutex alike).
+pub static LOCKS: Tally = Tally::new();
+/// Messages sent to the handler.
+pub static SENDS: Tally = Tally::new();
+/// Messages the handler waited for.
+pub static RECEIVES: Tally = Tally::new();
+/// Sleeps of the timeouts (`waited` is not kept: a sleep always waits).
+pub static TIMERS: Tally = Tally::new();
+
+// ANCHOR: watch
+/// Awaits `fut` exactly as `.await` would, and counts in `tally` whether its first poll
+/// had to wait and every poll made after the task's cooperative budget was spent.
+pub async fn watch<F: Future>(tally: &Tally, fut: F) -> F::Output {
+    tally.calls.fetch_add(1, Ordering::Relaxed);
+    let mut fut = std::pin::pin!(fut);
+    let mut first = true;
+    std::future::poll_fn(|cx| {
+        let budget_left = tokio::task::coop::has_budget_remaining();
+        if !budget_left {
+            tally.refused.fetch_add(1, Ordering::Relaxed);
+        }
+        let poll = fut.as_mut().poll(cx);
+        if first && budget_left && poll.is_pending() {
+            tally.waited.fetch_add(1, Ordering::Relaxed);
+        }
+        first = false;
+        poll
+    })
+    .await
+}
+// ANCHOR_END: watch
+
+/// One [`Tally`] after a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tallied {
+    pub calls: u64,
+    pub waited: u64,
+    pub refused: u64,
+}
+
+/// The waits of one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waits {
+    pub locks: Tallied,
+    pub sends: Tallied,
+    pub receives: Tallied,
+    pub timers: Tallied,
+}
+
+impl Waits {
+    /// Reads every counter and sets it back to zero.
+    pub fn take() -> Waits {
+        Waits {
+            locks: LOCKS.take(),
+            sends: SENDS.take(),
+            receives: RECEIVES.take(),
+            timers: TIMERS.take(),
+        }
+    }
 }
 
 // ANCHOR: baseline
@@ -233,14 +337,14 @@ pub async fn tokio_mutex_channel(
             let (tx, starts) = (tx.clone(), Arc::clone(&spawner_starts));
             tokio::spawn(async move {
                 let start = Instant::now();
-                starts.lock().await.push_back(start);
+                watch(&LOCKS, starts.lock()).await.push_back(start);
                 let timeout = Timeout::new(after);
                 timeout.expire().await;
                 let fired = Fired {
                     start,
                     deadline: timeout.deadline(),
                 };
-                let _ = tx.send(fired).await; // waits while the channel is full
+                let _ = watch(&SENDS, tx.send(fired)).await; // waits while full
             });
         }
     });
@@ -259,10 +363,10 @@ pub async fn handle_with_queue(
 ) -> Vec<Sample> {
     let mut samples = Vec::with_capacity(n);
     while samples.len() < n {
-        let Ok(Some(fired)) = timeout_at(give_up.into(), rx.recv()).await else {
+        let Ok(Some(fired)) = timeout_at(give_up.into(), watch(&RECEIVES, rx.recv())).await else {
             break; // past the bound, or every sender gone
         };
-        let fifo_start = starts.lock().await.pop_front();
+        let fifo_start = watch(&LOCKS, starts.lock()).await.pop_front();
         samples.push(Sample::new(
             fired.start,
             fired.deadline,
@@ -291,20 +395,20 @@ pub fn two_runtimes(
     let (tx, rx) = mpsc::channel::<Fired>(TWO_RUNTIMES_CAPACITY);
     let starts: AsyncStarts = Arc::new(tokio::sync::Mutex::new(VecDeque::with_capacity(n)));
     let timer_starts = Arc::clone(&starts);
-    let timers = std::thread::spawn(move || {
+    let timers = os::spawn_counted(move || {
         timer_runtime.block_on(async move {
             let all = join_all((0..n).map(|_| {
                 let (tx, starts) = (tx.clone(), Arc::clone(&timer_starts));
                 async move {
                     let start = Instant::now();
-                    starts.lock().await.push_back(start);
+                    watch(&LOCKS, starts.lock()).await.push_back(start);
                     let timeout = Timeout::new(after);
                     timeout.expire().await;
                     let fired = Fired {
                         start,
                         deadline: timeout.deadline(),
                     };
-                    let _ = tx.send(fired).await;
+                    let _ = watch(&SENDS, tx.send(fired)).await;
                 }
             }));
             let _ = timeout_at(give_up.into(), all).await;
@@ -340,21 +444,27 @@ pub async fn own_deadline_channel(n: usize, after: Duration, give_up: Instant) -
             let start = Instant::now();
             let timeout = Timeout::new(after);
             timeout.expire().await;
-            let _ = tx.try_send(Fired {
-                start,
-                deadline: timeout.deadline(),
-            });
+            offer(&tx, timeout.deadline(), start);
         });
     }
     drop(tx);
     let mut samples = Vec::with_capacity(n);
-    while let Ok(Some(fired)) = timeout_at(give_up.into(), rx.recv()).await {
+    while let Ok(Some(fired)) = timeout_at(give_up.into(), watch(&RECEIVES, rx.recv())).await {
         let done = Instant::now();
         samples.push(Sample::new(fired.start, fired.deadline, None, done));
     }
     samples
 }
 // ANCHOR_END: fix
+
+/// `try_send`, counted in [`SENDS`]: a failure would lose the message, so it is
+/// counted as a wait; with room for every expiry it never happens.
+fn offer(tx: &mpsc::Sender<Fired>, deadline: Instant, start: Instant) {
+    SENDS.calls.fetch_add(1, Ordering::Relaxed);
+    if tx.try_send(Fired { start, deadline }).is_err() {
+        SENDS.waited.fetch_add(1, Ordering::Relaxed);
+    }
+}
 
 // ANCHOR: unit_check
 /// The write-up's unit check: a 20 ms timeout, extended by 20 ms before anyone
@@ -394,6 +504,8 @@ impl Flavour {
             Flavour::MultiThread => tokio::runtime::Builder::new_multi_thread(),
         }
         .enable_time()
+        .on_thread_start(os::thread_started)
+        .on_thread_stop(os::thread_stopped)
         .build()
     }
 }
@@ -487,6 +599,11 @@ pub struct Run {
     pub wall: Duration,
     /// CPU time of the whole process during the run, where the OS reports it.
     pub cpu: Option<Duration>,
+    /// The process's scheduler counters during the run: context switches and CPU of
+    /// every thread, run-queue delay of every thread that ran in it (see [`os`]).
+    pub counters: harness::Counters,
+    /// How often the run's locks, sends, receives and timers waited.
+    pub waits: Waits,
 }
 
 impl Run {
@@ -507,7 +624,10 @@ pub fn run_design(
     give_up: Instant,
 ) -> anyhow::Result<Run> {
     anyhow::ensure!(n >= 1, "N must be at least 1 timeout (got {n})");
+    os::new_run();
     let rt = flavour.runtime()?;
+    let _ = Waits::take();
+    let before = os::counters();
     let cpu0 = harness::process_cpu_time();
     let t0 = Instant::now();
     let samples = match design {
@@ -526,6 +646,8 @@ pub fn run_design(
     let cpu = harness::process_cpu_time()
         .zip(cpu0)
         .map(|(b, a)| b.saturating_sub(a));
+    let counters = os::counters().since(&before);
+    let waits = Waits::take();
     rt.shutdown_timeout(Duration::from_millis(200));
     Ok(Run {
         design,
@@ -534,6 +656,8 @@ pub fn run_design(
         samples,
         wall,
         cpu,
+        counters,
+        waits,
     })
 }
 

@@ -3,27 +3,34 @@
 //! one value per round; distributions pool every timeout of every round.
 
 use crate::experiments::{
-    DESIGNS, DesignRun, DesignsRound, SWEEP, SWEPT, SweepRound, UNIT_CHECK, UnitRound, key,
-    sweep_key,
+    DESIGNS, DesignRun, DesignsRound, SWEEP, SWEPT, SweepRound, TWINNED, UNIT_CHECK, UnitRound,
+    key, sweep_key, twin_key,
 };
-use crate::{Design, Flavour};
+use crate::{Design, Flavour, Tallied};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
 use harness::render::{
-    Better, Table, Tails, compare_sentence, confidence_text, fmt_count, fmt_ns, fmt_opt_estimate,
-    fmt_ratio_estimate, sig3,
+    Better, Table, Tails, answer_block, compare_sentence, confidence_text, fmt_count, fmt_ns,
+    fmt_opt_estimate, fmt_ratio_estimate, sig3, undecided_text,
 };
-use harness::render::{capitalise, undecided_text};
-use harness::stats::{Verdict, verdict};
+use harness::stats::{Verdict, paired_ratio, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
+pub static ANSWER: View<DesignsRound> = View::table("answer", &DESIGNS, answer);
 pub static DESIGNS_TABLE: View<DesignsRound> = View::table("designs", &DESIGNS, designs_table);
 pub static FINDINGS: View<DesignsRound> = View::table("findings", &DESIGNS, findings).brief();
+pub static COST_MULTI: View<DesignsRound> =
+    View::table("cost", &DESIGNS, |r| cost_table(r, Flavour::MultiThread)).brief();
+pub static COST_CURRENT: View<DesignsRound> = View::table("cost-current-thread", &DESIGNS, |r| {
+    cost_table(r, Flavour::CurrentThread)
+})
+.brief();
+pub static WAITS: View<DesignsRound> = View::table("waits", &DESIGNS, waits_table).brief();
+pub static WHY: View<DesignsRound> = View::table("why", &DESIGNS, why).brief();
 pub static WRITEUP: View<DesignsRound> = View::table("writeup", &DESIGNS, writeup_table).brief();
 pub static PAIRING: View<DesignsRound> = View::table("pairing", &DESIGNS, pairing_table).brief();
 pub static FLAVOURS: View<DesignsRound> = View::table("flavours", &DESIGNS, flavours_table).brief();
-pub static COST: View<DesignsRound> = View::table("cost", &DESIGNS, cost_table).brief();
 pub static DESIGNS_CDF: View<DesignsRound> = View::plot("designs-cdf", &DESIGNS, |r| {
     cdf_plot(r, Flavour::MultiThread)
 })
@@ -146,63 +153,382 @@ fn spoken(design: Design) -> &'static str {
     }
 }
 
-/// Sentences decided by the intervals: which design's timeouts were later than
-/// which, on this machine in this run.
+type Arm = (Design, Flavour);
+
+const MT: Flavour = Flavour::MultiThread;
+const CT: Flavour = Flavour::CurrentThread;
+
+/// The per-round ratio of a per-run value of two arms, paired within rounds (complete
+/// runs only).
+fn paired(
+    r: &Results<DesignsRound>,
+    a: Arm,
+    b: Arm,
+    f: impl Fn(&DesignRun) -> Option<f64>,
+) -> Option<Estimate> {
+    let (mut num, mut den) = (Vec::new(), Vec::new());
+    for round in r.data() {
+        let get = |(d, fl): Arm| round.find(d, fl).filter(|x| x.complete()).and_then(&f);
+        if let (Some(x), Some(y)) = (get(a), get(b)) {
+            num.push(x);
+            den.push(y);
+        }
+    }
+    paired_ratio(&num, &den)
+}
+
+/// A comparison: the sentence the harness words, its verdict, and the two estimates.
+struct Compared {
+    text: String,
+    verdict: Verdict,
+    estimates: [Estimate; 2],
+}
+
+impl Compared {
+    fn new(
+        a: (&str, &Estimate),
+        b: (&str, &Estimate),
+        ratio: Option<Estimate>,
+        better: Better,
+    ) -> Compared {
+        Compared {
+            text: compare_sentence(a, b, ratio.as_ref(), better),
+            verdict: verdict(a.1, b.1),
+            estimates: [*a.1, *b.1],
+        }
+    }
+}
+
+/// Two arms' median lateness compared by the verdict rule, with the per-round ratio.
+fn late_cmp(r: &Results<DesignsRound>, a: (Arm, &str), b: (Arm, &str)) -> Option<Compared> {
+    let (ka, kb) = (key(a.0.0, a.0.1), key(b.0.0, b.0.1));
+    let (ea, eb) = (r.estimate(&ka)?, r.estimate(&kb)?);
+    Some(Compared::new(
+        (a.1, &ea),
+        (b.1, &eb),
+        r.ratio(&ka, &kb),
+        Better::Lower,
+    ))
+}
+
+/// Two arms' per-run value (a cost) compared by the verdict rule: "higher"/"lower".
+fn value_cmp(
+    r: &Results<DesignsRound>,
+    a: (Arm, &str),
+    b: (Arm, &str),
+    f: fn(&DesignRun) -> Option<f64>,
+) -> Option<Compared> {
+    let ea = per_run(r, a.0.0, a.0.1, f)?;
+    let eb = per_run(r, b.0.0, b.0.1, f)?;
+    Some(Compared::new(
+        (a.1, &ea),
+        (b.1, &eb),
+        paired(r, a.0, b.0, f),
+        Better::Higher,
+    ))
+}
+
+/// `compare_sentence` says after every comparison when its intervals fall short of the
+/// book's confidence; a block of several says it once, at its end.
+fn without_shortfall(s: &str) -> String {
+    match s.find(" (intervals at only ") {
+        Some(i) => {
+            let close = s[i..].find(')').map_or(s.len(), |j| i + j + 1);
+            format!("{}{}", &s[..i], &s[close..])
+        }
+        None => s.to_string(),
+    }
+}
+
+/// Lateness of one arm, as the tables print it.
+fn late(r: &Results<DesignsRound>, design: Design, flavour: Flavour) -> String {
+    fmt_opt_estimate(est(r, design, flavour), Unit::Nanos)
+}
+
+/// The share of a tally's calls that had to wait, in one run.
+fn waited(t: &Tallied) -> Option<f64> {
+    (t.calls > 0).then(|| t.waited as f64 / t.calls as f64)
+}
+
+/// A share as a percentage: `0.004 %`, `75.3 %`, `> 99.9 %` (never a rounded 100 %
+/// for a share that is not all).
+fn percent(x: f64) -> String {
+    if x >= 0.999 && x < 1.0 {
+        return "> 99.9 %".to_string();
+    }
+    let s = sig3(x * 100.0);
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    format!("{s} %")
+}
+
+/// One kind of wait of one arm, summed over the complete runs of every round.
+fn pooled_tally(
+    r: &Results<DesignsRound>,
+    design: Design,
+    flavour: Flavour,
+    of: fn(&crate::Waits) -> Tallied,
+) -> Option<Tallied> {
+    let runs: Vec<Tallied> = r
+        .data()
+        .filter_map(|x| x.find(design, flavour))
+        .filter(|x| x.complete())
+        .map(|x| of(&x.waits))
+        .collect();
+    let sum = runs.iter().fold(Tallied::default(), |a, t| Tallied {
+        calls: a.calls + t.calls,
+        waited: a.waited + t.waited,
+        refused: a.refused + t.refused,
+    });
+    (sum.calls > 0).then_some(sum)
+}
+
+/// "12 of 80,000 lockings (0.015 %)", over every round.
+fn count_text(t: &Tallied, what: &str) -> String {
+    let mut s = format!("{} of {} {what}", fmt_count(t.waited), fmt_count(t.calls));
+    if t.waited > 0 {
+        s.push_str(&format!(" ({})", percent(t.waited as f64 / t.calls as f64)));
+    }
+    s
+}
+
+/// CPU time per timeout started, ns.
+fn cpu_per_timeout(x: &DesignRun) -> Option<f64> {
+    x.per_timeout(x.counters.cpu_ns)
+}
+
+/// Context switches (voluntary and involuntary) per timeout started.
+fn switches_per_timeout(x: &DesignRun) -> Option<f64> {
+    let c = &x.counters;
+    x.per_timeout(Some(c.voluntary? + c.involuntary?))
+}
+
+/// Run-queue delay per timeout started, ns.
+fn run_delay_per_timeout(x: &DesignRun) -> Option<f64> {
+    x.per_timeout(x.counters.run_delay_ns)
+}
+
+/// Polls of the timers that tokio refused for want of budget, per timeout started.
+fn refusals_per_timeout(x: &DesignRun) -> Option<f64> {
+    x.per_timeout(Some(x.waits.timers.refused))
+}
+
+/// One closing sentence when the intervals behind a block fall short of 95 %.
+fn shortfall_sentence<'a>(all: impl IntoIterator<Item = &'a Estimate>) -> Option<String> {
+    shortfall(all).map(|s| {
+        format!(
+            "These intervals are {s} (what the time budget allowed), not at the book's {}",
+            confidence_text()
+        )
+    })
+}
+
+/// The chapter's answer, first on the page: did the std mutex hurt, what did, and what
+/// the other designs and the fix gave, each comparison decided by the verdict rule.
+fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+    use Design::*;
+    let refs = reference()?;
+    let n = r
+        .param("timeouts")
+        .map_or_else(|| "N".into(), |v| fmt_count(v as u64));
+    let ms = r
+        .param("timeout_ms")
+        .map_or_else(|| "?".into(), |v| fmt_count(v as u64));
+    let mut used: Vec<Estimate> = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let d1 = ((StdMutexTask, MT), "design 1");
+    let base = ((Baseline, MT), "the baseline");
+    let c = late_cmp(r, d1, base)
+        .ok_or_else(|| anyhow::anyhow!("design 1 or the baseline has no result"))?;
+    used.extend(c.estimates);
+    let lock = pooled_tally(r, StdMutexTask, MT, |w| w.locks);
+    out.push(format!(
+        "**Did the std mutex in design 1's synchronous callback hurt?** {}: with {n} \
+         timeouts of {ms} ms on a multi-thread runtime, design 1 handled them {} past their \
+         deadlines, the baseline {}; {}{}",
+        if c.verdict == Verdict::Above {
+            "Yes"
+        } else {
+            "Not measurably"
+        },
+        late(r, StdMutexTask, MT),
+        late(r, Baseline, MT),
+        without_shortfall(&c.text),
+        lock.map_or_else(String::new, |t| format!(
+            "; a callback found the lock taken at {}",
+            count_text(&t, "lockings")
+        )),
+    ));
+    let d2 = ((TokioMutexCap1, MT), "design 2");
+    let d2n = ((TokioMutexCapN, MT), "design 2′");
+    if let (Some(vs_room), Some(vs_base)) = (late_cmp(r, d2, d2n), late_cmp(r, d2, base)) {
+        used.extend(vs_room.estimates);
+        used.extend(vs_base.estimates);
+        let full = pooled_tally(r, TokioMutexCap1, MT, |w| w.sends);
+        let full = full.map_or_else(String::new, |t| {
+            format!(
+                "; its senders found the slot full at {}",
+                count_text(&t, "sends")
+            )
+        });
+        let (d2l, d2nl) = (late(r, TokioMutexCap1, MT), late(r, TokioMutexCapN, MT));
+        out.push(if vs_room.verdict == Verdict::Above {
+            format!(
+                "**What did?** The channel's single slot: design 2 (tokio mutex, a channel of \
+                 capacity 1) handled its timeouts {d2l} late, design 2′ (the same with room \
+                 for all {n} messages) {d2nl}; {}{full}",
+                without_shortfall(&vs_room.text)
+            )
+        } else if vs_base.verdict == Verdict::Above {
+            format!(
+                "**What did?** Design 2 (tokio mutex, a channel of capacity 1, {d2l}) was \
+                 later than the baseline ({}), but not through its single slot: {}{full}",
+                without_shortfall(&vs_base.text),
+                without_shortfall(&vs_room.text)
+            )
+        } else {
+            format!(
+                "**What did?** Nothing clearly: design 2 (tokio mutex, a channel of capacity \
+                 1) gave {d2l}; {}",
+                without_shortfall(&vs_base.text)
+            )
+        });
+    }
+    let yes_no = |v: Verdict| if v == Verdict::Below { "Yes" } else { "No" };
+    if let Some(c) = late_cmp(r, ((TwoRuntimes, MT), "design 3"), d1) {
+        used.extend(c.estimates);
+        out.push(format!(
+            "**Did splitting the work across two runtimes help?** {}: design 3 gave {}; {}",
+            yes_no(c.verdict),
+            late(r, TwoRuntimes, MT),
+            without_shortfall(&c.text)
+        ));
+    }
+    let fix = ((Fix, MT), "the fix");
+    if let (Some(vs1), Some(cpu)) = (
+        late_cmp(r, fix, d1),
+        value_cmp(
+            r,
+            ((Fix, MT), "its CPU time per timeout"),
+            ((Baseline, MT), "the baseline's"),
+            cpu_per_timeout,
+        ),
+    ) {
+        used.extend(vs1.estimates);
+        used.extend(cpu.estimates);
+        out.push(format!(
+            "**Did the fix beat design 1?** {}: the fix (own deadline in each message, a task \
+             per timeout, room for every message) gave {}; {}; {} ({} against {})",
+            yes_no(vs1.verdict),
+            late(r, Fix, MT),
+            without_shortfall(&vs1.text),
+            without_shortfall(&cpu.text),
+            fmt_ns(cpu.estimates[0].median),
+            fmt_ns(cpu.estimates[1].median),
+        ));
+    }
+    out.extend(shortfall_sentence(&used));
+    let theirs = |d: Design| {
+        refs.designs
+            .iter()
+            .find(|x| Design::parse(&x.design).ok() == Some(d))
+            .map(|x| format!("{} ms", x.medium_value_ms))
+    };
+    let writeup = match (
+        theirs(StdMutexTask),
+        theirs(TokioMutexCap1),
+        theirs(TwoRuntimes),
+    ) {
+        (Some(a), Some(b), Some(c)) => format!(
+            "“{}” reported a “medium value” (start to handling, the {ms} ms included) of {a} \
+             for design 1, {b} for design 2 and {c} for design 3, and so found the lock it \
+             had called “badly designed” the fastest.",
+            refs.source.title
+        ),
+        _ => String::new(),
+    };
+    Ok(answer_block(out, &writeup))
+}
+
+/// Sentences decided by the verdict rule that the answer above does not already give:
+/// which design's timeouts were later than which, and the A/A self-check.
 fn findings(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     use Design::*;
-    use Flavour::*;
-    let pair = |a: (Design, Flavour), b: (Design, Flavour), an: &str, bn: &str| {
-        let (ka, kb) = (key(a.0, a.1), key(b.0, b.1));
-        let (ea, eb) = (r.estimate(&ka)?, r.estimate(&kb)?);
-        Some(compare_sentence(
-            (an, &ea),
-            (bn, &eb),
-            r.ratio(&ka, &kb).as_ref(),
-            Better::Lower,
-        ))
-    };
-    let mt = |a: Design, b: Design| pair((a, MultiThread), (b, MultiThread), spoken(a), spoken(b));
-    let mut out: Vec<String> = [
-        mt(TokioMutexCap1, Fix),
-        mt(StdMutexTask, TokioMutexCap1),
-        mt(StdMutexTask, TwoRuntimes),
+    let mt = |a: Design, b: Design| late_cmp(r, ((a, MT), spoken(a)), ((b, MT), spoken(b)));
+    let compared: Vec<Compared> = [
         mt(StdMutexTask, StdMutex),
-        mt(StdMutexTask, Baseline),
         mt(StdMutex, Baseline),
-        mt(TokioMutexCapN, TokioMutexCap1),
         mt(Fix, Baseline),
-        pair(
-            (TokioMutexCap1, CurrentThread),
-            (TokioMutexCap1, MultiThread),
-            "design 2 on the current-thread runtime",
-            "design 2 on the multi-thread one",
+        mt(TokioMutexCap1, Fix),
+        late_cmp(
+            r,
+            (
+                (TokioMutexCap1, CT),
+                "design 2 on the current-thread runtime",
+            ),
+            ((TokioMutexCap1, MT), "design 2 on the multi-thread one"),
         ),
-        pair(
-            (StdMutexTask, CurrentThread),
-            (StdMutex, CurrentThread),
-            "on the current-thread runtime, design 1",
-            "design 1 inline",
+        late_cmp(
+            r,
+            (
+                (StdMutexTask, CT),
+                "on the current-thread runtime, design 1",
+            ),
+            ((StdMutex, CT), "design 1 inline"),
         ),
-        pair(
-            (BaselineUnconstrained, CurrentThread),
-            (Baseline, CurrentThread),
-            "on the current-thread runtime, the baseline with the budget off",
-            "the baseline",
+        late_cmp(
+            r,
+            (
+                (BaselineUnconstrained, CT),
+                "on the current-thread runtime, the baseline with the budget off",
+            ),
+            ((Baseline, CT), "the baseline"),
         ),
     ]
     .into_iter()
     .flatten()
     .collect();
-    anyhow::ensure!(!out.is_empty(), "no design has a result to compare");
-    out.insert(
-        0,
-        "Median lateness, multi-thread runtime unless stated".to_string(),
-    );
-    let mut text = format!("{}:\n\n", out.remove(0));
-    for s in out {
-        text.push_str(&format!("- {}.\n", capitalise(&s)));
-    }
-    Ok(text)
+    anyhow::ensure!(!compared.is_empty(), "no design has a result to compare");
+    let mut out: Vec<String> = compared
+        .iter()
+        .map(|c| without_shortfall(&c.text))
+        .collect();
+    out.extend(aa_line(r));
+    out.extend(shortfall_sentence(
+        compared.iter().flat_map(|c| &c.estimates),
+    ));
+    Ok(format!(
+        "Median lateness, multi-thread runtime unless stated:\n\n{}",
+        harness::render::findings(out)
+    ))
+}
+
+/// The A/A self-check: the twinned arm against its twin, by the verdict rule.
+fn aa_line(r: &Results<DesignsRound>) -> Option<String> {
+    let (k, t) = (key(TWINNED.0, TWINNED.1), twin_key());
+    let (a, b) = (r.estimate(&k)?, r.estimate(&t)?);
+    let clear = verdict(&a, &b).is_clear();
+    Some(format!(
+        "Self-check (an A/A pair: {} on the {} runtime ran twice in every round, as two arms \
+         with the same code): {}{}",
+        spoken(TWINNED.0),
+        TWINNED.1.label(),
+        without_shortfall(&compare_sentence(
+            ("the first arm", &a),
+            ("the second", &b),
+            r.ratio(&k, &t).as_ref(),
+            Better::Lower
+        )),
+        if clear {
+            "; the rule called identical code different, so this run's verdicts deserve \
+             less trust"
+        } else {
+            ", as it should"
+        }
+    ))
 }
 
 // The write-up's published numbers.
@@ -374,27 +700,151 @@ fn flavours_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     Ok(t.to_markdown())
 }
 
-/// What each design costs: process CPU time and wall time of one run.
-fn cost_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+/// What each design costs on one runtime, per timeout started: the process's CPU time,
+/// context switches and run-queue delay during a run, and the run's wall time.
+fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<String> {
     let mut t = Table::new([
         "design",
-        "CPU, current-thread",
-        "CPU, multi-thread",
-        "wall, multi-thread",
+        "CPU per timeout",
+        "switches per timeout",
+        "run-queue delay per timeout",
+        "wall per run",
     ]);
     for design in Design::ALL {
-        let cpu = |fl| per_run(r, design, fl, |x| x.cpu_ns);
+        let e = |f: fn(&DesignRun) -> Option<f64>| per_run(r, design, flavour, f);
         t.row([
             design.label().to_string(),
-            fmt_opt_estimate(cpu(Flavour::CurrentThread), Unit::Nanos),
-            fmt_opt_estimate(cpu(Flavour::MultiThread), Unit::Nanos),
-            fmt_opt_estimate(
-                per_run(r, design, Flavour::MultiThread, |x| Some(x.wall_ns)),
-                Unit::Nanos,
-            ),
+            fmt_opt_estimate(e(cpu_per_timeout), Unit::Nanos),
+            e(switches_per_timeout).map_or_else(|| "–".into(), |x| fmt_plain(&x)),
+            fmt_opt_estimate(e(run_delay_per_timeout), Unit::Nanos),
+            fmt_opt_estimate(e(|x| Some(x.wall_ns)), Unit::Nanos),
         ]);
     }
     Ok(t.to_markdown())
+}
+
+/// A plain number with its interval: `0.52 (0.40–0.61)`.
+fn fmt_plain(e: &Estimate) -> String {
+    format!("{} ({}–{})", sig3(e.median), sig3(e.lo), sig3(e.hi))
+}
+
+/// How often each design's waits happened, per run, medians over rounds, both runtimes:
+/// the lock found taken, the channel's slot found full by a sender, the channel found
+/// empty by the handler, and timer polls refused for want of cooperative budget.
+fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "design",
+        "lock found taken",
+        "sender found slot full",
+        "handler found channel empty",
+        "budget refusals per timeout",
+    ]);
+    let cell = |design: Design, f: fn(&DesignRun) -> Option<f64>, pct: bool| {
+        let one = |fl| {
+            per_run(r, design, fl, f).map(|e| {
+                if pct {
+                    percent(e.median)
+                } else {
+                    sig3(e.median)
+                }
+            })
+        };
+        match (one(MT), one(CT)) {
+            (None, None) => "–".to_string(),
+            (a, b) => format!(
+                "{} · {}",
+                a.unwrap_or_else(|| "–".into()),
+                b.unwrap_or_else(|| "–".into())
+            ),
+        }
+    };
+    for design in Design::ALL {
+        t.row([
+            design.label().to_string(),
+            cell(design, |x| waited(&x.waits.locks), true),
+            cell(design, |x| waited(&x.waits.sends), true),
+            cell(design, |x| waited(&x.waits.receives), true),
+            cell(design, refusals_per_timeout, false),
+        ]);
+    }
+    Ok(format!(
+        "{}\nEach cell: multi-thread · current-thread runtime, the median over rounds of one \
+         run's figure; – where the design has no such wait.\n",
+        t.to_markdown()
+    ))
+}
+
+/// Sentences that say *why*, each resting on a counter in the tables above.
+fn why(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+    use Design::*;
+    let mut out = Vec::new();
+    if let Some(t) = pooled_tally(r, StdMutexTask, MT, |w| w.locks) {
+        out.push(format!(
+            "Design 1's callbacks, in a task each on the multi-thread runtime, found the std \
+             mutex taken at {}",
+            count_text(&t, "lockings over all rounds")
+        ));
+    }
+    let mut used: Vec<Estimate> = Vec::new();
+    let mut sw = |a: Arm, an: &str, b: Arm, bn: &str| {
+        let c = value_cmp(r, (a, an), (b, bn), switches_per_timeout)?;
+        used.extend(c.estimates);
+        Some(without_shortfall(&c.text))
+    };
+    if let (Some(full), Some(empty)) = (
+        pooled_tally(r, TokioMutexCap1, MT, |w| w.sends),
+        pooled_tally(r, TokioMutexCap1, MT, |w| w.receives),
+    ) {
+        let mut s = format!(
+            "Design 2's senders found its one slot full at {}, and its handler found the \
+             channel empty at {}",
+            count_text(&full, "sends"),
+            count_text(&empty, "receives")
+        );
+        if let Some(c) = sw(
+            (TokioMutexCap1, MT),
+            "its switch count per timeout",
+            (TokioMutexCapN, MT),
+            "design 2′'s",
+        ) {
+            s.push_str(&format!("; {c}"));
+        }
+        out.push(s);
+    }
+    if let Some(c) = sw(
+        (TokioMutexCap1, MT),
+        "design 2's switch count per timeout on the multi-thread runtime",
+        (TokioMutexCap1, CT),
+        "on the current-thread one",
+    ) {
+        out.push(c);
+    }
+    if let (Some(with), Some(without)) = (
+        per_run(r, Baseline, CT, refusals_per_timeout),
+        per_run(r, BaselineUnconstrained, CT, refusals_per_timeout),
+    ) {
+        out.push(format!(
+            "On the current-thread runtime tokio refused {} polls of the baseline's timers \
+             per timeout for want of budget, and {} with the budget off",
+            fmt_plain(&with),
+            fmt_plain(&without)
+        ));
+    }
+    for other in [Baseline, StdMutexTask] {
+        let theirs = format!("{}'s", spoken(other));
+        if let Some(c) = value_cmp(
+            r,
+            ((Fix, MT), "the fix's CPU time per timeout"),
+            ((other, MT), &theirs),
+            cpu_per_timeout,
+        ) {
+            used.extend(c.estimates);
+            out.push(without_shortfall(&c.text));
+        }
+    }
+    anyhow::ensure!(!out.is_empty(), "no design has counters to show");
+    out.extend(shortfall_sentence(&used));
+    Ok(harness::render::findings(out))
 }
 
 fn cdf_plot(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<String> {
@@ -483,7 +933,7 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
             );
             t.row([
                 design.label().to_string(),
-                short(flavour).to_string(),
+                flavour.label().to_string(),
                 fmt_opt_estimate(r.estimate(&a), Unit::Nanos),
                 fmt_opt_estimate(r.estimate(&b), Unit::Nanos),
                 r.ratio(&b, &a)
@@ -492,13 +942,6 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         }
     }
     Ok(t.to_markdown())
-}
-
-fn short(flavour: Flavour) -> &'static str {
-    match flavour {
-        Flavour::CurrentThread => "current",
-        Flavour::MultiThread => "multi",
-    }
 }
 
 /// A list of design names for a sentence: `a, b and c`.
@@ -510,9 +953,9 @@ fn listed(names: &[String]) -> String {
     }
 }
 
-/// Sentences decided by the intervals: whose median lateness grew more with N than the
-/// fix's (per-round ratios of the largest N to N = 1), and how the write-up's designs
-/// compare with the fix at the largest N.
+/// Sentences decided by the verdict rule: whose median lateness grew more with N than
+/// the baseline's (per-round ratios of the largest N to N = 1), and how the write-up's
+/// designs and the fix compare with the baseline at the largest N.
 fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let sizes = sweep_sizes(r);
     let (Some(&lo), Some(&hi)) = (sizes.first(), sizes.last()) else {
@@ -520,31 +963,33 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
     };
     let (lo_s, hi_s) = (fmt_count(lo as u64), fmt_count(hi as u64));
     let growth = |d: Design, fl: Flavour| r.ratio(&sweep_key(d, fl, hi), &sweep_key(d, fl, lo));
+    let reference = Design::Baseline;
     let mut out = Vec::new();
     for flavour in Flavour::ALL {
         let fl = flavour.label();
-        if let Some(fix) = growth(Design::Fix, flavour) {
+        if let Some(base) = growth(reference, flavour) {
             let (mut more, mut same, mut less) = (Vec::new(), Vec::new(), Vec::new());
-            let mut used = vec![fix];
-            for design in SWEPT.into_iter().filter(|d| *d != Design::Fix) {
+            let mut used = vec![base];
+            for design in SWEPT.into_iter().filter(|d| *d != reference) {
                 let Some(g) = growth(design, flavour) else {
                     continue;
                 };
                 used.push(g);
                 let named = format!("{} at {}", spoken(design), fmt_ratio_estimate(&g));
-                match verdict(&g, &fix) {
+                match verdict(&g, &base) {
                     Verdict::Above => more.push(named),
-                    Verdict::Unclear | Verdict::Same => same.push(spoken(design).to_string()),
+                    Verdict::Unclear | Verdict::Same => same.push(named),
                     Verdict::Below => less.push(named),
                 }
             }
             let mut s = format!(
-                "{fl} runtime, from N = {lo_s} to N = {hi_s}: the fix's median lateness grew {}",
-                fmt_ratio_estimate(&fix)
+                "{fl} runtime, from N = {lo_s} to N = {hi_s}: the baseline's median lateness \
+                 grew {}",
+                fmt_ratio_estimate(&base)
             );
             for (list, how) in [
                 (&more, "clearly more"),
-                (&same, "no clear difference (intervals overlap)"),
+                (&same, "no clear difference"),
                 (&less, "clearly less"),
             ] {
                 if !list.is_empty() {
@@ -561,17 +1006,18 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
             Design::StdMutexTask,
             Design::TokioMutexCap1,
             Design::TwoRuntimes,
+            Design::Fix,
         ] {
             let (a, b) = (
                 sweep_key(design, flavour, hi),
-                sweep_key(Design::Fix, flavour, hi),
+                sweep_key(reference, flavour, hi),
             );
             if let (Some(ea), Some(eb)) = (r.estimate(&a), r.estimate(&b)) {
                 out.push(format!(
                     "{fl} runtime, N = {hi_s}: {}",
                     compare_sentence(
                         (spoken(design), &ea),
-                        (spoken(Design::Fix), &eb),
+                        (spoken(reference), &eb),
                         r.ratio(&a, &b).as_ref(),
                         Better::Lower,
                     )
@@ -596,10 +1042,7 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
         ));
     }
     anyhow::ensure!(!out.is_empty(), "no design has a result to compare");
-    Ok(out
-        .iter()
-        .map(|s| format!("- {}.\n", capitalise(s)))
-        .collect())
+    Ok(harness::render::findings(out))
 }
 
 /// The write-up's unit check, repeated: when each extended timeout fired.
