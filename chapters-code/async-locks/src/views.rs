@@ -18,7 +18,9 @@ use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
 pub static ANSWER: View<DesignsRound> = View::table("answer", &DESIGNS, answer);
-pub static DESIGNS_TABLE: View<DesignsRound> = View::table("designs", &DESIGNS, designs_table);
+// The answer block, first on the page, carries this result's provenance and notes.
+pub static DESIGNS_TABLE: View<DesignsRound> =
+    View::table("designs", &DESIGNS, designs_table).brief();
 pub static FINDINGS: View<DesignsRound> = View::table("findings", &DESIGNS, findings).brief();
 pub static COST_MULTI: View<DesignsRound> =
     View::table("cost", &DESIGNS, |r| cost_table(r, Flavour::MultiThread)).brief();
@@ -253,7 +255,7 @@ fn waited(t: &Tallied) -> Option<f64> {
 /// A share as a percentage: `0.004 %`, `75.3 %`, `> 99.9 %` (never a rounded 100 %
 /// for a share that is not all).
 fn percent(x: f64) -> String {
-    if x >= 0.999 && x < 1.0 {
+    if (0.999..1.0).contains(&x) {
         return "> 99.9 %".to_string();
     }
     let s = sig3(x * 100.0);
@@ -286,8 +288,11 @@ fn pooled_tally(
     (sum.calls > 0).then_some(sum)
 }
 
-/// "12 of 80,000 lockings (0.015 %)", over every round.
+/// "12 of 80,000 lockings (0.015 %)", over every round; "none of …" for zero.
 fn count_text(t: &Tallied, what: &str) -> String {
+    if t.waited == 0 {
+        return format!("none of {} {what}", fmt_count(t.calls));
+    }
     let mut s = format!("{} of {} {what}", fmt_count(t.waited), fmt_count(t.calls));
     if t.waited > 0 {
         s.push_str(&format!(" ({})", percent(t.waited as f64 / t.calls as f64)));
@@ -358,7 +363,7 @@ fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         late(r, Baseline, MT),
         without_shortfall(&c.text),
         lock.map_or_else(String::new, |t| format!(
-            "; a callback found the lock taken at {}",
+            "; callbacks found the lock taken in {}",
             count_text(&t, "lockings")
         )),
     ));
@@ -370,7 +375,7 @@ fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         let full = pooled_tally(r, TokioMutexCap1, MT, |w| w.sends);
         let full = full.map_or_else(String::new, |t| {
             format!(
-                "; its senders found the slot full at {}",
+                "; its senders found the slot full in {}",
                 count_text(&t, "sends")
             )
         });
@@ -725,6 +730,9 @@ fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<Str
 
 /// A plain number with its interval: `0.52 (0.40–0.61)`.
 fn fmt_plain(e: &Estimate) -> String {
+    if e.lo == e.hi {
+        return sig3(e.median);
+    }
     format!("{} ({}–{})", sig3(e.median), sig3(e.lo), sig3(e.hi))
 }
 
@@ -781,7 +789,7 @@ fn why(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     if let Some(t) = pooled_tally(r, StdMutexTask, MT, |w| w.locks) {
         out.push(format!(
             "Design 1's callbacks, in a task each on the multi-thread runtime, found the std \
-             mutex taken at {}",
+             mutex taken in {}",
             count_text(&t, "lockings over all rounds")
         ));
     }
@@ -796,8 +804,8 @@ fn why(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         pooled_tally(r, TokioMutexCap1, MT, |w| w.receives),
     ) {
         let mut s = format!(
-            "Design 2's senders found its one slot full at {}, and its handler found the \
-             channel empty at {}",
+            "Design 2's senders found its one slot full in {}, and its handler found the \
+             channel empty in {}",
             count_text(&full, "sends"),
             count_text(&empty, "receives")
         );
@@ -819,15 +827,21 @@ fn why(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     ) {
         out.push(c);
     }
-    if let (Some(with), Some(without)) = (
-        per_run(r, Baseline, CT, refusals_per_timeout),
-        per_run(r, BaselineUnconstrained, CT, refusals_per_timeout),
+    let refused = |d: Design| per_run(r, d, CT, refusals_per_timeout);
+    if let (Some(base), Some(off), Some(inline), Some(task)) = (
+        refused(Baseline),
+        refused(BaselineUnconstrained),
+        refused(StdMutex),
+        refused(StdMutexTask),
     ) {
         out.push(format!(
-            "On the current-thread runtime tokio refused {} polls of the baseline's timers \
-             per timeout for want of budget, and {} with the budget off",
-            fmt_plain(&with),
-            fmt_plain(&without)
+            "On the current-thread runtime tokio refused, for want of budget, {} polls per \
+             timeout of the baseline's timers, {} of design 1 inline's (all N timers in one \
+             task each time), {} of design 1's (a task per timer) and {} with the budget off",
+            fmt_plain(&base),
+            fmt_plain(&inline),
+            fmt_plain(&task),
+            fmt_plain(&off)
         ));
     }
     for other in [Baseline, StdMutexTask] {

@@ -1,6 +1,6 @@
 //! Correctness of the chapter's designs, rounds and views. Nothing here asserts speed.
 
-use async_locks::experiments::{DESIGNS, DesignRun, SWEEP, UNIT_CHECK, sizes};
+use async_locks::experiments::{DESIGNS, DesignRun, SWEEP, UNIT_CHECK, sizes, twin_key};
 use async_locks::{CHAPTER, Design, Flavour, Timeout, extended_timeout, run_design};
 use harness::experiment::AnyExperiment;
 use harness::params::Override;
@@ -206,9 +206,11 @@ fn record(exp: &'static dyn AnyExperiment, sets: &[&str], rounds: u32) -> Record
 fn rounds_give_one_reading_per_run_and_every_view_renders() {
     let small = ["timeout_ms=2", "run_bound_ms=5000"];
     let designs = record(&DESIGNS, &[&["timeouts=1200"], &small[..]].concat(), 3);
-    // One reading per design and runtime, each a round's median lateness.
+    // One reading per design and runtime, each a round's median lateness, and one for
+    // the A/A twin.
     for round in &designs.rounds {
-        assert_eq!(round.readings.len(), Design::ALL.len() * Flavour::ALL.len());
+        assert_eq!(round.readings.len(), Design::ALL.len() * Flavour::ALL.len() + 1);
+        assert!(round.readings.iter().any(|r| r.key == twin_key()));
     }
     assert!(
         designs
@@ -238,6 +240,22 @@ fn rounds_give_one_reading_per_run_and_every_view_renders() {
                 view.name()
             ),
             ViewKind::Plot => assert!(out.starts_with("<svg"), "{}", view.name()),
+        }
+        match view.name() {
+            // The answer: a live block of computed sentences, then the write-up's line.
+            "answer" => {
+                assert!(out.contains("cow-answer"), "{out}");
+                assert!(out.contains("Did the std mutex"), "{out}");
+                assert!(out.contains("45.1209 ms"), "{out}");
+                // The shortfall is said once, at the end, not after every comparison.
+                assert_eq!(out.matches("at only 75 %").count(), 1, "{out}");
+            }
+            // The A/A twin shows up only in the findings' self-check.
+            "findings" => assert!(out.contains("Self-check (an A/A pair"), "{out}"),
+            "designs" | "cost" | "waits" | "flavours" => {
+                assert!(!out.contains("A/A"), "{}: {out}", view.name())
+            }
+            _ => {}
         }
         // Three rounds give intervals short of 95 %: the sweep's growth sentences, which
         // are not built by `compare_sentence`, say so themselves.
