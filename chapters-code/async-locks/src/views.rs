@@ -417,7 +417,7 @@ fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         late_cmp(r, fix, d1),
         value_cmp(
             r,
-            ((Fix, MT), "its CPU time per timeout"),
+            ((Fix, MT), "the fix's CPU time per timeout"),
             ((Baseline, MT), "the baseline's"),
             cpu_per_timeout,
         ),

@@ -209,7 +209,10 @@ fn rounds_give_one_reading_per_run_and_every_view_renders() {
     // One reading per design and runtime, each a round's median lateness, and one for
     // the A/A twin.
     for round in &designs.rounds {
-        assert_eq!(round.readings.len(), Design::ALL.len() * Flavour::ALL.len() + 1);
+        assert_eq!(
+            round.readings.len(),
+            Design::ALL.len() * Flavour::ALL.len() + 1
+        );
         assert!(round.readings.iter().any(|r| r.key == twin_key()));
     }
     assert!(
