@@ -9,9 +9,11 @@
 //!   sleeping) point, ordered the same way; the round's reading for a point is the
 //!   median of how late its sleeps ended (its key ends in `late by`).
 
+use harness::AA_TWIN;
 use crate::{
-    Batch, Call, Mode, Sample, Slack, VARIANTS, Variant, bounded_loop, calibrate_margin,
-    fmt_request, key, sweep_count, sweep_requests, timed_sleeps, unsupported_here, with_slack,
+    Batch, Mode, MsArm, PHASE_BINS, PhasedSleep, Sample, Slack, TICK_NS, VARIANTS, Variant,
+    bin_centre_ns, bounded_loop, calibrate_margin, fmt_request, key, phased_sleep, sweep_count,
+    sweep_requests, timed_sleeps, timer_runtime, unsupported_here, with_slack,
 };
 use harness::render::fmt_count;
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
@@ -54,7 +56,25 @@ pub static CALLS_EXP: Experiment<CallsRound> = Experiment::new(
     CallsRound::readings,
 )
 .params(&[CALLS, SLOW_CALLS, LOW_SLACK_NS, BOUND_MS])
-.budget(|p| p.pick(Budget::quick(8), Budget::full(75, 20)));
+.budget(|p| p.pick(Budget::quick(7), Budget::full(75, 20)));
+
+pub const PHASE_SLEEPS: Param = Param::int("phase_sleeps", 1, 1_000)
+    .defaults(3, 9)
+    .unit("per arm and round")
+    .about("sleeps of each arm of the millisecond experiment in one round (each phase bin of each sleep is an arm)");
+pub const BEFORE_MS: Param = Param::int("before_ms", 2, 1_000)
+    .defaults(50, 50)
+    .unit("ms")
+    .about("the long sleep before a 1 ms sleep in the millisecond experiment's second context (the throttles sweep sleeps 50 ms before each 1 ms sleep)");
+
+pub static MS_EXP: Experiment<MsRound> = Experiment::new(
+    "millisecond",
+    "how late a 1 ms sleep ends: tokio's by where in its millisecond tick it began, the standard library's after a 1 ms or a long sleep",
+    ms_round,
+    MsRound::readings,
+)
+.params(&[PHASE_SLEEPS, BEFORE_MS])
+.budget(|p| p.pick(Budget::quick(4), Budget::full(30, 10)));
 
 pub static SWEEP_EXP: Experiment<SweepRound> = Experiment::new(
     "sweep",
@@ -63,7 +83,7 @@ pub static SWEEP_EXP: Experiment<SweepRound> = Experiment::new(
     SweepRound::readings,
 )
 .params(&[SLEEPS, MIN_SLEEPS, POINT_MS, LOW_SLACK_NS, BOUND_MS])
-.budget(|p| p.pick(Budget::quick(6), Budget::full(35, 10)));
+.budget(|p| p.pick(Budget::quick(5), Budget::full(35, 10)));
 
 // ---------------------------------------------------------------------------------
 // `calls`
@@ -110,17 +130,58 @@ impl CallsRound {
 /// Whether the second, low-slack measurement exists on this OS.
 pub const LOW_SLACK_HERE: bool = cfg!(target_os = "linux");
 
-/// Every variant with the thread's slack, then the sleeping ones with the low slack.
-pub fn plan() -> Vec<(Variant, Slack)> {
-    let mut cells: Vec<(Variant, Slack)> = VARIANTS.iter().map(|v| (*v, Slack::Default)).collect();
+/// One arm of a `calls` round: a variant, the slack it runs with, and whether it is
+/// the A/A twin (the same code as its original, a separate arm of the same rounds,
+/// whose reading key carries the twin suffix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub variant: Variant,
+    pub slack: Slack,
+    pub twin: bool,
+}
+
+impl Cell {
+    /// The arm's reading key.
+    pub fn key(&self, low: u64) -> String {
+        let k = key(self.variant.call, self.slack, low);
+        if self.twin {
+            format!("{k}{AA_TWIN}")
+        } else {
+            k
+        }
+    }
+}
+
+/// The variant measured twice for the A/A self-check: a cheap one (a loop of
+/// `sched_yield` costs well under a millisecond).
+pub const TWIN_ID: &str = "sched-yield";
+
+/// Every variant with the thread's slack, then the sleeping ones with the low slack,
+/// then the A/A twin.
+pub fn plan() -> Vec<Cell> {
+    let cell = |variant: Variant, slack, twin| Cell {
+        variant,
+        slack,
+        twin,
+    };
+    let mut cells: Vec<Cell> = VARIANTS
+        .iter()
+        .map(|v| cell(*v, Slack::Default, false))
+        .collect();
     if LOW_SLACK_HERE {
         cells.extend(
             VARIANTS
                 .iter()
                 .filter(|v| v.call.sleeps())
-                .map(|v| (*v, Slack::Low)),
+                .map(|v| cell(*v, Slack::Low, false)),
         );
     }
+    cells.extend(
+        VARIANTS
+            .iter()
+            .filter(|v| v.id == TWIN_ID)
+            .map(|v| cell(*v, Slack::Default, true)),
+    );
     cells
 }
 
@@ -140,13 +201,13 @@ fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
             ctx.note(NoteKind::Timeout, "the time bound ended a round early");
             break;
         }
-        let (v, slack) = cells[i];
-        let planned = if v.call.slow() { slow } else { fast };
-        let slack_ns = (slack == Slack::Low).then_some(low);
+        let cell = cells[i];
+        let planned = if cell.variant.call.slow() { slow } else { fast };
+        let slack_ns = (cell.slack == Slack::Low).then_some(low);
         let limit = bound.min(ctx.time_left());
-        match bounded_loop(v.call, slack_ns, planned, limit) {
-            Ok(sample) => loops[i] = Some(checked(ctx, v, slack, low, planned, sample)),
-            Err(e) => unavailable(ctx, v.call, slack, low, &e),
+        match bounded_loop(cell.variant.call, slack_ns, planned, limit) {
+            Ok(sample) => loops[i] = Some(checked(ctx, cell, low, planned, sample)),
+            Err(e) => unavailable(ctx, cell, low, &e),
         }
     }
     Ok(CallsRound {
@@ -158,8 +219,8 @@ fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
 // ANCHOR_END: calls_round
 
 /// The loop as stored, with a note when it had to make fewer calls than planned.
-fn checked(ctx: &mut Ctx, v: Variant, slack: Slack, low: u64, planned: u32, s: Sample) -> Loop {
-    let key = key(v.call, slack, low);
+fn checked(ctx: &mut Ctx, cell: Cell, low: u64, planned: u32, s: Sample) -> Loop {
+    let key = cell.key(low);
     if s.calls < planned {
         ctx.note(
             NoteKind::Limit,
@@ -172,18 +233,18 @@ fn checked(ctx: &mut Ctx, v: Variant, slack: Slack, low: u64, planned: u32, s: S
         );
     }
     Loop {
-        id: v.id.to_string(),
+        id: cell.variant.id.to_string(),
         key,
-        slack,
+        slack: cell.slack,
         planned,
         sample: s,
     }
 }
 
-fn unavailable(ctx: &mut Ctx, call: Call, slack: Slack, low: u64, e: &std::io::Error) {
+fn unavailable(ctx: &mut Ctx, cell: Cell, low: u64, e: &std::io::Error) {
     ctx.note(
         NoteKind::Unsupported,
-        format!("{} could not run here: {e}", key(call, slack, low)),
+        format!("{} could not run here: {e}", cell.key(low)),
     );
 }
 
@@ -346,6 +407,148 @@ impl Point {
             late: Dist::from_samples(late),
             cpu_ns: batch.cpu.map(|c| c.as_nanos() as f64 / n),
             spun_ns: spun.map(|s| s.iter().sum::<f64>() / n),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// `millisecond`
+// ---------------------------------------------------------------------------------
+
+/// The tokio requests: 1 ms, and 1.5 ms, whose deadline falls mid-tick.
+pub const TOKIO_REQUESTS_US: [u32; 2] = [1_000, 1_500];
+
+/// The arms of the `millisecond` experiment, in the plan's order.
+pub fn ms_plan(before_ms: u32) -> Vec<MsArm> {
+    let mut arms = Vec::new();
+    for request_us in TOKIO_REQUESTS_US {
+        arms.extend((0..PHASE_BINS).map(|bin| MsArm::Tokio { request_us, bin }));
+    }
+    arms.extend((0..PHASE_BINS).map(|bin| MsArm::Std {
+        request_us: 1_000,
+        bin,
+    }));
+    arms.push(MsArm::After { before_ms: 1 });
+    arms.push(MsArm::After { before_ms });
+    arms
+}
+
+/// `0.3–0.4 ms`: a phase bin as keys and tables name it.
+pub fn bin_label(bin: u32) -> String {
+    let step = 1.0 / f64::from(PHASE_BINS);
+    format!(
+        "{:.1}–{:.1} ms",
+        f64::from(bin) * step,
+        f64::from(bin + 1) * step
+    )
+}
+
+/// The key of an arm's reading, a lateness:
+/// `tokio::time::sleep(1 ms) · begun 0.3–0.4 ms into a tick · late by`.
+pub fn ms_key(arm: MsArm) -> String {
+    let us = |u: u32| fmt_request(Duration::from_micros(u64::from(u)));
+    match arm {
+        MsArm::Tokio { request_us, bin } => format!(
+            "tokio::time::sleep({}) · begun {} into a tick · late by",
+            us(request_us),
+            bin_label(bin)
+        ),
+        MsArm::Std { request_us, bin } => format!(
+            "thread::sleep({}) · begun {} into a tick · late by",
+            us(request_us),
+            bin_label(bin)
+        ),
+        MsArm::After { before_ms } => {
+            format!("thread::sleep(1 ms) · after a {before_ms} ms sleep · late by")
+        }
+    }
+}
+
+/// One arm in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MsCell {
+    pub arm: MsArm,
+    pub sleeps: Vec<PhasedSleep>,
+    /// This round's median lateness: the value the round contributes.
+    pub late_p50_ns: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MsRound {
+    /// How far apart the two clock reads around the runtime's `build()` were: the
+    /// tick grid is known to within half of it.
+    pub origin_uncertainty_ns: f64,
+    pub thread_slack_ns: Option<u64>,
+    pub cells: Vec<MsCell>,
+}
+
+impl MsRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.cells
+            .iter()
+            .filter_map(|c| Some(Reading::new(ms_key(c.arm), Unit::Nanos, c.late_p50_ns?)))
+            .collect()
+    }
+
+    pub fn find(&self, arm: MsArm) -> Option<&MsCell> {
+        self.cells.iter().find(|c| c.arm == arm)
+    }
+}
+
+fn ms_round(ctx: &mut Ctx) -> anyhow::Result<MsRound> {
+    let per_arm = ctx.count(&PHASE_SLEEPS);
+    let before_ms = ctx.int(&BEFORE_MS) as u32;
+    let thread_slack_ns = read_slack(ctx);
+    let (rt, ticks) = timer_runtime()?;
+    let arms = ms_plan(before_ms);
+    let mut cells: Vec<Option<MsCell>> = vec![None; arms.len()];
+    'arms: for i in ctx.rotated(&(0..arms.len()).collect::<Vec<_>>()) {
+        let arm = arms[i];
+        let mut sleeps = Vec::with_capacity(per_arm);
+        for _ in 0..per_arm {
+            // The longest sleep an arm makes, plus a tick of spinning and a margin.
+            if ctx.time_left() < Duration::from_millis(u64::from(before_ms) + 10) {
+                ctx.note(NoteKind::Timeout, "the time bound ended a round early");
+                cells[i] = MsCell::new(arm, sleeps);
+                break 'arms;
+            }
+            sleeps.push(match arm {
+                MsArm::Tokio { request_us, bin } | MsArm::Std { request_us, bin } => {
+                    let request = Duration::from_micros(u64::from(request_us));
+                    let tokio = matches!(arm, MsArm::Tokio { .. });
+                    phased_sleep(&rt, &ticks, tokio, request, bin_centre_ns(bin))
+                }
+                MsArm::After { before_ms } => {
+                    std::thread::sleep(Duration::from_millis(u64::from(before_ms)));
+                    let start = std::time::Instant::now();
+                    std::thread::sleep(crate::MS1);
+                    PhasedSleep {
+                        phase_ns: ticks.phase_ns(start) as f64,
+                        late_ns: start.elapsed().as_nanos() as f64 - TICK_NS as f64,
+                    }
+                }
+            });
+        }
+        cells[i] = MsCell::new(arm, sleeps);
+    }
+    Ok(MsRound {
+        origin_uncertainty_ns: ticks.uncertainty.as_nanos() as f64,
+        thread_slack_ns,
+        cells: cells.into_iter().flatten().collect(),
+    })
+}
+
+impl MsCell {
+    fn new(arm: MsArm, sleeps: Vec<PhasedSleep>) -> Option<MsCell> {
+        if sleeps.is_empty() {
+            return None;
+        }
+        let mut late: Vec<f64> = sleeps.iter().map(|s| s.late_ns).collect();
+        late.sort_by(f64::total_cmp);
+        Some(MsCell {
+            arm,
+            late_p50_ns: Some(harness::stats::median_sorted(&late)),
+            sleeps,
         })
     }
 }

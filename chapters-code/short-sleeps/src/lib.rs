@@ -13,7 +13,7 @@ pub mod experiments;
 pub mod os;
 pub mod views;
 
-use experiments::{CALLS_EXP, SWEEP_EXP};
+use experiments::{CALLS_EXP, MS_EXP, SWEEP_EXP};
 use harness::Headline;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -22,10 +22,11 @@ use std::time::{Duration, Instant};
 
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
-    experiments: [CALLS_EXP, SWEEP_EXP],
+    experiments: [CALLS_EXP, SWEEP_EXP, MS_EXP],
     views: [
-        views::CALLS, views::SLACK, views::FINDINGS, views::REFERENCE,
+        views::ANSWER, views::CALLS, views::SLACK, views::FINDINGS, views::REFERENCE,
         views::SWEEP_PLOT, views::SWEEP_TABLE, views::SWEEP_TAILS, views::SWEEP_CPU,
+        views::TOKIO_PLOT, views::TOKIO_TABLE, views::ONE_MS,
     ],
     headlines: [
         Headline::new("nanosleep-1ns-default-slack", &CALLS_EXP, "nanosleep(1 ns)")
@@ -532,6 +533,142 @@ pub fn hybrid_sleep(request: Duration, margin: Duration) -> Duration {
     deadline.saturating_duration_since(woke)
 }
 // ANCHOR_END: hybrid
+
+// ---------------------------------------------------------------------------------
+// tokio's millisecond timer, and a 1 ms sleep in context
+// ---------------------------------------------------------------------------------
+
+/// One millisecond in nanoseconds: tokio's tick.
+pub const TICK_NS: u64 = 1_000_000;
+
+// ANCHOR: ticks
+/// Where tokio's ticks lie. tokio's timer counts whole milliseconds (*ticks*) from the
+/// moment its runtime was built (`TimeSource::new`, inside `build()`), so that moment
+/// lies between two clock reads around `build()`; the tick grid is taken from their
+/// midpoint, so a phase is known to within half their distance.
+pub struct Ticks {
+    pub origin: Instant,
+    /// The distance between the two clock reads around `build()`.
+    pub uncertainty: Duration,
+}
+
+/// A current-thread runtime with only the timer enabled, as every tokio loop in the
+/// book builds it, and where its ticks start.
+pub fn timer_runtime() -> io::Result<(tokio::runtime::Runtime, Ticks)> {
+    let before = Instant::now();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    let after = Instant::now();
+    let uncertainty = after - before;
+    let origin = before + uncertainty / 2;
+    Ok((
+        rt,
+        Ticks {
+            origin,
+            uncertainty,
+        },
+    ))
+}
+
+impl Ticks {
+    /// How far into its tick `t` lies, in nanoseconds.
+    pub fn phase_ns(&self, t: Instant) -> u64 {
+        let since = t.saturating_duration_since(self.origin).as_nanos();
+        (since % u128::from(TICK_NS)) as u64
+    }
+
+    /// Spins until the clock is `phase_ns` into a tick, at least 50 µs from now, and
+    /// returns that moment.
+    pub fn spin_to_phase(&self, phase_ns: u64) -> Instant {
+        let soon = Instant::now() + Duration::from_micros(50);
+        let now_phase = self.phase_ns(soon);
+        let wait = (phase_ns + TICK_NS - now_phase) % TICK_NS;
+        let target = soon + Duration::from_nanos(wait);
+        let mut now = Instant::now();
+        while now < target {
+            std::hint::spin_loop();
+            now = Instant::now();
+        }
+        now
+    }
+}
+// ANCHOR_END: ticks
+
+/// How a 1 ms-scale sleep of the `millisecond` experiment is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MsArm {
+    /// `tokio::time::sleep(request)`, begun at a chosen phase of a tick.
+    Tokio { request_us: u32, bin: u32 },
+    /// `std::thread::sleep(request)`, begun at a chosen phase (the control).
+    Std { request_us: u32, bin: u32 },
+    /// `std::thread::sleep(1 ms)` right after a sleep of `before_ms`.
+    After { before_ms: u32 },
+}
+
+/// The phase bins: tenths of a tick.
+pub const PHASE_BINS: u32 = 10;
+
+/// The middle of a phase bin, in nanoseconds into the tick.
+pub fn bin_centre_ns(bin: u32) -> u64 {
+    (u64::from(bin) * 2 + 1) * TICK_NS / (2 * u64::from(PHASE_BINS))
+}
+
+/// One timed sleep of the `millisecond` experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PhasedSleep {
+    /// How far into its tick the sleep began (ns).
+    pub phase_ns: f64,
+    /// Actual minus requested length (ns).
+    pub late_ns: f64,
+}
+
+// ANCHOR: phased_sleep
+/// One sleep begun `phase_ns` into a tick: spin to that moment, then sleep, and time
+/// the sleep from that moment.
+pub fn phased_sleep(
+    rt: &tokio::runtime::Runtime,
+    ticks: &Ticks,
+    tokio: bool,
+    request: Duration,
+    phase_ns: u64,
+) -> PhasedSleep {
+    let (start, end) = if tokio {
+        rt.block_on(async {
+            let start = ticks.spin_to_phase(phase_ns);
+            tokio::time::sleep(request).await;
+            (start, Instant::now())
+        })
+    } else {
+        let start = ticks.spin_to_phase(phase_ns);
+        std::thread::sleep(request);
+        (start, Instant::now())
+    };
+    PhasedSleep {
+        phase_ns: ticks.phase_ns(start) as f64,
+        late_ns: (end - start).as_nanos() as f64 - request.as_nanos() as f64,
+    }
+}
+// ANCHOR_END: phased_sleep
+
+// ANCHOR: tick_models
+/// How late a tokio sleep of `request_ns` begun `phase_ns` into a tick ends, before
+/// the wake-up's own cost, by each reading of its timer (`runtime/time/source.rs` and
+/// `park_internal` in `runtime/time/mod.rs`, tokio 1.54). Both round the deadline up
+/// to the end of its millisecond (`deadline_to_tick`). *Next tick*: the thread wakes
+/// at that tick. *Whole ticks*: the driver parks for the number of whole ticks from
+/// the tick it is in (`now`, rounded down) to the deadline's, counted from the moment
+/// it parks, so it wakes as far past the deadline's tick as the sleep began past its
+/// own.
+pub fn tick_models(request_ns: f64, phase_ns: f64) -> (f64, f64) {
+    let tick = TICK_NS as f64;
+    let deadline = phase_ns + request_ns;
+    let when = (deadline / tick).ceil() * tick;
+    let next_tick = when - deadline;
+    let whole_ticks = phase_ns + when - deadline;
+    (next_tick, whole_ticks)
+}
+// ANCHOR_END: tick_models
 
 /// The requested lengths of the sweep: 1 µs to 10 ms in 1-2-5 steps.
 pub fn sweep_requests() -> Vec<Duration> {

@@ -3,19 +3,25 @@
 //! figure is a median over rounds with its 95 % interval; tails pool every sleep of
 //! every round and are shown only where enough sleeps support them.
 
-use crate::experiments::{CALLS_EXP, CallsRound, SWEEP_EXP, SweepRound, plan, sweep_key};
-use crate::{Mode, Sample, Slack, VARIANTS, fmt_request, fmt_slack, key, sweep_requests};
+use crate::experiments::{
+    CALLS_EXP, CallsRound, MS_EXP, MsRound, SWEEP_EXP, SweepRound, TOKIO_REQUESTS_US, bin_label,
+    ms_key, plan, sweep_key,
+};
+use crate::{
+    Call, Mode, MsArm, PHASE_BINS, Sample, Slack, TICK_NS, VARIANTS, bin_centre_ns, fmt_request,
+    fmt_slack, key, sweep_requests, tick_models,
+};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::{self, RefMachine, Source};
 use harness::render::{
-    Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate,
-    fmt_ratio_estimate, sig3,
+    Better, Table, Tails, answer_block, capitalise, compare_sentence, fmt_count, fmt_estimate,
+    fmt_ns, fmt_opt_estimate, fmt_ratio_estimate, sig3, threshold_text, undecided_text,
 };
-use harness::render::{capitalise, undecided_text};
 use harness::stats::verdict;
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
+pub static ANSWER: View<CallsRound> = View::table("answer", &CALLS_EXP, answer);
 pub static CALLS: View<CallsRound> = View::table("calls", &CALLS_EXP, calls_table);
 pub static SLACK: View<CallsRound> = View::table("slack", &CALLS_EXP, slack_table).brief();
 pub static FINDINGS: View<CallsRound> = View::table("findings", &CALLS_EXP, findings).brief();
@@ -27,6 +33,9 @@ pub static SWEEP_TAILS: View<SweepRound> =
     View::table("sweep-tails", &SWEEP_EXP, sweep_tails_table).brief();
 pub static SWEEP_CPU: View<SweepRound> =
     View::table("sweep-cpu", &SWEEP_EXP, sweep_cpu_table).brief();
+pub static TOKIO_PLOT: View<MsRound> = View::plot("tokio-phase", &MS_EXP, tokio_plot);
+pub static TOKIO_TABLE: View<MsRound> = View::table("tokio-phase", &MS_EXP, tokio_table).brief();
+pub static ONE_MS: View<MsRound> = View::table("one-ms", &MS_EXP, one_ms_table);
 
 /// The low slack the result was measured with (1 ns unless set).
 fn low_slack<R>(r: &Results<R>) -> u64 {
@@ -231,10 +240,30 @@ fn findings(r: &Results<CallsRound>) -> anyhow::Result<String> {
         ));
     }
     anyhow::ensure!(!out.is_empty(), "no pair of calls has results to compare");
+    if let Some(line) = twin_sentence(r) {
+        out.push(line);
+    }
     Ok(out
         .iter()
         .map(|s| format!("- {}.\n", capitalise(s)))
         .collect())
+}
+
+/// The A/A self-check: the twin arm against its original, by the same rule.
+fn twin_sentence(r: &Results<CallsRound>) -> Option<String> {
+    let twin = plan().into_iter().find(|c| c.twin)?;
+    let (a, b) = (twin.variant.call.name(), twin.key(low_slack(r)));
+    let (ae, be) = (r.estimate(&a)?, r.estimate(&b)?);
+    let verdict_text = compare_sentence(
+        ("the original", &ae),
+        ("its twin", &be),
+        r.ratio(&a, &b).as_ref(),
+        Better::Lower,
+    );
+    Some(format!(
+        "self-check (A/A): {} ran twice in every round, as two arms of the same code; {verdict_text}",
+        code(&a)
+    ))
 }
 
 // ---------------------------------------------------------------------------------
@@ -566,9 +595,488 @@ fn sweep_cpu_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     ))
 }
 
+// ---------------------------------------------------------------------------------
+// The answer
+// ---------------------------------------------------------------------------------
+
+/// A lateness or a time per call with its interval, in words: `47.4 µs (35.0–64.9)`.
+fn est(e: &Estimate) -> String {
+    fmt_estimate(e, Unit::Nanos)
+}
+
+/// The calls that sleep for the shortest time the API accepts: every non-zero request
+/// below a millisecond, and `nanosleep(0)`, which arms a timer too (Linux), with each
+/// slack; not tokio's (a whole tick) and not the twin.
+fn shortest_candidates(low: u64) -> Vec<(String, String)> {
+    plan()
+        .into_iter()
+        .filter(|c| !c.twin && !c.variant.call.slow())
+        .filter(|c| {
+            let call = c.variant.call;
+            call.request()
+                .is_some_and(|d| !d.is_zero() || call.sleeps())
+        })
+        .map(|c| {
+            let name = match c.slack {
+                Slack::Default => code(&c.variant.call.name()),
+                Slack::Low => format!(
+                    "{} with slack {}",
+                    code(&c.variant.call.name()),
+                    fmt_slack(low)
+                ),
+            };
+            (c.key(low), name)
+        })
+        .collect()
+}
+
+/// A list in words: `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The sentences that open the chapter, each decided by the verdict rule.
+pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
+    let low = low_slack(r);
+    let mut out = Vec::new();
+    // The shortest sleep, and the calls this run cannot tell from it.
+    let measured: Vec<(String, String, Estimate)> = shortest_candidates(low)
+        .into_iter()
+        .filter_map(|(k, n)| Some((k.clone(), n, r.estimate(&k)?)))
+        .collect();
+    if let Some((_, best_name, best)) = measured
+        .iter()
+        .min_by(|a, b| a.2.median.total_cmp(&b.2.median))
+    {
+        let ties: Vec<String> = measured
+            .iter()
+            .filter(|(_, n, e)| n != best_name && !verdict(e, best).is_clear())
+            .map(|(_, n, _)| n.clone())
+            .collect();
+        let rest = if ties.is_empty() {
+            "; every other sleeping call took clearly longer".to_string()
+        } else {
+            format!(
+                "; this run cannot tell it from {} (intervals overlap, or within {})",
+                and_list(&ties),
+                threshold_text()
+            )
+        };
+        out.push(format!(
+            "the shortest sleep here was {best_name}: {} per call{rest}",
+            est(best)
+        ));
+    }
+    // Timer slack.
+    let slack_read = thread_slack(r);
+    let nano = "nanosleep(1 ns)";
+    let nano_low = key(Call::Nanosleep(crate::NS1), Slack::Low, low);
+    if let (Some(slack), Some(d), Some(l)) =
+        (slack_read.as_ref(), r.estimate(nano), r.estimate(&nano_low))
+    {
+        let v = verdict(&l, &d);
+        let effect = match undecided_text(v) {
+            Some(text) => format!(
+                "left `{nano}` where it was: {} against {} ({text})",
+                est(&d),
+                est(&l)
+            ),
+            None => format!(
+                "took `{nano}` from {} to {} per call (with the default slack it takes {} as long)",
+                est(&d),
+                est(&l),
+                r.ratio(nano, &nano_low)
+                    .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x))
+            ),
+        };
+        out.push(format!(
+            "the measuring thread's timer slack was {slack}; setting it to {} with \
+             `prctl(PR_SET_TIMERSLACK, {low})` {effect}",
+            fmt_slack(low)
+        ));
+    }
+    // Giving up the CPU without sleeping.
+    if let (Some(y), Some(p)) = (r.estimate("sched_yield()"), r.estimate("pselect(0)")) {
+        out.push(format!(
+            "to give up the CPU without sleeping, `sched_yield()` took {} and `pselect(0)` {}; \
+             `thread::sleep(0)` returns without a system call",
+            est(&y),
+            est(&p)
+        ));
+    }
+    // A 1 ms sleep, and tokio's.
+    let (std_ms, tokio_ms) = ("thread::sleep(1 ms)", "tokio::time::sleep(1 ms)");
+    if let Some(late) = r.estimate_of(|x| x.find(std_ms).map(|l| l.sample.ns - TICK_NS as f64)) {
+        let mut s = format!(
+            "a 1 ms `thread::sleep` in a loop of them ended {} late on average",
+            est(&late)
+        );
+        if let (Some(t), Some(st)) = (r.estimate(tokio_ms), r.estimate(std_ms)) {
+            let cmp = match undecided_text(verdict(&t, &st)) {
+                Some(text) => format!("{} per call ({text})", est(&t)),
+                None => format!(
+                    "{} per call, {} as long",
+                    est(&t),
+                    r.ratio(tokio_ms, std_ms)
+                        .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x))
+                ),
+            };
+            s.push_str(&format!(
+                "; `{tokio_ms}` took {cmp}, for the reason measured in \
+                 [tokio's millisecond timer](#tokios-millisecond-timer)"
+            ));
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// The write-up's own answer, from its published numbers.
+fn writeup_line() -> String {
+    let Ok(refs) = reference_data() else {
+        return String::new();
+    };
+    let v = |id: &str, os: &str| {
+        refs.rows
+            .iter()
+            .find(|r| r.id == id)
+            .and_then(|r| r.on(os))
+            .map(|v| fmt_ref(Some(v)))
+            .unwrap_or_else(|| "–".into())
+    };
+    format!(
+        "on Linux 4.1 a 1 ns `nanosleep` took {} ns and a 1 ns interval timerfd {} ns, so for \
+         short sleeps it found timerfd timers \"far superior to all other variants\"; on OS X \
+         10.10 `pselect(1 ns)` took {} ns, and on Windows 10 `Sleep(1)` {} ns.",
+        v("nanosleep-1ns", "linux"),
+        v("timerfd-interval-1ns", "linux"),
+        v("pselect-1ns", "macos"),
+        v("win-sleep-1ms", "windows"),
+    )
+}
+
+fn answer(r: &Results<CallsRound>) -> anyhow::Result<String> {
+    let sentences = answer_sentences(r);
+    anyhow::ensure!(!sentences.is_empty(), "no call has a result to answer with");
+    Ok(answer_block(sentences, &writeup_line()))
+}
+
+// ---------------------------------------------------------------------------------
+// `millisecond`: tokio's timer by phase, and a 1 ms sleep in context
+// ---------------------------------------------------------------------------------
+
+/// A tokio request as the tables name it: `1 ms`, `1.50 ms`.
+fn request_us_label(us: u32) -> String {
+    fmt_request(std::time::Duration::from_micros(u64::from(us)))
+}
+
+/// This round's wake-up cost: the median lateness of its `thread::sleep(1 ms)` sleeps
+/// begun at the chosen phases (all bins together).
+fn wake_cost(round: &MsRound) -> Option<f64> {
+    let mut v: Vec<f64> = round
+        .cells
+        .iter()
+        .filter(|c| matches!(c.arm, MsArm::Std { .. }))
+        .flat_map(|c| c.sleeps.iter().map(|s| s.late_ns))
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(harness::stats::median_sorted(&v))
+}
+
+/// How far each reading of tokio's timer misses this round's tokio sleeps: the median
+/// over them of |measured lateness − wake-up cost − predicted|, for (next tick, whole
+/// ticks).
+fn model_misses(round: &MsRound) -> Option<(f64, f64)> {
+    let c = wake_cost(round)?;
+    let (mut next, mut whole) = (Vec::new(), Vec::new());
+    for cell in &round.cells {
+        let MsArm::Tokio { request_us, .. } = cell.arm else {
+            continue;
+        };
+        for s in &cell.sleeps {
+            let (n, w) = tick_models(f64::from(request_us) * 1e3, s.phase_ns);
+            next.push((s.late_ns - c - n).abs());
+            whole.push((s.late_ns - c - w).abs());
+        }
+    }
+    if next.is_empty() {
+        return None;
+    }
+    next.sort_by(f64::total_cmp);
+    whole.sort_by(f64::total_cmp);
+    Some((
+        harness::stats::median_sorted(&next),
+        harness::stats::median_sorted(&whole),
+    ))
+}
+
+/// Lateness against the phase at which the sleep began: tokio's two requests and the
+/// standard library's 1 ms, with each reading's prediction as a line.
+fn tokio_plot(r: &Results<MsRound>) -> anyhow::Result<String> {
+    let mut plot = Plot::new(
+        "how late a sleep ends, by where in tokio's millisecond tick it began",
+        "where in the tick the sleep began (bars: 95 % intervals over rounds)",
+        "median lateness per round",
+    )
+    .x(Axis::Linear, PlotUnit::Nanos)
+    .y(Axis::Linear, PlotUnit::Nanos);
+    let series = |name: String, arm: &dyn Fn(u32) -> MsArm| {
+        let points: Vec<(f64, Estimate)> = (0..PHASE_BINS)
+            .filter_map(|b| Some((bin_centre_ns(b) as f64, r.estimate(&ms_key(arm(b)))?)))
+            .collect();
+        Series::estimates(name, points)
+    };
+    for us in TOKIO_REQUESTS_US {
+        plot = plot.series(series(
+            format!("tokio::time::sleep({})", request_us_label(us)),
+            &|bin| MsArm::Tokio {
+                request_us: us,
+                bin,
+            },
+        ));
+    }
+    plot = plot.series(series("thread::sleep(1 ms)".into(), &|bin| MsArm::Std {
+        request_us: 1_000,
+        bin,
+    }));
+    let c = r
+        .estimate_of(wake_cost)
+        .ok_or_else(|| anyhow::anyhow!("no thread::sleep(1 ms) to take the wake-up cost from"))?;
+    for us in TOKIO_REQUESTS_US {
+        let grid: Vec<f64> = (0..=100)
+            .map(|i| f64::from(i) * TICK_NS as f64 / 100.0)
+            .collect();
+        let line = |pick: fn((f64, f64)) -> f64| -> Vec<(f64, f64)> {
+            grid.iter()
+                .map(|&p| (p, c.median + pick(tick_models(f64::from(us) * 1e3, p))))
+                .collect()
+        };
+        let label = request_us_label(us);
+        plot = plot
+            .series(
+                Series::new(format!("{label}: whole ticks predicts"), line(|m| m.1)).line_only(),
+            )
+            .series(Series::new(format!("{label}: next tick predicts"), line(|m| m.0)).line_only());
+    }
+    plot.to_svg()
+}
+
+/// This round's median lateness over the sleeps of one kind begun in the first half of
+/// the tick (`second` false) or in the second half.
+fn half_median(round: &MsRound, tokio: bool, request_us: u32, second: bool) -> Option<f64> {
+    let mut v: Vec<f64> = round
+        .cells
+        .iter()
+        .filter(|c| match c.arm {
+            MsArm::Tokio { request_us: u, bin } => {
+                tokio && u == request_us && (bin >= PHASE_BINS / 2) == second
+            }
+            MsArm::Std { request_us: u, bin } => {
+                !tokio && u == request_us && (bin >= PHASE_BINS / 2) == second
+            }
+            MsArm::After { .. } => false,
+        })
+        .flat_map(|c| c.sleeps.iter().map(|s| s.late_ns))
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(harness::stats::median_sorted(&v))
+}
+
+/// What each reading predicts for the second half of the tick minus the first, for a
+/// request (the mean over each half of the prediction, on a fine grid).
+fn predicted_halves(request_us: u32) -> (f64, f64) {
+    let half = |second: bool, pick: fn((f64, f64)) -> f64| {
+        let n = 500;
+        (0..n)
+            .map(|i| {
+                let p = (f64::from(i) + 0.5) / f64::from(n) * TICK_NS as f64 / 2.0
+                    + if second { TICK_NS as f64 / 2.0 } else { 0.0 };
+                pick(tick_models(f64::from(request_us) * 1e3, p))
+            })
+            .sum::<f64>()
+            / f64::from(n)
+    };
+    (
+        half(true, |m| m.0) - half(false, |m| m.0),
+        half(true, |m| m.1) - half(false, |m| m.1),
+    )
+}
+
+/// A signed difference in words: `+1.00 ms`, `−500 µs`, `0`.
+fn signed(ns: f64) -> String {
+    if ns.abs() < 0.5 {
+        "0".into()
+    } else if ns > 0.0 {
+        format!("+{}", fmt_ns(ns))
+    } else {
+        format!("−{}", fmt_ns(-ns))
+    }
+}
+
+/// Sentences that tell the readings of tokio's timer apart: the second half of the
+/// tick against the first, for each request, and how far each reading misses.
+fn tokio_findings(r: &Results<MsRound>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (tokio, us) in TOKIO_REQUESTS_US
+        .iter()
+        .map(|us| (true, *us))
+        .chain([(false, 1_000)])
+    {
+        let first = r.estimate_of(|x| half_median(x, tokio, us, false));
+        let second = r.estimate_of(|x| half_median(x, tokio, us, true));
+        let (Some(a), Some(b)) = (first, second) else {
+            continue;
+        };
+        let name = if tokio {
+            format!("`tokio::time::sleep({})`", request_us_label(us))
+        } else {
+            "`thread::sleep(1 ms)`".to_string()
+        };
+        let outcome = match undecided_text(verdict(&b, &a)) {
+            Some(text) => text,
+            None => format!("{} in the second half", signed(b.median - a.median)),
+        };
+        let predicted = if tokio {
+            let (next, whole) = predicted_halves(us);
+            format!(
+                "; *whole ticks* predicts {}, *next tick* {}",
+                signed(whole),
+                signed(next)
+            )
+        } else {
+            " (the standard library has no tick)".to_string()
+        };
+        out.push(format!(
+            "{name} begun in the first half of a tick ended late by {}, in the second half by \
+             {}: {outcome}{predicted}",
+            est(&a),
+            est(&b)
+        ));
+    }
+    let next = r.estimate_of(|x| model_misses(x).map(|m| m.0));
+    let whole = r.estimate_of(|x| model_misses(x).map(|m| m.1));
+    if let (Some(n), Some(w)) = (next, whole) {
+        let judged = match verdict(&w, &n) {
+            v if v.is_clear() && w.median < n.median => {
+                "*whole ticks* fits clearly better".to_string()
+            }
+            v if v.is_clear() => "*next tick* fits clearly better".to_string(),
+            v => format!(
+                "this run cannot tell the readings apart ({})",
+                undecided_text(v).unwrap_or_default()
+            ),
+        };
+        out.push(format!(
+            "less the wake-up cost of a plain `thread::sleep(1 ms)` begun at the same phases, \
+             *whole ticks* misses each tokio sleep by a median of {}, *next tick* by {}: {judged}",
+            est(&w),
+            est(&n)
+        ));
+    }
+    out
+}
+
+/// Lateness per phase bin, then the sentences that tell the readings apart.
+fn tokio_table(r: &Results<MsRound>) -> anyhow::Result<String> {
+    let mut headers = vec!["begun into the tick".to_string()];
+    headers.extend(
+        TOKIO_REQUESTS_US
+            .iter()
+            .map(|us| format!("tokio::time::sleep({})", request_us_label(*us))),
+    );
+    headers.push("thread::sleep(1 ms)".into());
+    let mut t = Table::new(headers);
+    for bin in 0..PHASE_BINS {
+        let mut row = vec![bin_label(bin)];
+        for us in TOKIO_REQUESTS_US {
+            row.push(fmt_opt_estimate(
+                r.estimate(&ms_key(MsArm::Tokio {
+                    request_us: us,
+                    bin,
+                })),
+                Unit::Nanos,
+            ));
+        }
+        row.push(fmt_opt_estimate(
+            r.estimate(&ms_key(MsArm::Std {
+                request_us: 1_000,
+                bin,
+            })),
+            Unit::Nanos,
+        ));
+        t.row(row);
+    }
+    anyhow::ensure!(
+        r.rounds.iter().any(|x| !x.data.cells.is_empty()),
+        "no sleep of the millisecond experiment ran"
+    );
+    let grid = r
+        .estimate_of(|x| Some(x.origin_uncertainty_ns / 2.0))
+        .map_or_else(|| "–".into(), |e| fmt_ns(e.median));
+    Ok(format!(
+        "{}\nHow late each sleep ended (actual − requested), by where in tokio's tick it \
+         began: in each round the median of its sleeps in that tenth of a tick, here the \
+         median over the {} rounds with its 95 % interval. The tick grid is placed between \
+         the two clock reads around the runtime's `build()`, so a phase is known to within \
+         {grid} (median over rounds).\n\n{}",
+        t.to_markdown(),
+        r.rounds.len(),
+        harness::render::findings(tokio_findings(r))
+    ))
+}
+
+/// A 1 ms sleep right after another and after a long sleep.
+fn one_ms_table(r: &Results<MsRound>) -> anyhow::Result<String> {
+    let before = r.param("before_ms").map_or(50, |v| v as u32);
+    let (short, long) = (
+        MsArm::After { before_ms: 1 },
+        MsArm::After { before_ms: before },
+    );
+    let (Some(a), Some(b)) = (r.estimate(&ms_key(short)), r.estimate(&ms_key(long))) else {
+        anyhow::bail!("the 1 ms sleeps in context did not run");
+    };
+    let mut t = Table::new(["`thread::sleep(1 ms)`", "late by"]);
+    t.row(["right after a 1 ms sleep".to_string(), est(&a)]);
+    t.row([format!("right after a {before} ms sleep"), est(&b)]);
+    let sentence = match undecided_text(verdict(&b, &a)) {
+        Some(text) => format!(
+            "after a {before} ms sleep and after a 1 ms sleep, a 1 ms sleep ended about \
+             equally late: {text}"
+        ),
+        None => format!(
+            "after a {before} ms sleep, a 1 ms sleep ended {} {} than after a 1 ms sleep \
+             ({} as late)",
+            fmt_ns((b.median - a.median).abs()),
+            if b.median > a.median {
+                "later"
+            } else {
+                "earlier"
+            },
+            r.ratio(&ms_key(long), &ms_key(short))
+                .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x))
+        ),
+    };
+    Ok(format!(
+        "{}\nLateness (actual − requested) of single 1 ms sleeps, each right after a sleep of \
+         the length given, in the same rounds: medians over rounds with 95 % intervals.\n\n{}",
+        t.to_markdown(),
+        harness::render::findings([sentence])
+    ))
+}
+
 /// The keys every view of `calls` may read, for tests: those of the plan.
 pub fn calls_keys(low: u64) -> Vec<String> {
-    plan().iter().map(|(v, s)| key(v.call, *s, low)).collect()
+    plan().iter().map(|c| c.key(low)).collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use harness::params::Override;
 use harness::record::Record;
 use harness::{AnyExperiment, Profile, ViewKind};
-use short_sleeps::experiments::{CALLS_EXP, SWEEP_EXP, plan};
+use short_sleeps::experiments::{CALLS_EXP, MS_EXP, SWEEP_EXP, ms_key, ms_plan, plan};
 use short_sleeps::*;
 use std::cell::Cell;
 use std::io;
@@ -140,7 +140,7 @@ fn sweep_requests_span_1us_to_10ms() {
 #[test]
 fn the_registry_is_consistent_and_headlines_name_planned_readings() {
     CHAPTER.check().unwrap();
-    let keys: Vec<String> = plan().iter().map(|(v, s)| key(v.call, *s, 1)).collect();
+    let keys: Vec<String> = plan().iter().map(|c| c.key(1)).collect();
     for h in CHAPTER.headlines {
         let here = keys.iter().any(|k| k == h.reading);
         // Linux gives every headline; macOS all but the low-slack one (timer slack is
@@ -396,6 +396,101 @@ fn sweep_rounds_read_every_point_and_every_view_renders() {
         cpu.contains("| hybrid: CPU | hybrid: spinning |") && cpu.contains("margin"),
         "{cpu}"
     );
+}
+
+#[test]
+fn tokio_readings_predict_what_the_source_says() {
+    let ms = |x: f64| x * 1e6;
+    let close = |a: f64, b: f64| (a - b).abs() < 1.0;
+    // A 1 ms sleep begun 0.3 ms into a tick: the deadline (1.3) rounds up to tick 2.
+    let (next, whole) = tick_models(ms(1.0), ms(0.3));
+    assert!(
+        close(next, ms(0.7)) && close(whole, ms(1.0)),
+        "{next} {whole}"
+    );
+    // Whole ticks: the same lateness wherever a 1 ms sleep begins.
+    let (_, w) = tick_models(ms(1.0), ms(0.9));
+    assert!(close(w, ms(1.0)));
+    // 1.5 ms: a step of a whole tick where the deadline crosses into the next tick.
+    let (n, w) = tick_models(ms(1.5), ms(0.2));
+    assert!(close(n, ms(0.3)) && close(w, ms(0.5)), "{n} {w}");
+    let (n, w) = tick_models(ms(1.5), ms(0.7));
+    assert!(close(n, ms(0.8)) && close(w, ms(1.5)), "{n} {w}");
+    // Bins are tenths of a tick, named by their range, centred.
+    assert_eq!(bin_centre_ns(0), 50_000);
+    assert_eq!(bin_centre_ns(PHASE_BINS - 1), 950_000);
+    assert_eq!(short_sleeps::experiments::bin_label(3), "0.3–0.4 ms");
+}
+
+#[test]
+fn the_tick_grid_gives_phases_within_a_tick() {
+    let (_rt, ticks) = timer_runtime().unwrap();
+    let t = ticks.origin + Duration::from_micros(2_300);
+    assert_eq!(ticks.phase_ns(t), 300_000);
+    assert_eq!(ticks.phase_ns(ticks.origin), 0);
+    let at = ticks.spin_to_phase(500_000);
+    assert!(ticks.phase_ns(at) < TICK_NS);
+}
+
+#[test]
+fn the_twin_is_one_cheap_arm_kept_out_of_the_tables() {
+    let twins: Vec<_> = plan().into_iter().filter(|c| c.twin).collect();
+    if cfg!(unix) {
+        assert_eq!(twins.len(), 1);
+        assert_eq!(twins[0].key(1), "sched_yield() (A/A twin)");
+        assert!(!twins[0].variant.call.slow());
+    }
+    let keys: Vec<String> = plan().iter().map(|c| c.key(1)).collect();
+    let mut unique = keys.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), keys.len(), "every arm has its own key");
+}
+
+#[test]
+fn millisecond_rounds_read_every_arm_and_every_view_renders() {
+    let r = record_of(&MS_EXP, &["phase_sleeps=1", "before_ms=2"], 3);
+    let arms = ms_plan(2);
+    assert_eq!(arms.len() as u32, 3 * PHASE_BINS + 2);
+    for round in &r.rounds {
+        assert_eq!(round.readings.len(), arms.len(), "{:?}", r.notes);
+        assert!(round.readings.iter().all(|x| x.key.ends_with(" · late by")));
+    }
+    assert!(ms_key(arms[0]).starts_with("tokio::time::sleep(1 ms) · begun 0.0–0.1 ms into a tick"));
+    let svg = render("tokio-phase", ViewKind::Plot, &r).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("whole ticks"),
+        "{svg:.200}"
+    );
+    let md = render("tokio-phase", ViewKind::Table, &r).unwrap();
+    assert!(
+        md.contains("| 0.9–1.0 ms |") && md.contains("*whole ticks*"),
+        "{md}"
+    );
+    let one = render("one-ms", ViewKind::Table, &r).unwrap();
+    assert!(one.contains("right after a 2 ms sleep"), "{one}");
+}
+
+#[test]
+fn the_answer_opens_with_computed_sentences_and_the_writeup_line() {
+    let r = record_of(&CALLS_EXP, &["calls=20", "slow_calls=2"], 3);
+    let md = render("answer", ViewKind::Table, &r).unwrap();
+    assert!(
+        md.contains("cow-answer") && md.contains("*The write-up:*"),
+        "{md}"
+    );
+    assert!(md.contains("far superior to all other variants"), "{md}");
+    assert!(
+        md.contains("the shortest sleep here was") || md.contains("The shortest sleep here was"),
+        "{md}"
+    );
+    if cfg!(unix) {
+        assert!(md.contains("#tokios-millisecond-timer"), "{md}");
+    }
+    let f = render("findings", ViewKind::Table, &r).unwrap();
+    assert!(f.contains("Self-check (A/A)") || !cfg!(unix), "{f}");
+    let calls = render("calls", ViewKind::Table, &r).unwrap();
+    assert!(!calls.contains("A/A twin"), "{calls}");
 }
 
 #[test]
