@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 pub const CALLS: Param = Param::int("calls", 10, 1_000_000)
-    .defaults(1_000, 3_000)
+    .defaults(500, 3_000)
     .unit("per loop")
     .about("calls in one loop of a variant that takes microseconds or less (the write-up's program made 3,000)");
 pub const SLOW_CALLS: Param = Param::int("slow_calls", 2, 100_000)
-    .defaults(20, 100)
+    .defaults(10, 100)
     .unit("per loop")
     .about("calls in one loop of a variant that takes milliseconds: the 1 ms sleeps and tokio's sleeps");
 pub const LOW_SLACK_NS: Param = Param::int("low_slack_ns", 1, 1_000_000_000)
@@ -185,7 +185,6 @@ pub fn plan() -> Vec<Cell> {
     cells
 }
 
-// ANCHOR: calls_round
 /// One round: one loop of every (variant, slack) cell, in this round's order (a row
 /// of a balanced Latin square), so that no cell keeps the same place from round to
 /// round.
@@ -216,7 +215,6 @@ fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
         loops: loops.into_iter().flatten().collect(),
     })
 }
-// ANCHOR_END: calls_round
 
 /// The loop as stored, with a note when it had to make fewer calls than planned.
 fn checked(ctx: &mut Ctx, cell: Cell, low: u64, planned: u32, s: Sample) -> Loop {

@@ -464,14 +464,12 @@ pub fn key(call: Call, slack: Slack, low_slack_ns: u64) -> String {
     }
 }
 
-// ANCHOR: with_slack
 /// Runs `f` with this thread's timer slack at `ns`, then restores the old slack.
 #[cfg(target_os = "linux")]
 pub fn with_slack<T>(ns: u64, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     let _restore_on_drop = os::SlackGuard::set(ns)?;
     f()
 }
-// ANCHOR_END: with_slack
 
 /// Per-thread timer slack is Linux-only.
 #[cfg(not(target_os = "linux"))]
@@ -485,7 +483,6 @@ pub fn with_slack<T>(_ns: u64, _f: impl FnOnce() -> io::Result<T>) -> io::Result
 /// Single calls made before each loop to learn whether the loop fits its bound.
 pub const PROBE_CALLS: u32 = 3;
 
-// ANCHOR: bounded_loop
 /// One loop of `planned` calls, under the slack given (`None`: the thread's own), made
 /// shorter if it would not end within `limit`: a few single calls first tell, by their
 /// median, how long one call takes here. The sample says how many calls it made.
@@ -509,7 +506,6 @@ pub fn bounded_loop(
         Some(ns) => with_slack(ns, run),
     }
 }
-// ANCHOR_END: bounded_loop
 
 // ---------------------------------------------------------------------------------
 // Requested vs actual
@@ -570,7 +566,9 @@ pub fn timer_runtime() -> io::Result<(tokio::runtime::Runtime, Ticks)> {
         },
     ))
 }
+// ANCHOR_END: ticks
 
+// ANCHOR: phase
 impl Ticks {
     /// How far into its tick `t` lies, in nanoseconds.
     pub fn phase_ns(&self, t: Instant) -> u64 {
@@ -578,13 +576,20 @@ impl Ticks {
         (since % u128::from(TICK_NS)) as u64
     }
 
-    /// Spins until the clock is `phase_ns` into a tick, at least 50 µs from now, and
-    /// returns that moment.
-    pub fn spin_to_phase(&self, phase_ns: u64) -> Instant {
-        let soon = Instant::now() + Duration::from_micros(50);
-        let now_phase = self.phase_ns(soon);
-        let wait = (phase_ns + TICK_NS - now_phase) % TICK_NS;
-        let target = soon + Duration::from_nanos(wait);
+    /// Waits until the clock is `phase_ns` into a tick and returns that moment: sleeps
+    /// until shortly before a moment at that phase at least 1.2 ms away, then spins the
+    /// rest, so that the thread arrives from a sleep, as a sleeping loop does, having
+    /// spun for a fraction of a millisecond at most (on time, about a quarter).
+    pub fn wait_for_phase(&self, phase_ns: u64) -> Instant {
+        let tick = Duration::from_nanos(TICK_NS);
+        let soon = Instant::now() + Duration::from_micros(1_200);
+        let wait = (phase_ns + TICK_NS - self.phase_ns(soon)) % TICK_NS;
+        let mut target = soon + Duration::from_nanos(wait);
+        let early = target - Duration::from_micros(250);
+        std::thread::sleep(early.saturating_duration_since(Instant::now()));
+        while Instant::now() > target {
+            target += tick;
+        }
         let mut now = Instant::now();
         while now < target {
             std::hint::spin_loop();
@@ -593,7 +598,7 @@ impl Ticks {
         now
     }
 }
-// ANCHOR_END: ticks
+// ANCHOR_END: phase
 
 /// How a 1 ms-scale sleep of the `millisecond` experiment is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -635,12 +640,12 @@ pub fn phased_sleep(
 ) -> PhasedSleep {
     let (start, end) = if tokio {
         rt.block_on(async {
-            let start = ticks.spin_to_phase(phase_ns);
+            let start = ticks.wait_for_phase(phase_ns);
             tokio::time::sleep(request).await;
             (start, Instant::now())
         })
     } else {
-        let start = ticks.spin_to_phase(phase_ns);
+        let start = ticks.wait_for_phase(phase_ns);
         std::thread::sleep(request);
         (start, Instant::now())
     };
@@ -739,7 +744,6 @@ pub struct Batch {
     pub cpu: Option<Duration>,
 }
 
-// ANCHOR: one_sleep
 /// Times single sleeps of `request` in `mode`, `count` of them or as many as fit
 /// before `until`. The thread's CPU time is read around the whole batch, so that its
 /// own reading costs nothing per sleep. The caller sets the thread's slack for
@@ -779,7 +783,6 @@ pub fn timed_sleeps(
     let cpu = cpu.map(|(a, b)| b.saturating_sub(a));
     Ok(Batch { sleeps, cpu })
 }
-// ANCHOR_END: one_sleep
 
 /// How many single sleeps of `request` one point takes per round: as many as fit in
 /// about `time` of requested sleep, at least `min` and at most `max`.

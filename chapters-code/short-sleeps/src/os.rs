@@ -50,7 +50,6 @@ pub fn nanosleep(d: Duration) -> io::Result<()> {
 }
 // ANCHOR_END: nanosleep
 
-// ANCHOR: pselect_yield
 /// `pselect(2)` watching no descriptors: only its timeout can end it.
 #[cfg(unix)]
 pub fn pselect(d: Duration) -> io::Result<()> {
@@ -75,7 +74,6 @@ pub fn sched_yield() -> io::Result<()> {
         _ => Err(io::Error::last_os_error()),
     }
 }
-// ANCHOR_END: pselect_yield
 
 /// Voluntary and involuntary context switches of the calling thread so far (Linux),
 /// or of the whole process (other Unix systems, which lack `RUSAGE_THREAD`).
@@ -159,7 +157,6 @@ impl TimerFd {
     }
 }
 
-// ANCHOR: timerfd_arm
 /// Arms `timer` to fire `first` from now, then every `interval` (zero: once).
 #[cfg(target_os = "linux")]
 fn timerfd_arm(timer: &TimerFd, first: Duration, interval: Duration) -> io::Result<()> {
@@ -183,9 +180,7 @@ fn timerfd_arm(timer: &TimerFd, first: Duration, interval: Duration) -> io::Resu
     timer.periodic.set(!interval.is_zero());
     Ok(())
 }
-// ANCHOR_END: timerfd_arm
 
-// ANCHOR: timerfd_wait
 /// Reads the expiration count, refusing to wait on a timer that can never fire.
 #[cfg(target_os = "linux")]
 fn timerfd_wait(timer: &TimerFd) -> io::Result<u64> {
@@ -215,9 +210,7 @@ fn timerfd_wait(timer: &TimerFd) -> io::Result<u64> {
     }
     Ok(expirations)
 }
-// ANCHOR_END: timerfd_wait
 
-// ANCHOR: slack_prctl
 /// The calling thread's timer slack in nanoseconds (`PR_GET_TIMERSLACK`).
 #[cfg(target_os = "linux")]
 pub fn timer_slack() -> io::Result<u64> {
@@ -240,7 +233,6 @@ fn set_timer_slack(ns: u64) -> io::Result<()> {
     }
     Ok(())
 }
-// ANCHOR_END: slack_prctl
 
 // ANCHOR: slack_guard
 /// Sets the calling thread's timer slack and puts the old value back when dropped.

@@ -22,7 +22,7 @@ use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
 pub static ANSWER: View<CallsRound> = View::table("answer", &CALLS_EXP, answer);
-pub static CALLS: View<CallsRound> = View::table("calls", &CALLS_EXP, calls_table);
+pub static CALLS: View<CallsRound> = View::table("calls", &CALLS_EXP, calls_table).brief();
 pub static SLACK: View<CallsRound> = View::table("slack", &CALLS_EXP, slack_table).brief();
 pub static FINDINGS: View<CallsRound> = View::table("findings", &CALLS_EXP, findings).brief();
 pub static REFERENCE: View<CallsRound> =
@@ -648,7 +648,7 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
         .into_iter()
         .filter_map(|(k, n)| Some((k.clone(), n, r.estimate(&k)?)))
         .collect();
-    if let Some((_, best_name, best)) = measured
+    if let Some((best_key, best_name, best)) = measured
         .iter()
         .min_by(|a, b| a.2.median.total_cmp(&b.2.median))
     {
@@ -657,17 +657,35 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
             .filter(|(_, n, e)| n != best_name && !verdict(e, best).is_clear())
             .map(|(_, n, _)| n.clone())
             .collect();
-        let rest = if ties.is_empty() {
-            "; every other sleeping call took clearly longer".to_string()
-        } else {
-            format!(
+        let others = measured.len() - 1;
+        let rest = match ties.len() {
+            0 => format!("; each of the {others} other calls that sleep took clearly longer"),
+            n if n <= 3 => format!(
                 "; this run cannot tell it from {} (intervals overlap, or within {})",
                 and_list(&ties),
                 threshold_text()
-            )
+            ),
+            n => format!(
+                "; {n} of the {others} other calls that sleep are not clearly longer \
+                 (intervals overlap, or within {}; the tables below list them)",
+                threshold_text()
+            ),
         };
+        let blocked = r
+            .estimate_of(|x| x.find(best_key).and_then(|l| l.sample.voluntary))
+            .map(|b| {
+                if b.median < 0.5 {
+                    format!(
+                        ", without giving up the CPU ({:.2} voluntary context switches per call)",
+                        b.median
+                    )
+                } else {
+                    String::new()
+                }
+            })
+            .unwrap_or_default();
         out.push(format!(
-            "the shortest sleep here was {best_name}: {} per call{rest}",
+            "the shortest sleep here was {best_name}: {} per call{blocked}{rest}",
             est(best)
         ));
     }
@@ -681,7 +699,7 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
         let v = verdict(&l, &d);
         let effect = match undecided_text(v) {
             Some(text) => format!(
-                "left `{nano}` where it was: {} against {} ({text})",
+                "did not clearly change `{nano}`: {} against {} ({text})",
                 est(&d),
                 est(&l)
             ),

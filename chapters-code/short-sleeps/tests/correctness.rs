@@ -428,7 +428,7 @@ fn the_tick_grid_gives_phases_within_a_tick() {
     let t = ticks.origin + Duration::from_micros(2_300);
     assert_eq!(ticks.phase_ns(t), 300_000);
     assert_eq!(ticks.phase_ns(ticks.origin), 0);
-    let at = ticks.spin_to_phase(500_000);
+    let at = ticks.wait_for_phase(500_000);
     assert!(ticks.phase_ns(at) < TICK_NS);
 }
 
