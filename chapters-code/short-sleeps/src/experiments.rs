@@ -9,12 +9,12 @@
 //!   sleeping) point, ordered the same way; the round's reading for a point is the
 //!   median of how late its sleeps ended (its key ends in `late by`).
 
-use harness::AA_TWIN;
 use crate::{
     Batch, Mode, MsArm, PHASE_BINS, PhasedSleep, Sample, Slack, TICK_NS, VARIANTS, Variant,
     bin_centre_ns, bounded_loop, calibrate_margin, fmt_request, key, phased_sleep, sweep_count,
     sweep_requests, timed_sleeps, timer_runtime, unsupported_here, with_slack,
 };
+use harness::AA_TWIN;
 use harness::render::fmt_count;
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};

@@ -58,27 +58,29 @@ pub struct Sample {
     pub voluntary: Option<f64>,
     /// Involuntary context switches per call (the thread was preempted).
     pub involuntary: Option<f64>,
+    /// Time per call the thread spent runnable but waiting for a CPU (Linux).
+    #[serde(default)]
+    pub run_delay_ns: Option<f64>,
 }
 
 // ANCHOR: bracket
-/// The readings around one loop, nested so that the wall-clock interval holds the
-/// CPU-time interval: the context-switch counters (`getrusage`, the slowest read)
-/// outside both, then the monotonic clock, then the thread's CPU clock, and after the
-/// loop the same in reverse. A thread cannot run longer than the wall-clock time
-/// around it, so CPU per call never exceeds time per call.
+/// The readings around one loop, nested: the scheduler's counters (switches, run-queue
+/// delay; the slowest reads) outside, then the monotonic clock, then the thread's CPU
+/// clock, and after the loop the same in reverse. So CPU per call never exceeds time
+/// per call: a thread cannot run longer than the wall-clock time around it.
 pub struct Bracket {
-    switches: Option<(u64, u64)>,
+    counters: harness::Counters,
     start: Instant,
     cpu: Option<Duration>,
 }
 
 impl Bracket {
     pub fn open() -> Bracket {
-        let switches = os::context_switches();
+        let counters = harness::Counters::thread();
         let start = Instant::now();
         let cpu = harness::thread_cpu_time();
         Bracket {
-            switches,
+            counters,
             start,
             cpu,
         }
@@ -88,15 +90,16 @@ impl Bracket {
     pub fn close(self, calls: u32) -> Sample {
         let cpu = harness::thread_cpu_time();
         let elapsed = self.start.elapsed();
-        let switches = os::context_switches();
+        let counters = harness::Counters::thread().since(&self.counters);
         let per = |v: f64| v / f64::from(calls.max(1));
-        let both = self.switches.zip(switches);
+        let per_op = counters.per_op(u64::from(calls.max(1)));
         Sample {
             calls,
             ns: per(elapsed.as_nanos() as f64),
             cpu_ns: (self.cpu.zip(cpu)).map(|(a, b)| per(b.saturating_sub(a).as_nanos() as f64)),
-            voluntary: both.map(|(a, b)| per(b.0.saturating_sub(a.0) as f64)),
-            involuntary: both.map(|(a, b)| per(b.1.saturating_sub(a.1) as f64)),
+            voluntary: per_op.voluntary,
+            involuntary: per_op.involuntary,
+            run_delay_ns: per_op.run_delay_ns,
         }
     }
 }

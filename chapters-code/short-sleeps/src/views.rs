@@ -84,6 +84,7 @@ fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         "CPU per call",
         "blocked",
         "preempted",
+        "waiting for a CPU",
     ]);
     for v in VARIANTS {
         let k = v.call.name();
@@ -97,6 +98,7 @@ fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
             fmt_opt_estimate(per_loop(r, &k, |s| s.cpu_ns), Unit::Nanos),
             per_call_count(per_loop(r, &k, |s| s.voluntary)),
             per_call_count(per_loop(r, &k, |s| s.involuntary)),
+            fmt_opt_estimate(per_loop(r, &k, |s| s.run_delay_ns), Unit::Nanos),
         ]);
     }
     anyhow::ensure!(
@@ -112,7 +114,9 @@ fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
          cover the same calls and CPU per call cannot exceed time per call. *Blocked* and \
          *preempted* are the thread's voluntary and involuntary context switches per call \
          (`getrusage`, read outside both clocks), medians over the rounds: a call that \
-         really slept blocked about once.\n",
+         really slept blocked about once. *Waiting for a CPU* is the time per call the \
+         thread was runnable but not running (its run-queue delay, from \
+         `/proc/thread-self/schedstat`; Linux only).\n",
         t.to_markdown(),
         param_count(r, "calls"),
         param_count(r, "slow_calls"),
