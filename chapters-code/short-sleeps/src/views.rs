@@ -662,36 +662,37 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
             .map(|(_, n, _)| n.clone())
             .collect();
         let others = measured.len() - 1;
-        let rest = match ties.len() {
-            0 => format!("; each of the {others} other calls that sleep took clearly longer"),
-            n if n <= 3 => format!(
-                "; this run cannot tell it from {} (intervals overlap, or within {})",
-                and_list(&ties),
-                threshold_text()
-            ),
-            n => format!(
-                "; {n} of the {others} other calls that sleep are not clearly longer \
-                 (intervals overlap, or within {}; the tables below list them)",
-                threshold_text()
-            ),
-        };
         let blocked = r
             .estimate_of(|x| x.find(best_key).and_then(|l| l.sample.voluntary))
+            .filter(|b| b.median < 0.5)
             .map(|b| {
-                if b.median < 0.5 {
-                    format!(
-                        ", without giving up the CPU ({:.2} voluntary context switches per call)",
-                        b.median
-                    )
-                } else {
-                    String::new()
-                }
+                format!(
+                    ", without giving up the CPU ({:.2} voluntary context switches per call)",
+                    b.median
+                )
             })
             .unwrap_or_default();
-        out.push(format!(
-            "the shortest sleep here was {best_name}: {} per call{blocked}{rest}",
-            est(best)
-        ));
+        let within = format!("intervals overlap, or within {}", threshold_text());
+        out.push(match ties.len() {
+            0 => format!(
+                "the shortest sleep here was {best_name}: {} per call{blocked}; each of the \
+                 {others} other calls that sleep took clearly longer",
+                est(best)
+            ),
+            n if n <= 3 => format!(
+                "the lowest median among the calls that sleep was {} per call, by \
+                 {best_name}{blocked}; this run cannot tell it from {} ({within})",
+                est(best),
+                and_list(&ties)
+            ),
+            n => format!(
+                "the lowest median among the calls that sleep was {} per call, by \
+                 {best_name}{blocked}; {n} of the {others} other calls that sleep are not clearly \
+                 longer ({within}; the tables below list them), so this run does not single \
+                 out one call",
+                est(best)
+            ),
+        });
     }
     // Timer slack.
     let slack_read = thread_slack(r);
