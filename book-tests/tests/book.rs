@@ -327,3 +327,130 @@ fn no_tail_percentile_without_its_samples() {
         }
     }
 }
+
+/// The chapters: the pages whose crate is a chapter (they open with an answer).
+fn chapter_pages() -> Vec<String> {
+    summary_entries()
+        .unwrap()
+        .into_iter()
+        .map(|(_, src)| src)
+        .filter(|src| {
+            let slug = src.trim_end_matches(".md");
+            book_root()
+                .join("chapters-code")
+                .join(slug)
+                .join("Cargo.toml")
+                .is_file()
+                && !["all-results", "what-to-use-when"].contains(&slug)
+        })
+        .collect()
+}
+
+/// A page's visible text: tags dropped, entities for spaces and dashes kept as text.
+fn text_of(html: &str) -> String {
+    let tag = Regex::new(r"(?s)<[^>]*>").unwrap();
+    tag.replace_all(html, " ").into_owned()
+}
+
+fn words(text: &str) -> usize {
+    text.split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count()
+}
+
+/// Each chapter answers its question first: an "On this machine" block from a live
+/// `answer` view, before the first code listing, within the first screen (under 300
+/// words of text before it at 1280 px, where a screen holds about 350).
+#[test]
+fn every_chapter_opens_with_its_answer() {
+    let chapters = chapter_pages();
+    assert!(chapters.len() >= 5, "{chapters:?}");
+    for src in chapters {
+        let slug = src.trim_end_matches(".md");
+        let source = std::fs::read_to_string(book_root().join("src").join(&src)).unwrap();
+        let marker = format!("{slug} table answer -->");
+        let at = source
+            .find(&marker)
+            .unwrap_or_else(|| panic!("{src}: no `answer` marker"));
+        if let Some(listing) = source.find("{{#include") {
+            assert!(
+                at < listing,
+                "{src}: the answer comes after the first listing"
+            );
+        }
+        let html = page(&src);
+        let main = main_of(&html);
+        let block = main
+            .find("class=\"cow-live cow-answer\"")
+            .unwrap_or_else(|| panic!("{src}: the answer block did not render"));
+        if let Some(code) = main.find("<pre>") {
+            assert!(block < code, "{src}: a listing comes before the answer");
+        }
+        let before = words(&text_of(&main[..block]));
+        assert!(
+            before < 300,
+            "{src}: {before} words before the answer; it should be on the first screen"
+        );
+        let end = main[block..]
+            .find("</div>")
+            .map_or(main.len(), |e| block + e);
+        let answer = text_of(&main[block..end]);
+        assert!(
+            answer.matches(|c: char| c.is_ascii_digit()).count() >= 3,
+            "{src}: the answer holds no numbers: {answer}"
+        );
+    }
+}
+
+/// No verdict on a nil difference: a comparison word with a ratio inside the practical
+/// threshold (5 %: between 0.952× and 1.05×) is a verdict nobody would act on.
+#[test]
+fn no_verdict_rests_on_a_ratio_inside_the_threshold() {
+    let verdict = Regex::new(
+        r"(?i)\b(faster|slower|higher|lower|more|less|wins?|beats?)\b[^.;:]{0,160}?(?:by a factor of|takes|as long|as much|:)\s*([0-9]+(?:\.[0-9]+)?)×",
+    )
+    .unwrap();
+    let threshold = 0.05;
+    let mut bad = Vec::new();
+    for (_, src) in summary_entries().unwrap() {
+        let text = text_of(main_of(&page(&src)));
+        for c in verdict.captures_iter(&text) {
+            let r: f64 = c[2].parse().unwrap();
+            if r > 1.0 / (1.0 + threshold) && r < 1.0 + threshold {
+                bad.push(format!(
+                    "{src}: “{}”",
+                    c[0].split_whitespace().collect::<Vec<_>>().join(" ")
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "verdicts on a difference inside the threshold:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Provenance informs without drowning the page: under 8 % of any page's words.
+#[test]
+fn provenance_stays_under_its_share_of_each_page() {
+    let prov = Regex::new(r#"(?s)<(div|p) class="cow-provenance[^"]*">.*?</(div|p)>"#).unwrap();
+    for (_, src) in summary_entries().unwrap() {
+        let html = page(&src);
+        let main = main_of(&html);
+        let total = words(&text_of(main));
+        if total == 0 {
+            continue;
+        }
+        let in_prov: usize = prov
+            .find_iter(main)
+            .map(|m| words(&text_of(m.as_str())))
+            .sum();
+        let share = in_prov as f64 / total as f64;
+        assert!(
+            share < 0.08,
+            "{src}: provenance is {:.1} % of the page's words ({in_prov} of {total})",
+            share * 100.0
+        );
+    }
+}
