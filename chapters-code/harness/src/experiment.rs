@@ -184,7 +184,7 @@ impl Ctx {
     /// variant runs once in every position and, for an even count, right after each
     /// other variant once; no variant always follows the same one.
     pub fn rotated<T: Clone>(&self, items: &[T]) -> Vec<T> {
-        crate::runner::latin_row(items, self.round)
+        latin_row(items, self.round)
     }
 
     pub(crate) fn into_parts(self) -> (Vec<Note>, Vec<(String, String)>) {
@@ -665,6 +665,28 @@ impl Chapter {
         }
         Ok(())
     }
+}
+
+/// `items` in the order of row `r` of a balanced Latin square (Williams' design):
+/// over `n` rows (`2n` for an odd count) each item takes every position once and, for
+/// an even count, follows each other item once.
+pub fn latin_row<T: Clone>(items: &[T], r: u32) -> Vec<T> {
+    let n = items.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let r = r as usize;
+    // 0, 1, n-1, 2, n-2, 3, …
+    let base = (0..n).map(|j| match j {
+        0 => 0,
+        j if j % 2 == 1 => j.div_ceil(2),
+        j => n - j / 2,
+    });
+    let mut order: Vec<T> = base.map(|b| items[(b + r) % n].clone()).collect();
+    if n % 2 == 1 && (r / n) % 2 == 1 {
+        order.reverse();
+    }
+    order
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub mod profile;
 pub mod record;
 pub mod reference;
 pub mod render;
+pub mod rounds;
 pub mod runner;
 pub mod safe;
 pub mod stats;

@@ -12,7 +12,7 @@ use crate::noise::{self, Usage};
 use crate::params::Override;
 use crate::profile::Profile;
 use crate::record::{Note, RoundRecord, Status};
-use crate::runner::{self, Exec, InProcess, RoundEnd, Rounds};
+use crate::rounds::{self, Exec, InProcess, RoundEnd, Rounds};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::io::Read;
@@ -168,7 +168,7 @@ pub fn all_rounds(
         ),
     };
     if !rounds.is_empty() {
-        runner::ended_early_note(&status, rounds.len(), &mut notes);
+        rounds::ended_early_note(&status, rounds.len(), &mut notes);
     }
     Rounds {
         rounds,
@@ -505,7 +505,7 @@ pub fn worker_main(chapters: &[&Chapter], args: &[String]) -> ExitCode {
     };
     if all {
         // Each round goes out as soon as it finishes, so a later crash loses nothing.
-        let r = runner::run_rounds(exp.budget(profile), &mut exec, |round| {
+        let r = rounds::run_rounds(exp.budget(profile), &mut exec, |round| {
             let _ = send_line(ROUND_PREFIX, round);
         });
         return reply(&AllReply {

@@ -1,0 +1,196 @@
+//! The harness in layers, checked: the `crate::…` edges between its modules (outside
+//! their test modules) form no cycle, and each module imports only from its own layer
+//! or the layers below it.
+//!
+//! - **leaf**: numbers and units, statistics, privacy, profiles, noise sensors,
+//!   counters, the code key — they import nothing but other leaves;
+//! - **core**: the measuring core — parameters, the machine, records, the cache,
+//!   experiments and their rounds, the runner and its worker processes; it knows
+//!   nothing of pages;
+//! - **page**: tables, plots, verdict sentences, provenance, reference numbers;
+//! - **top**: the command line and the crate root, which tie the others together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+const LEAF: &[&str] = &[
+    "fmt", "stats", "privacy", "safe", "profile", "noise", "counters", "key",
+];
+const CORE: &[&str] = &[
+    "params",
+    "machine",
+    "record",
+    "cache",
+    "validate",
+    "experiment",
+    "rounds",
+    "runner",
+    "worker",
+    "session",
+    "fixture",
+];
+const PAGE: &[&str] = &["render", "plot", "reference", "aa"];
+const TOP: &[&str] = &["cli", "lib"];
+
+fn layer(m: &str) -> usize {
+    [LEAF, CORE, PAGE, TOP]
+        .iter()
+        .position(|l| l.contains(&m))
+        .unwrap_or_else(|| panic!("module `{m}` is in no layer: add it to tests/layers.rs"))
+}
+
+/// The source without its `#[cfg(test)]` modules (they may reach anywhere).
+fn without_tests(src: &str) -> String {
+    match src.find("#[cfg(test)]\nmod tests") {
+        Some(i) => src[..i].to_string(),
+        None => src.to_string(),
+    }
+}
+
+/// Every module named after `crate::` in a source, including inside `use crate::{a, b::c}`.
+fn edges(
+    src: &str,
+    modules: &BTreeSet<String>,
+    reexports: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = src;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        let names: Vec<String> = if let Some(inner) = rest.strip_prefix('{') {
+            let end = inner.find('}').unwrap_or(inner.len());
+            inner[..end]
+                .split(',')
+                .map(|p| p.trim().split("::").next().unwrap_or("").trim().to_string())
+                .collect()
+        } else {
+            vec![
+                rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            ]
+        };
+        for n in names {
+            if modules.contains(&n) {
+                out.insert(n);
+            } else if let Some(m) = reexports.get(&n) {
+                out.insert(m.clone());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_harness_has_layers_and_no_import_cycle() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut sources = BTreeMap::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "rs") {
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            sources.insert(name, std::fs::read_to_string(&p).unwrap());
+        }
+    }
+    let modules: BTreeSet<String> = sources.keys().cloned().collect();
+    // Names the crate root re-exports (`pub use record::{Reading, …}`) lead to their module.
+    let mut reexports = BTreeMap::new();
+    for line in sources["lib"].lines() {
+        if let Some(rest) = line.trim().strip_prefix("pub use ") {
+            let (m, names) = rest.split_once("::").unwrap_or((rest, ""));
+            for n in names
+                .trim_matches(|c| c == '{' || c == '}' || c == ';')
+                .split(',')
+            {
+                reexports.insert(n.trim().to_string(), m.to_string());
+            }
+        }
+    }
+    let mut graph = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for (m, src) in &sources {
+        let mut deps = edges(&without_tests(src), &modules, &reexports);
+        deps.remove(m);
+        for d in &deps {
+            if layer(d) > layer(m) {
+                wrong.push(format!(
+                    "{m} (layer {}) imports {d} (layer {})",
+                    layer(m),
+                    layer(d)
+                ));
+            }
+        }
+        graph.insert(m.clone(), deps);
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers:\n{}",
+        wrong.join("\n")
+    );
+    // No cycle within a layer either: a depth-first search for a back edge.
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(m) {
+            Some(2) => return None,
+            Some(1) => {
+                let i = path.iter().position(|p| p == m).unwrap();
+                let mut cycle = path[i..].to_vec();
+                cycle.push(m.to_string());
+                return Some(cycle);
+            }
+            _ => {}
+        }
+        state.insert(m.to_string(), 1);
+        path.push(m.to_string());
+        for d in graph.get(m).into_iter().flatten() {
+            if let Some(c) = visit(d, graph, state, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        state.insert(m.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for m in graph.keys() {
+        if m == "lib" {
+            continue;
+        }
+        let mut path = Vec::new();
+        if let Some(c) = visit(m, &graph, &mut state, &mut path) {
+            panic!("an import cycle in the harness: {}", c.join(" → "));
+        }
+    }
+}
+
+/// The code key leaves out exactly the page layer and the number formatting, so a
+/// reworded table or a new number format measures nothing, and anything else in the
+/// harness keys the results (`key/hash.rs`, `HARNESS_PAGE_LAYER`).
+#[test]
+fn the_code_key_leaves_out_the_page_layer_only() {
+    let hash =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("key/hash.rs")).unwrap();
+    let start = hash.find("pub const HARNESS_PAGE_LAYER").unwrap();
+    let list = &hash[start..start + hash[start..].find("];").unwrap()];
+    let mut left_out: BTreeSet<String> = list
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(String::from)
+        .collect();
+    assert!(left_out.remove("src/bin"), "{left_out:?}");
+    let expected: BTreeSet<String> = PAGE
+        .iter()
+        .chain(&["fmt"])
+        .map(|m| format!("src/{m}.rs"))
+        .collect();
+    assert_eq!(
+        left_out, expected,
+        "HARNESS_PAGE_LAYER and the page layer disagree"
+    );
+}
