@@ -89,13 +89,8 @@ pub fn build_id() -> String {
     #[cfg(target_os = "linux")]
     {
         let stat = |pid: u32| -> Option<(String, u32, String)> {
-            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let open = text.find('(')?;
-            let close = text.rfind(')')?;
-            let comm = text[open + 1..close].to_string();
-            let rest: Vec<&str> = text[close + 2..].split(' ').collect();
-            // After the name: state, ppid, …, starttime (field 22 of the whole line).
-            Some((comm, rest.get(1)?.parse().ok()?, rest.get(19)?.to_string()))
+            let s = crate::procfs::stat(format!("/proc/{pid}/stat"))?;
+            Some((s.comm, s.ppid, s.starttime))
         };
         let me = std::process::id();
         let mut pid = me;

@@ -27,7 +27,7 @@ impl Counters {
     pub fn thread() -> Counters {
         Counters {
             cpu_ns: crate::thread_cpu_time().map(as_ns),
-            run_delay_ns: schedstat("/proc/thread-self/schedstat"),
+            run_delay_ns: crate::procfs::run_delay_ns("/proc/thread-self/schedstat"),
             ..switches(Scope::Thread)
         }
     }
@@ -141,21 +141,12 @@ fn switches(_scope: Scope) -> Counters {
     Counters::default()
 }
 
-/// The second field of a schedstat file: nanoseconds spent waiting on a run queue.
-fn schedstat(path: &str) -> Option<u64> {
-    parse_schedstat(&std::fs::read_to_string(path).ok()?)
-}
-
-fn parse_schedstat(text: &str) -> Option<u64> {
-    text.split_whitespace().nth(1)?.parse().ok()
-}
-
 fn process_run_delay() -> Option<u64> {
     let tasks = std::fs::read_dir("/proc/self/task").ok()?;
     let mut sum = 0u64;
     let mut any = false;
     for t in tasks.flatten() {
-        if let Some(v) = schedstat(&t.path().join("schedstat").to_string_lossy()) {
+        if let Some(v) = crate::procfs::run_delay_ns(t.path().join("schedstat")) {
             sum += v;
             any = true;
         }
@@ -166,13 +157,6 @@ fn process_run_delay() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schedstat_lines_parse() {
-        assert_eq!(parse_schedstat("123 456 7\n"), Some(456));
-        assert_eq!(parse_schedstat("123"), None);
-        assert_eq!(parse_schedstat("a b c"), None);
-    }
 
     #[test]
     fn differences_and_rates() {

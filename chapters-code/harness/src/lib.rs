@@ -22,6 +22,7 @@ pub mod noise;
 pub mod params;
 pub mod plot;
 pub mod privacy;
+pub mod procfs;
 pub mod profile;
 pub mod record;
 pub mod reference;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The machine description stored with every result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -60,12 +60,7 @@ impl Machine {
     }
 }
 
-fn read_trim(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
+use crate::procfs::{read as read_trim, read_u64};
 
 fn command_output(cmd: &str, args: &[&str]) -> Option<String> {
     let out = std::process::Command::new(cmd).args(args).output().ok()?;
@@ -159,10 +154,6 @@ pub struct Limits {
     pub threads_max: Option<u64>,
     pub memory_total: Option<u64>,
     pub stack_size_soft: Option<u64>,
-}
-
-fn read_u64(path: impl AsRef<Path>) -> Option<u64> {
-    read_trim(path)?.parse().ok()
 }
 
 /// `getrlimit` for one resource as (soft, hard); `None` for unlimited or unreadable.
@@ -304,7 +295,7 @@ pub fn combine_limits(levels: impl IntoIterator<Item = LimitValue>) -> LimitValu
 /// `files` that a level has is read there (v2's name, then v1's).
 pub fn cgroup_limit(controller: &str, files: &[&str]) -> LimitValue {
     #[cfg(target_os = "linux")]
-    if std::fs::read_to_string("/proc/self/cgroup").is_err() {
+    if read_trim("/proc/self/cgroup").is_none() {
         return LimitValue::NotReadable;
     }
     combine_limits(cgroup_dirs(controller).iter().map(|d| {

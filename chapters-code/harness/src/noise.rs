@@ -70,7 +70,7 @@ pub struct SystemTimes {
 
 /// Reads the first line of `/proc/stat` (Linux).
 pub fn system_times() -> Option<SystemTimes> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let text = crate::procfs::read("/proc/stat")?;
     parse_system_times(&text, clock_ticks()?)
 }
 
@@ -95,7 +95,7 @@ fn parse_system_times(stat: &str, ticks_per_s: f64) -> Option<SystemTimes> {
 /// `procs_running` from `/proc/stat`: runnable threads on the whole machine, the
 /// reading thread included.
 pub fn procs_running() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let text = crate::procfs::read("/proc/stat")?;
     text.lines()
         .find_map(|l| l.strip_prefix("procs_running "))
         .and_then(|v| v.trim().parse().ok())
@@ -123,13 +123,8 @@ pub fn running_threads(pid: u32, limit: usize) -> Option<u64> {
     }
     let mut running = 0;
     for t in tasks {
-        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
-            continue; // the thread has just exited
-        };
-        // The state follows the command name, which is in parentheses and may hold spaces.
-        if let Some(after) = stat.rsplit_once(')').map(|(_, a)| a.trim_start())
-            && after.starts_with('R')
-        {
+        // None: the thread has just exited.
+        if crate::procfs::stat(t.path().join("stat")).is_some_and(|s| s.state == 'R') {
             running += 1;
         }
     }

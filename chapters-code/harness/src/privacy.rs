@@ -16,7 +16,7 @@ pub fn scrub(text: &str) -> String {
     // This process's cgroup paths as /proc/self/cgroup names them (read once).
     static CGROUPS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let cgroups = CGROUPS.get_or_init(|| {
-        std::fs::read_to_string("/proc/self/cgroup")
+        crate::procfs::read("/proc/self/cgroup")
             .unwrap_or_default()
             .lines()
             .filter_map(|l| l.splitn(3, ':').nth(2))

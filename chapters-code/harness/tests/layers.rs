@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const LEAF: &[&str] = &[
-    "fmt", "stats", "privacy", "safe", "profile", "noise", "counters", "key",
+    "fmt", "stats", "privacy", "procfs", "safe", "profile", "noise", "counters", "key",
 ];
 const CORE: &[&str] = &[
     "params",

@@ -1,0 +1,91 @@
+//! The one reader of Linux's `/proc` files: every sensor, counter and machine fact that
+//! comes from `/proc` reads it here. A leaf: it imports nothing from the crate. Off
+//! Linux the files do not exist and every reader returns `None`.
+
+use std::path::Path;
+
+/// A file's text, trimmed; `None` when it cannot be read or is empty.
+pub fn read(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// A file that holds one unsigned number (`/proc/sys/kernel/pid_max`).
+pub fn read_u64(path: impl AsRef<Path>) -> Option<u64> {
+    read(path)?.parse().ok()
+}
+
+/// The fields of a `stat` file (`/proc/<pid>/stat`, `/proc/<pid>/task/<tid>/stat`)
+/// that the harness reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stat {
+    /// The command name (between the parentheses; it may hold spaces).
+    pub comm: String,
+    /// `R` running or runnable, `S` sleeping, …
+    pub state: char,
+    pub ppid: u32,
+    /// When the process started, in clock ticks after boot (field 22), as written.
+    pub starttime: String,
+}
+
+/// A process's or thread's `stat` file.
+pub fn stat(path: impl AsRef<Path>) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(path).ok()?)
+}
+
+fn parse_stat(text: &str) -> Option<Stat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text[open + 1..close].to_string();
+    let rest: Vec<&str> = text.get(close + 2..)?.split_whitespace().collect();
+    // After the name: state, ppid, …, starttime (field 22 of the whole line).
+    Some(Stat {
+        comm,
+        state: rest.first()?.chars().next()?,
+        ppid: rest.get(1)?.parse().ok()?,
+        starttime: rest.get(19)?.to_string(),
+    })
+}
+
+/// Nanoseconds a thread has spent runnable but waiting for a CPU: the second field of
+/// a `schedstat` file (`/proc/thread-self/schedstat`).
+pub fn run_delay_ns(path: impl AsRef<Path>) -> Option<u64> {
+    parse_schedstat(&std::fs::read_to_string(path).ok()?)
+}
+
+fn parse_schedstat(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_parse_with_spaces_in_the_name() {
+        let line = "4242 (my (odd) cmd) R 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.comm, "my (odd) cmd");
+        assert_eq!(s.state, 'R');
+        assert_eq!(s.ppid, 17);
+        assert_eq!(s.starttime, "987654");
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn schedstat_lines_parse() {
+        assert_eq!(parse_schedstat("123 456 7\n"), Some(456));
+        assert_eq!(parse_schedstat("123"), None);
+        assert_eq!(parse_schedstat("a b c"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_process_reads_itself() {
+        let me = stat("/proc/thread-self/stat").unwrap();
+        assert_eq!(me.state, 'R');
+        assert!(read_u64("/proc/sys/kernel/pid_max").is_some());
+    }
+}
