@@ -1,8 +1,11 @@
 //! The chapter's experiments: what one round runs, with which parameters, and the one
 //! value per variant each round is summarised by (the round's median latency).
 
-use crate::{Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong, clock_read_ns};
+use crate::{
+    Idle, Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong, clock_read_ns,
+};
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
+
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -79,6 +82,9 @@ pub struct Run {
     pub wait: Wait,
     pub placement: Placement,
     pub gap_ms: u64,
+    /// Which arm of the experiment this run is (an extra beside the main variants).
+    #[serde(default)]
+    pub arm: Arm,
     /// This round's latencies, pooled with the other rounds' for distributions.
     pub latency: Dist,
     /// This round's median latency, exact: the value the round contributes.
@@ -90,6 +96,56 @@ pub struct Run {
     /// CPU time over wall time: how many cores the strategy kept busy.
     pub cores_busy: Option<f64>,
     pub stopped: Option<String>,
+    /// Share of the messages taken on the CPU the sender stamped them on.
+    #[serde(default)]
+    pub same_cpu: Option<f64>,
+    /// This round's latencies split by that: same CPU, different CPUs.
+    #[serde(default)]
+    pub latency_same_cpu: Dist,
+    #[serde(default)]
+    pub latency_other_cpu: Dist,
+    /// Share of the messages whose receiver was never preempted while it waited for
+    /// them, and those messages' latencies.
+    #[serde(default)]
+    pub unpreempted: Option<f64>,
+    #[serde(default)]
+    pub latency_unpreempted: Dist,
+    /// Median time from a message's stamp to the return of the send call (std only).
+    #[serde(default)]
+    pub send_p50_ns: Option<f64>,
+    /// The receiving thread, per message received: context switches it asked for
+    /// (it blocked), switches forced on it (preempted), and time it was runnable but
+    /// waiting for a CPU.
+    #[serde(default)]
+    pub voluntary_per_message: Option<f64>,
+    #[serde(default)]
+    pub involuntary_per_message: Option<f64>,
+    #[serde(default)]
+    pub run_delay_per_message_ns: Option<f64>,
+}
+
+/// The arms of an experiment besides its main variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Arm {
+    #[default]
+    Main,
+    /// The same code as its main variant, run again in the same rounds: the A/A check.
+    Twin,
+    /// The variant with no idle gap before each message.
+    NoGap,
+    /// The variant with a sender that busy-waits through the gap instead of sleeping.
+    BusySender,
+}
+
+impl Arm {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Arm::Main => "",
+            Arm::Twin => harness::AA_TWIN,
+            Arm::NoGap => " · no gap",
+            Arm::BusySender => " · busy sender",
+        }
+    }
 }
 
 impl Run {
@@ -97,12 +153,33 @@ impl Run {
         let mut sorted = outcome.latencies_ns.clone();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();
+        let receiver = outcome.receiver.unwrap_or_default().per_op(n as u64);
+        let split = |same: bool| {
+            Dist::from_samples(
+                outcome
+                    .latencies_ns
+                    .iter()
+                    .zip(&outcome.same_cpu)
+                    .filter(|(_, s)| **s == Some(same))
+                    .map(|(l, _)| *l),
+            )
+        };
+        let placed: Vec<bool> = outcome.same_cpu.iter().flatten().copied().collect();
+        let calm: Vec<bool> = outcome
+            .preempted
+            .iter()
+            .flatten()
+            .map(|p| *p == 0)
+            .collect();
+        let mut send = outcome.send_ns.clone();
+        send.sort_by(f64::total_cmp);
         Run {
             runtime: spec.runtime,
             transport: spec.transport,
             wait: spec.wait,
             placement: spec.placement,
             gap_ms: spec.gap.as_millis() as u64,
+            arm: spec.arm,
             latency: Dist::from_samples(sorted.iter().copied()),
             p50_ns: (n > 0).then(|| harness::stats::median_sorted(&sorted)),
             received: n,
@@ -113,6 +190,24 @@ impl Run {
                 .filter(|_| outcome.wall_ns > 0.0)
                 .map(|c| c / outcome.wall_ns),
             stopped: outcome.stopped.clone(),
+            same_cpu: (!placed.is_empty())
+                .then(|| placed.iter().filter(|s| **s).count() as f64 / placed.len() as f64),
+            latency_same_cpu: split(true),
+            latency_other_cpu: split(false),
+            unpreempted: (!calm.is_empty())
+                .then(|| calm.iter().filter(|c| **c).count() as f64 / calm.len() as f64),
+            latency_unpreempted: Dist::from_samples(
+                outcome
+                    .latencies_ns
+                    .iter()
+                    .zip(&outcome.preempted)
+                    .filter(|(_, p)| **p == Some(0))
+                    .map(|(l, _)| *l),
+            ),
+            send_p50_ns: (!send.is_empty()).then(|| harness::stats::median_sorted(&send)),
+            voluntary_per_message: receiver.voluntary,
+            involuntary_per_message: receiver.involuntary,
+            run_delay_per_message_ns: receiver.run_delay_ns,
         }
     }
 
@@ -123,11 +218,12 @@ impl Run {
 
     /// The reading's key: the variant, and the gap or placement where those vary.
     pub fn key(&self, with: Extra) -> String {
-        match with {
+        let base = match with {
             Extra::None => self.label(),
             Extra::Gap => format!("{} · {} ms", self.label(), self.gap_ms),
             Extra::Placement => format!("{} · {}", self.label(), self.placement.label()),
-        }
+        };
+        format!("{base}{}", self.arm.suffix())
     }
 }
 
@@ -177,6 +273,31 @@ struct Spec {
     placement: Placement,
     gap: Duration,
     messages: usize,
+    arm: Arm,
+}
+
+impl Spec {
+    fn new(
+        runtime: Runtime,
+        transport: Transport,
+        wait: Wait,
+        gap: Duration,
+        messages: usize,
+    ) -> Spec {
+        Spec {
+            runtime,
+            transport,
+            wait,
+            placement: Placement::Unpinned,
+            gap,
+            messages,
+            arm: Arm::Main,
+        }
+    }
+
+    fn arm(self, arm: Arm) -> Spec {
+        Spec { arm, ..self }
+    }
 }
 
 /// Runs the specs of one round, in the round's rotated order, under its deadline.
@@ -196,7 +317,16 @@ fn run_round(ctx: &mut Ctx, specs: &[Spec], extra: Extra, hybrid_spin: Duration)
         }
         let plan = Plan {
             messages: spec.messages,
-            gap: spec.gap,
+            gap: if spec.arm == Arm::NoGap {
+                Duration::ZERO
+            } else {
+                spec.gap
+            },
+            sender: if spec.arm == Arm::BusySender {
+                Idle::Spin
+            } else {
+                Idle::Sleep
+            },
             hybrid_spin,
             placement: spec.placement,
             patience,
@@ -241,22 +371,24 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<Runs> {
     for runtime in RUNTIMES {
         for transport in TRANSPORTS {
             for wait in [Wait::Block, Wait::Spin] {
-                specs.push(Spec {
-                    runtime,
-                    transport,
-                    wait,
-                    placement: Placement::Unpinned,
-                    gap,
-                    messages,
-                });
+                specs.push(Spec::new(runtime, transport, wait, gap, messages));
             }
         }
     }
+    // Two extra arms, rotated with the others: the spinning std channel with no gap
+    // (what the gap adds, for the answer; it costs no idle time), and its A/A twin.
+    let chan = Spec::new(Runtime::Std, Transport::Mpsc, Wait::Spin, gap, messages);
+    specs.push(chan.arm(Arm::NoGap));
+    specs.push(chan.arm(Arm::Twin));
     Ok(run_round(ctx, &specs, Extra::None, Duration::ZERO))
 }
 
 pub const GAPS_MS: [u64; 4] = [0, 1, 10, 100];
 pub const SWEPT: [Transport; 2] = [Transport::Mpsc, Transport::Udp];
+
+/// The gaps after which the sweep also runs a busy-waiting sender beside the spinning
+/// std channel: is it the sender's sleep, or the time that passed?
+pub const BUSY_SENDER_GAPS_MS: [u64; 2] = [10, 100];
 
 fn gaps(ctx: &mut Ctx) -> anyhow::Result<Runs> {
     let messages = ctx.count(&MESSAGES);
@@ -264,17 +396,16 @@ fn gaps(ctx: &mut Ctx) -> anyhow::Result<Runs> {
     let spin = Duration::from_micros(ctx.int(&HYBRID_SPIN_US));
     let mut specs = Vec::new();
     for gap in GAPS_MS {
+        let n = if gap >= 100 { long } else { messages };
+        let gap_d = Duration::from_millis(gap);
         for transport in SWEPT {
             for wait in [Wait::Block, Wait::Spin, Wait::Hybrid] {
-                specs.push(Spec {
-                    runtime: Runtime::Std,
-                    transport,
-                    wait,
-                    placement: Placement::Unpinned,
-                    gap: Duration::from_millis(gap),
-                    messages: if gap >= 100 { long } else { messages },
-                });
+                specs.push(Spec::new(Runtime::Std, transport, wait, gap_d, n));
             }
+        }
+        if BUSY_SENDER_GAPS_MS.contains(&gap) {
+            let chan = Spec::new(Runtime::Std, Transport::Mpsc, Wait::Spin, gap_d, n);
+            specs.push(chan.arm(Arm::BusySender));
         }
     }
     Ok(run_round(ctx, &specs, Extra::Gap, spin))
@@ -306,12 +437,8 @@ fn pinning(ctx: &mut Ctx) -> anyhow::Result<Runs> {
         for transport in SWEPT {
             for wait in [Wait::Block, Wait::Spin] {
                 specs.push(Spec {
-                    runtime: Runtime::Std,
-                    transport,
-                    wait,
                     placement,
-                    gap,
-                    messages,
+                    ..Spec::new(Runtime::Std, transport, wait, gap, messages)
                 });
             }
         }

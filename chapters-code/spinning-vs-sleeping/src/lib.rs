@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, TryRecvError};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,14 +23,16 @@ pub mod views;
 
 use experiments::{FLOOR, GAPS, PINNING, VARIANTS};
 use harness::Headline;
+pub use harness::counters::Counters;
 
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [VARIANTS, GAPS, PINNING, FLOOR],
     views: [
-        views::LATENCY, views::COST, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
+        views::ANSWER, views::LATENCY, views::COST, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
         views::REFERENCE_SPEEDUPS, views::CDF_STD, views::CDF_TOKIO, views::GAPS_TABLE,
-        views::GAPS_LATENCY, views::GAPS_CPU, views::PINNING_TABLE, views::PINNING_FINDINGS,
+        views::GAPS_LATENCY, views::GAPS_CPU, views::GAP_WHY,
+        views::GAP_FINDINGS, views::PINNING_TABLE, views::PINNING_FINDINGS,
         views::FLOOR_TABLE, views::FLOOR_TAILS, views::FLOOR_CDF,
     ],
     headlines: [
@@ -107,6 +109,15 @@ pub enum Wait {
     Hybrid,
 }
 
+/// How the sender stays idle for the gap before each message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Idle {
+    /// `std::thread::sleep`: the sender's CPU may go idle (the write-up's way).
+    Sleep,
+    /// A busy-wait on the clock: the sender never leaves its CPU.
+    Spin,
+}
+
 /// Where the sender and the receiver threads may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Placement {
@@ -163,6 +174,8 @@ pub struct Plan {
     pub messages: usize,
     /// How long the sender stays idle before each message.
     pub gap: Duration,
+    /// How the sender spends the gap: asleep (the write-up's way), or busy-waiting.
+    pub sender: Idle,
     /// How long the hybrid receiver spins before it blocks.
     pub hybrid_spin: Duration,
     pub placement: Placement,
@@ -216,12 +229,81 @@ pub struct Outcome {
     pub wall_ns: f64,
     /// Why the run ended before all messages were sent, if it did.
     pub stopped: Option<String>,
+    /// For each latency: whether the receiver took the message on the CPU the sender
+    /// stamped it on (`None` where the OS cannot tell).
+    pub same_cpu: Vec<Option<bool>>,
+    /// For each latency: how often the receiver was preempted while it waited for
+    /// that message (from taking the previous one).
+    pub preempted: Vec<Option<u64>>,
+    /// For each message sent: from its stamp to the return of the send call.
+    pub send_ns: Vec<f64>,
+    /// The receiving thread's scheduler counters over the run.
+    pub receiver: Option<Counters>,
+    /// The sending thread's, where the sender is one thread (std).
+    pub sender: Option<Counters>,
 }
 
-/// The wall time and the CPU time of the whole process over a run.
+/// The logical CPU the calling thread runs on now, where the OS tells.
+pub fn current_cpu() -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sched_getcpu takes no arguments and touches no memory of ours.
+        let c = unsafe { libc::sched_getcpu() };
+        u32::try_from(c).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// What the two threads note beside each message, off the timed path: the CPU the
+/// sender stamped it on, so the receiver can tell whether it took it on the same one,
+/// and the receiver's counters when it last took a message, so it can tell whether
+/// it was preempted while it waited for this one.
+pub struct Probe {
+    sender_cpu: AtomicU32,
+    receiver_last: std::sync::Mutex<Option<Counters>>,
+}
+
+impl Default for Probe {
+    fn default() -> Probe {
+        Probe {
+            sender_cpu: AtomicU32::new(u32::MAX),
+            receiver_last: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl Probe {
+    /// On the receiving thread: how often it was preempted since the last call (the
+    /// first call starts the count).
+    fn preempted_since_last(&self) -> Option<u64> {
+        let now = Counters::thread();
+        let mut last = self.receiver_last.lock().ok()?;
+        let before = last.replace(now)?;
+        now.since(&before).involuntary
+    }
+
+    fn stamping_on(&self, cpu: Option<u32>) {
+        self.sender_cpu
+            .store(cpu.unwrap_or(u32::MAX), Ordering::Relaxed);
+    }
+
+    /// Whether the receiver, now, runs where the sender stamped the last message.
+    fn same_cpu(&self) -> Option<bool> {
+        let s = self.sender_cpu.load(Ordering::Relaxed);
+        (s != u32::MAX).then_some(())?;
+        current_cpu().map(|r| r == s)
+    }
+}
+
+/// The wall time and the CPU time of the whole process over a run, and the calling
+/// (receiving) thread's scheduler counters.
 struct Meter {
     cpu0: Option<Duration>,
     t0: Instant,
+    thread0: Counters,
 }
 
 impl Meter {
@@ -229,11 +311,13 @@ impl Meter {
         Meter {
             cpu0: harness::process_cpu_time(),
             t0: Instant::now(),
+            thread0: Counters::thread(),
         }
     }
 
     /// Writes the run's wall and CPU time into `out`.
     fn finish(self, out: &mut Outcome) {
+        out.receiver = Some(Counters::thread().since(&self.thread0));
         out.wall_ns = self.t0.elapsed().as_nanos() as f64;
         out.cpu_ns = match (self.cpu0, harness::process_cpu_time()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a).as_nanos() as f64),
@@ -564,23 +648,46 @@ pub fn placement_supported(placement: Placement) -> bool {
     }
 }
 
-fn sender_loop(plan: &Plan, pacer: &Pacer, mut send: impl FnMut(Msg) -> io::Result<()>) {
+// ANCHOR: sender_loop
+/// Sends every message of a run, one in flight at a time: stays idle for the gap
+/// (asleep, or busy-waiting on the clock), notes its CPU, stamps and sends. Returns,
+/// for each message, the time from its stamp to the return of the send call.
+fn sender_loop(
+    plan: &Plan,
+    pacer: &Pacer,
+    probe: &Probe,
+    mut send: impl FnMut(Msg) -> io::Result<()>,
+) -> Vec<f64> {
+    let mut send_ns = Vec::with_capacity(plan.messages);
     for i in 0..plan.messages {
         if !pacer.wait_turn(i, plan.deadline) {
             break;
         }
-        if !plan.gap.is_zero() {
-            std::thread::sleep(plan.gap);
+        match plan.sender {
+            _ if plan.gap.is_zero() => {}
+            Idle::Sleep => std::thread::sleep(plan.gap),
+            Idle::Spin => {
+                let end = Instant::now() + plan.gap;
+                while Instant::now() < end {
+                    std::hint::spin_loop();
+                }
+            }
         }
-        let msg = Msg {
+        probe.stamping_on(current_cpu());
+        let stamp = now_ns();
+        if send(Msg {
             seq: i as u64,
-            stamp: now_ns(),
-        };
-        if send(msg).is_err() {
+            stamp,
+        })
+        .is_err()
+        {
             break;
         }
+        send_ns.push(now_ns().saturating_sub(stamp) as f64);
     }
+    send_ns
 }
+// ANCHOR_END: sender_loop
 
 /// What the receiver does next with what one wait gave it.
 enum Step {
@@ -596,11 +703,20 @@ enum Step {
 /// Takes what one wait for message `i` gave: its latency; a late message, skipped by
 /// its sequence number so it is never taken for this one; a loss, counted; or the end
 /// of the run.
-fn take(out: &mut Outcome, plan: &Plan, i: u64, got: Option<Msg>, until: Instant) -> Step {
+fn take(
+    out: &mut Outcome,
+    plan: &Plan,
+    probe: &Probe,
+    i: u64,
+    got: Option<Msg>,
+    until: Instant,
+) -> Step {
     match got {
         Some(m) if m.seq == i => {
             let latency = now_ns().saturating_sub(m.stamp) as f64;
             out.latencies_ns.push(latency);
+            out.same_cpu.push(probe.same_cpu()); // after the clock read
+            out.preempted.push(probe.preempted_since_last());
             Step::Next
         }
         Some(_) => Step::Again, // a message we had given up on
@@ -626,14 +742,16 @@ fn take(out: &mut Outcome, plan: &Plan, i: u64, got: Option<Msg>, until: Instant
 fn receiver_loop(
     plan: &Plan,
     pacer: &Pacer,
+    probe: &Probe,
     mut recv: impl FnMut(Instant) -> Option<Msg>,
 ) -> Outcome {
     let meter = Meter::start(); // the run's wall and CPU time
+    probe.preempted_since_last(); // start counting
     let mut out = Outcome::default();
     'messages: for i in 0..plan.messages as u64 {
         let until = plan.wait_until();
         loop {
-            match take(&mut out, plan, i, recv(until), until) {
+            match take(&mut out, plan, probe, i, recv(until), until) {
                 Step::Again => continue,
                 Step::Next => break,
                 Step::Stop => break 'messages,
@@ -718,29 +836,38 @@ pub fn run_std(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Result<
             )
         }
     };
+    let probe = Probe::default();
     std::thread::scope(|s| -> anyhow::Result<Outcome> {
-        let pacer = &pacer;
-        std::thread::Builder::new()
+        let (pacer, probe) = (&pacer, &probe);
+        let sender = std::thread::Builder::new()
             .name("sender".into())
             .spawn_scoped(s, move || {
                 pin(plan.placement, 0);
-                sender_loop(plan, pacer, send);
+                let c0 = Counters::thread();
+                let send_ns = sender_loop(plan, pacer, probe, send);
+                (send_ns, Counters::thread().since(&c0))
             })?;
         let receiver = std::thread::Builder::new()
             .name("receiver".into())
             .spawn_scoped(s, move || {
                 pin(plan.placement, 1);
-                receiver_loop(plan, pacer, recv)
+                receiver_loop(plan, pacer, probe, recv)
             });
-        match receiver {
+        let mut out = match receiver {
             Ok(r) => r
                 .join()
-                .map_err(|_| anyhow::anyhow!("the receiver thread panicked")),
+                .map_err(|_| anyhow::anyhow!("the receiver thread panicked"))?,
             Err(e) => {
                 pacer.stop();
-                Err(e.into())
+                return Err(e.into());
             }
-        }
+        };
+        let (send_ns, counts) = sender
+            .join()
+            .map_err(|_| anyhow::anyhow!("the sender thread panicked"))?;
+        out.send_ns = send_ns;
+        out.sender = Some(counts);
+        Ok(out)
     })
 }
 
@@ -854,6 +981,10 @@ async fn tokio_pair(transport: Transport) -> io::Result<(TokioSender, TokioLink)
 /// given to `block_on`. Setting up is bounded like everything else.
 pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Result<Outcome> {
     anyhow::ensure!(wait != Wait::Hybrid, "the tokio variants block or spin");
+    anyhow::ensure!(
+        plan.sender == Idle::Sleep,
+        "the tokio sender sleeps through its gap"
+    );
     now_ns();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -863,7 +994,8 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
         let (mut sender, mut link) =
             tokio::time::timeout(Duration::from_secs(5), tokio_pair(transport)).await??;
         let pacer = Arc::new(Pacer::default());
-        let sender_pacer = pacer.clone();
+        let probe = Arc::new(Probe::default());
+        let (sender_pacer, sender_probe) = (pacer.clone(), probe.clone());
         let send_task = tokio::spawn(async move {
             for i in 0..plan.messages {
                 while !sender_pacer.is_turn(i) {
@@ -875,6 +1007,7 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
                 if !plan.gap.is_zero() {
                     tokio::time::sleep(plan.gap).await;
                 }
+                sender_probe.stamping_on(current_cpu());
                 let msg = Msg {
                     seq: i as u64,
                     stamp: now_ns(),
@@ -886,6 +1019,7 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
         });
         // The same loop as `receiver_loop`, with an `.await` where that one blocks.
         let meter = Meter::start();
+        probe.preempted_since_last();
         let mut out = Outcome::default();
         'messages: for i in 0..plan.messages as u64 {
             let until = plan.wait_until();
@@ -900,7 +1034,7 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
                         .ok()
                         .flatten(),
                 };
-                match take(&mut out, &plan, i, got, until) {
+                match take(&mut out, &plan, &probe, i, got, until) {
                     Step::Again => continue,
                     Step::Next => break,
                     Step::Stop => break 'messages,
@@ -1049,18 +1183,19 @@ mod tests {
         let plan = Plan {
             messages: 6,
             gap: Duration::ZERO,
+            sender: Idle::Sleep,
             hybrid_spin: Duration::ZERO,
             placement: Placement::Unpinned,
             patience: Duration::from_millis(50),
             deadline: Instant::now() + Duration::from_secs(20),
         };
-        let pacer = Pacer::default();
+        let (pacer, probe) = (Pacer::default(), Probe::default());
         let (tx, mut rx) = mpsc::channel::<Msg>();
         let out = std::thread::scope(|s| {
-            let pacer = &pacer;
+            let (pacer, probe) = (&pacer, &probe);
             s.spawn(move || {
                 let mut held = None;
-                sender_loop(&plan, pacer, |m| {
+                sender_loop(&plan, pacer, probe, |m| {
                     match m.seq {
                         // "Lost": held back, then delivered late, just before message 4.
                         2 => held = Some(m),
@@ -1075,7 +1210,7 @@ mod tests {
                     Ok(())
                 })
             });
-            receiver_loop(&plan, pacer, |until| {
+            receiver_loop(&plan, pacer, probe, |until| {
                 receive(&mut rx, Wait::Block, Duration::ZERO, until)
             })
         });

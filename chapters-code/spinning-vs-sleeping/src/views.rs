@@ -3,22 +3,22 @@
 //! distributions pool every message of every round.
 
 use crate::experiments::{
-    FLOOR, FloorRound, GAPS, GAPS_MS, PINNING, PLACEMENTS, RUNTIMES, Run, Runs, SWEPT, TRANSPORTS,
-    VARIANTS, variant_key,
+    Arm, FLOOR, FloorRound, GAPS, GAPS_MS, PINNING, PLACEMENTS, RUNTIMES, Run, Runs, SWEPT,
+    TRANSPORTS, VARIANTS, variant_key,
 };
 use crate::{Placement, Runtime, Transport, Wait};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
 use harness::render::{
-    Align, Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_opt_estimate,
-    fmt_ratio_estimate,
+    Align, Better, Table, Tails, answer_block, compare_sentence, findings as bullets, fmt_count,
+    fmt_estimate, fmt_opt_estimate, fmt_ratio, fmt_ratio_estimate, undecided_text,
 };
-use harness::render::{capitalise, undecided_text};
-use harness::stats::verdict;
+use harness::stats::{Verdict, verdict};
 use harness::{Dist, Estimate, Profile, Results, Unit, View};
 use serde::Deserialize;
 
-pub static LATENCY: View<Runs> = View::table("variants", &VARIANTS, latency_table);
+pub static ANSWER: View<Runs> = View::table("answer", &VARIANTS, answer);
+pub static LATENCY: View<Runs> = View::table("variants", &VARIANTS, latency_table).brief();
 pub static COST: View<Runs> = View::table("cost", &VARIANTS, cost_table).brief();
 pub static SPEEDUPS: View<Runs> = View::table("speedups", &VARIANTS, speedups_table).brief();
 pub static FINDINGS: View<Runs> = View::table("findings", &VARIANTS, findings).brief();
@@ -32,6 +32,8 @@ pub static CDF_TOKIO: View<Runs> =
 pub static GAPS_LATENCY: View<Runs> = View::plot("gaps-latency", &GAPS, |r| gaps_plot(r, false));
 pub static GAPS_CPU: View<Runs> = View::plot("gaps-cpu", &GAPS, |r| gaps_plot(r, true)).brief();
 pub static GAPS_TABLE: View<Runs> = View::table("gaps", &GAPS, gaps_table).brief();
+pub static GAP_WHY: View<Runs> = View::table("gap-why", &GAPS, gap_why_table).brief();
+pub static GAP_FINDINGS: View<Runs> = View::table("gap-findings", &GAPS, gap_findings).brief();
 pub static PINNING_TABLE: View<Runs> = View::table("pinning", &PINNING, pinning_table);
 pub static PINNING_FINDINGS: View<Runs> =
     View::table("pinning-findings", &PINNING, pinning_findings).brief();
@@ -51,9 +53,16 @@ fn pooled(r: &Results<Runs>, key: &str) -> Dist {
     d
 }
 
-/// The keys of an experiment's variants, in the order the rounds list them.
+/// The keys of an experiment's main variants, in the order the rounds list them (the
+/// extra arms, such as the A/A twin, have tables of their own or a line).
 fn keys(r: &Results<Runs>) -> Vec<String> {
-    r.record.keys().into_iter().map(String::from).collect()
+    let extra = [Arm::Twin, Arm::NoGap, Arm::BusySender];
+    r.record
+        .keys()
+        .into_iter()
+        .filter(|k| !extra.iter().any(|a| k.ends_with(a.suffix())))
+        .map(String::from)
+        .collect()
 }
 
 /// Median over rounds of a per-run value of one variant.
@@ -103,12 +112,22 @@ fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
 
 /// What each strategy costs in CPU: per message received, and in cores kept busy.
 fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
-    let mut t = Table::new(["variant", "CPU per message", "cores busy"]);
+    let mut t = Table::new([
+        "variant",
+        "CPU per message",
+        "cores busy",
+        "receiver blocked",
+        "receiver preempted",
+        "same CPU",
+    ]);
     for k in keys(r) {
         t.row([
             k.clone(),
             fmt_opt_estimate(per_run(r, &k, |x| x.cpu_per_message_ns), Unit::Nanos),
             fmt_opt_estimate(per_run(r, &k, |x| x.cores_busy), Unit::Number),
+            fmt_opt_estimate(per_run(r, &k, |x| x.voluntary_per_message), Unit::Number),
+            fmt_opt_estimate(per_run(r, &k, |x| x.involuntary_per_message), Unit::Number),
+            per_run(r, &k, |x| x.same_cpu).map_or_else(|| "–".into(), |e| fmt_share(&e)),
         ]);
     }
     Ok(t.to_markdown())
@@ -216,26 +235,10 @@ fn findings(r: &Results<Runs>) -> anyhow::Result<String> {
             "spinning on std's",
         ));
     }
-    let cores = |k: String| per_run(r, &k, |x| x.cores_busy);
-    if let (Some(s), Some(b)) = (
-        cores(variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin)),
-        cores(variant_key(Runtime::Std, Transport::Mpsc, Wait::Block)),
-    ) {
-        out.push(format!(
-            "a spinning std channel receiver kept {} cores busy; a blocking one {}",
-            fmt_estimate(&s, Unit::Number),
-            fmt_estimate(&b, Unit::Number)
-        ));
-    }
+    out.extend(placement_sentence(r));
     anyhow::ensure!(!out.is_empty(), "no variant has a result to compare");
-    Ok(bullets(&out))
-}
-
-fn bullets(sentences: &[String]) -> String {
-    sentences
-        .iter()
-        .map(|s| format!("- {}.\n", capitalise(s)))
-        .collect()
+    out.extend(twin_sentence(r));
+    Ok(bullets(out))
 }
 
 // The write-up's published numbers.
@@ -564,7 +567,7 @@ fn pinning_findings(r: &Results<Runs>) -> anyhow::Result<String> {
     if out.is_empty() {
         return Ok("Nothing to compare: this system did not run the pinned rows.\n".into());
     }
-    Ok(bullets(&out))
+    Ok(bullets(out))
 }
 
 /// Every round's one-way times, pooled per placement.
@@ -646,6 +649,471 @@ fn floor_plot(r: &Results<FloorRound>) -> anyhow::Result<String> {
     .to_svg()
 }
 
+/// How a transport is named in a sentence.
+fn through(tr: Transport) -> &'static str {
+    match tr {
+        Transport::Mpsc => "a channel",
+        Transport::Tcp => "TCP",
+        Transport::Udp => "UDP",
+    }
+}
+
+/// A ratio as a sentence shows it: the per-round ratio where the rounds give one, else
+/// the ratio of the medians.
+fn times(r: &Results<Runs>, num: &str, den: &str, fallback: f64) -> String {
+    match r.ratio(num, den) {
+        Some(e) => format!("{}×", harness::render::sig3(e.median)),
+        None => fmt_ratio(Some(fallback)),
+    }
+}
+
+/// One runtime's spinning against blocking for one transport, by the verdict rule:
+/// "std 441 ns against 51.1 µs, blocking 116× as long".
+fn spin_fragment(r: &Results<Runs>, rt: Runtime, tr: Transport) -> Option<String> {
+    let (s, b) = (
+        variant_key(rt, tr, Wait::Spin),
+        variant_key(rt, tr, Wait::Block),
+    );
+    let (se, be) = (r.estimate(&s)?, r.estimate(&b)?);
+    let nums = format!(
+        "{} {} against {}",
+        rt.label(),
+        Unit::Nanos.format(se.median),
+        Unit::Nanos.format(be.median)
+    );
+    let tail = match verdict(&se, &be) {
+        Verdict::Below => format!(
+            "blocking took {} as long",
+            times(r, &b, &s, be.median / se.median)
+        ),
+        Verdict::Above => format!(
+            "spinning took {} as long",
+            times(r, &s, &b, se.median / be.median)
+        ),
+        v => undecided_text(v).unwrap_or_default(),
+    };
+    Some(format!("{nums} ({tail})"))
+}
+
+/// The chapter's answer in numbers: what spinning saves per message, per transport and
+/// runtime; what it costs in CPU; what the idle gap does even to a spinner; and the
+/// write-up's own answer.
+fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut out = Vec::new();
+    let gap = r.param("gap_ms").unwrap_or(0.0);
+    // How many runtime-transport pairs the rule decides for spinning.
+    let (mut sooner, mut pairs) = (0, 0);
+    for tr in TRANSPORTS {
+        let frags: Vec<String> = RUNTIMES
+            .iter()
+            .filter_map(|&rt| {
+                let f = spin_fragment(r, rt, tr)?;
+                pairs += 1;
+                let (s, b) = (
+                    r.estimate(&variant_key(rt, tr, Wait::Spin))?,
+                    r.estimate(&variant_key(rt, tr, Wait::Block))?,
+                );
+                sooner += usize::from(verdict(&s, &b) == Verdict::Below);
+                Some(f)
+            })
+            .collect();
+        if !frags.is_empty() {
+            out.push(format!(
+                "through {}, a spinning receiver against a blocking one (median latency): {}",
+                through(tr),
+                frags.join("; ")
+            ));
+        }
+    }
+    anyhow::ensure!(pairs > 0, "no variant has a result to compare");
+    out.insert(
+        0,
+        format!(
+            "spinning saw the message clearly sooner than blocking in {sooner} of {pairs} \
+             runtime–transport pairs, with a {gap} ms idle gap before each message"
+        ),
+    );
+    let chan = |w| variant_key(Runtime::Std, Transport::Mpsc, w);
+    let cpu = |k: &str| per_run(r, k, |x| x.cpu_per_message_ns);
+    let cores = |k: &str| per_run(r, k, |x| x.cores_busy);
+    if let (Some(cs), Some(cb), Some(ks), Some(kb)) = (
+        cpu(&chan(Wait::Spin)),
+        cpu(&chan(Wait::Block)),
+        cores(&chan(Wait::Spin)),
+        cores(&chan(Wait::Block)),
+    ) {
+        let v = verdict(&cs, &cb);
+        let (lead, how) = match v {
+            Verdict::Above => (
+                "spinning pays with a core",
+                format!("{} as much", fmt_ratio(Some(cs.median / cb.median))),
+            ),
+            Verdict::Below => ("spinning cost less CPU here", "less".to_string()),
+            _ => (
+                "spinning did not clearly cost more CPU here",
+                undecided_text(v).unwrap_or_default(),
+            ),
+        };
+        out.push(format!(
+            "{lead}: the spinning std channel receiver's process used {} of CPU per \
+             message, against {} when blocking ({how}); it kept {} cores busy, the \
+             blocking one {}",
+            Unit::Nanos.format(cs.median),
+            Unit::Nanos.format(cb.median),
+            harness::render::sig3(ks.median),
+            harness::render::sig3(kb.median),
+        ));
+    }
+    let no_gap = format!("{}{}", chan(Wait::Spin), Arm::NoGap.suffix());
+    if let (Some(g), Some(z)) = (r.estimate(&chan(Wait::Spin)), r.estimate(&no_gap)) {
+        let ratio = times(r, &chan(Wait::Spin), &no_gap, g.median / z.median);
+        let v = verdict(&g, &z);
+        let (lead, how) = match v {
+            Verdict::Above => (
+                "even a spinning receiver pays for the idle gap",
+                format!("{ratio} as long; the idle-gap section below measures where it goes"),
+            ),
+            Verdict::Below => (
+                "the idle gap did not slow a spinning receiver here",
+                format!("{ratio} as long"),
+            ),
+            _ => (
+                "the idle gap made no clear difference to a spinning receiver here",
+                undecided_text(v).unwrap_or_default(),
+            ),
+        };
+        out.push(format!(
+            "{lead}: after the {gap} ms gap the spinning std channel took {}, with no gap \
+             {} ({how})",
+            Unit::Nanos.format(g.median),
+            Unit::Nanos.format(z.median),
+        ));
+    }
+    Ok(answer_block(out, &writeup_answer()?))
+}
+
+/// The write-up's own answer, from its published numbers: what it found, as printed.
+fn writeup_answer() -> anyhow::Result<String> {
+    let refs = reference()?;
+    let all: Vec<f64> = refs
+        .speedups
+        .iter()
+        .flat_map(|x| [x.avg_x, x.median_x])
+        .collect();
+    let faster = all.iter().all(|x| *x > 1.0);
+    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = all.iter().copied().fold(0.0, f64::max);
+    let chan = |m| {
+        refs.speedup(m, Runtime::Std, Transport::Mpsc)
+            .map(|x| {
+                format!(
+                    "“{:.1}x” (averages) and “{:.1}x” (medians)",
+                    x.avg_x, x.median_x
+                )
+            })
+            .unwrap_or_default()
+    };
+    Ok(format!(
+        "felix-pb found spinning {} for every runtime–transport pair on both its machines \
+         (printed speedups from {lo:.1}x to {hi:.1}x); for the std channel, {} on macOS and \
+         {} on Ubuntu. Its conclusion: “For those niche use cases, spinning might be \
+         useful!”",
+        if faster {
+            "faster"
+        } else {
+            "not always faster"
+        },
+        chan("macos"),
+        chan("ubuntu"),
+    ))
+}
+
+/// The spinning std channel in the gap sweep: its key at a gap, with a sleeping or a
+/// busy-waiting sender.
+fn chan_key(gap_ms: u64, busy: bool) -> String {
+    let arm = if busy { Arm::BusySender } else { Arm::Main };
+    format!(
+        "{}{}",
+        gap_key(Transport::Mpsc, Wait::Spin, gap_ms),
+        arm.suffix()
+    )
+}
+
+/// The rows of the gap-why table: every gap with a sleeping sender, and the gaps where
+/// a busy-waiting sender ran too.
+fn gap_rows() -> Vec<(u64, bool)> {
+    let mut rows = Vec::new();
+    for g in GAPS_MS {
+        rows.push((g, false));
+        if crate::experiments::BUSY_SENDER_GAPS_MS.contains(&g) {
+            rows.push((g, true));
+        }
+    }
+    rows
+}
+
+/// A share as a percentage with its interval over rounds.
+fn fmt_share(e: &Estimate) -> String {
+    format!(
+        "{:.0} % ({:.0}–{:.0})",
+        e.median * 100.0,
+        e.lo * 100.0,
+        e.hi * 100.0
+    )
+}
+
+/// Every round's messages of one key whose receiver was never preempted while it
+/// waited for them, pooled.
+fn pooled_unpreempted(r: &Results<Runs>, key: &str) -> Dist {
+    let mut d = Dist::new();
+    for run in r.data().filter_map(|x| x.find(key)) {
+        d.merge(&run.latency_unpreempted);
+    }
+    d
+}
+
+/// What the gap adds to a spinning std channel, with the counters that can say why:
+/// the sender's send call, whether the receiver kept its CPU, where the two threads ran.
+fn gap_why_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "gap",
+        "sender",
+        "median latency",
+        "send call",
+        "never preempted",
+        "their median",
+        "same CPU",
+        "run-queue delay",
+    ])
+    .align(1, Align::Left);
+    for (g, busy) in gap_rows() {
+        let k = chan_key(g, busy);
+        let Some(e) = r.estimate(&k) else { continue };
+        let est = |f: fn(&Run) -> Option<f64>| per_run(r, &k, f);
+        let calm = pooled_unpreempted(r, &k);
+        t.row([
+            format!("{g} ms"),
+            if busy { "busy-waits" } else { "sleeps" }.to_string(),
+            fmt_estimate(&e, Unit::Nanos),
+            fmt_opt_estimate(est(|x| x.send_p50_ns), Unit::Nanos),
+            est(|x| x.unpreempted).map_or_else(|| "–".into(), |e| fmt_share(&e)),
+            calm.quantile(0.5)
+                .map_or_else(|| "–".into(), |v| Unit::Nanos.format(v)),
+            est(|x| x.same_cpu).map_or_else(|| "–".into(), |e| fmt_share(&e)),
+            fmt_opt_estimate(est(|x| x.run_delay_per_message_ns), Unit::Nanos),
+        ]);
+    }
+    anyhow::ensure!(
+        !t.is_empty(),
+        "the spinning std channel has no result in the sweep"
+    );
+    Ok(t.to_markdown())
+}
+
+/// What the gap sweep shows about the spinning std channel, sentence by sentence, and
+/// which part of the growth the counters account for.
+fn gap_findings(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut out = Vec::new();
+    let long = *GAPS_MS.last().expect("gaps");
+    let lat = |g, busy| r.estimate(&chan_key(g, busy));
+    let send = |g| per_run(r, &chan_key(g, false), |x| x.send_p50_ns);
+    let (l0, ll) = (lat(0, false), lat(long, false));
+    if let (Some(a), Some(b)) = (&ll, &l0) {
+        out.push(compare_sentence(
+            (
+                &format!("the spinning std channel after a {long} ms gap"),
+                a,
+            ),
+            ("with no gap", b),
+            r.ratio(&chan_key(long, false), &chan_key(0, false))
+                .as_ref(),
+            Better::Lower,
+        ));
+    }
+    // The same comparison over the messages whose receiver kept its CPU throughout.
+    let (c0, cl) = (
+        pooled_unpreempted(r, &chan_key(0, false)),
+        pooled_unpreempted(r, &chan_key(long, false)),
+    );
+    let calm = match (Estimate::of(&values(&cl)), Estimate::of(&values(&c0))) {
+        (Some(a), Some(b)) => {
+            out.push(format!(
+                "counting only the messages whose receiver was never preempted while it \
+                 waited ({} after {long} ms, {} with no gap, pooled over rounds), {}",
+                cl.len(),
+                c0.len(),
+                compare_sentence(
+                    (&format!("their median after {long} ms"), &a),
+                    ("with no gap", &b),
+                    None,
+                    Better::Lower,
+                )
+            ));
+            Some(verdict(&a, &b))
+        }
+        _ => None,
+    };
+    let (s0, sl) = (send(0), send(long));
+    if let (Some(a), Some(b)) = (&sl, &s0) {
+        out.push(compare_sentence(
+            (
+                &format!("the sender's send call (from its stamp to its return) after {long} ms"),
+                a,
+            ),
+            ("with no gap", b),
+            None,
+            Better::Lower,
+        ));
+    }
+    for g in crate::experiments::BUSY_SENDER_GAPS_MS {
+        if let (Some(a), Some(b)) = (lat(g, true), lat(g, false)) {
+            out.push(compare_sentence(
+                (&format!("a busy-waiting sender's latency after {g} ms"), &a),
+                ("a sleeping sender's", &b),
+                r.ratio(&chan_key(g, true), &chan_key(g, false)).as_ref(),
+                Better::Lower,
+            ));
+        }
+    }
+    // What the counters account for, computed from the verdicts above.
+    if let (Some(a), Some(b)) = (&ll, &l0) {
+        if verdict(a, b) != Verdict::Above {
+            out.push(
+                "so this run shows no clear growth with the gap for the counters to explain".into(),
+            );
+        } else {
+            match calm {
+                Some(Verdict::Above) => out.push(
+                    "so the growth is there even when the receiver never lost its CPU: \
+                     preemption does not explain it"
+                        .into(),
+                ),
+                Some(_) => out.push(
+                    "so the growth comes with the receiver losing its CPU while it spun: the \
+                     messages it waited for without being preempted did not clearly slow down"
+                        .into(),
+                ),
+                None => {}
+            }
+            if let (Some(x), Some(y)) = (&sl, &s0) {
+                out.push(if verdict(x, y) == Verdict::Above {
+                    format!(
+                        "the send call grew by {} of the {} the median latency grew by: that \
+                         part is spent before the receiver can see the message",
+                        Unit::Nanos.format(x.median - y.median),
+                        Unit::Nanos.format(a.median - b.median)
+                    )
+                } else {
+                    "the send call did not clearly grow, so the growth is not in it".into()
+                });
+            }
+            if let (Some(x), Some(y)) = (lat(long, true), &ll) {
+                out.push(match verdict(&x, y) {
+                    Verdict::Below => format!(
+                        "a sender that never slept avoided {} of it after {long} ms: that \
+                         part comes with the sender's sleep",
+                        Unit::Nanos.format(y.median - x.median)
+                    ),
+                    Verdict::Above => format!(
+                        "a sender that never slept did worse after {long} ms, so the \
+                         sender's sleep does not explain the growth"
+                    ),
+                    _ => format!(
+                        "a sender that never slept did not clearly avoid it after {long} ms, \
+                         so this run does not show the sender's sleep to be the cause"
+                    ),
+                });
+            }
+            if calm != Some(Verdict::Below) && calm != Some(Verdict::Same) {
+                out.push(
+                    "what the counters leave of it is not measured here. Our hypothesis: \
+                     after an idle gap the cores' caches have lost the channel's state, and \
+                     a core that went idle runs slowly at first (a deep idle state or, on a \
+                     virtual machine, a virtual CPU the hypervisor has to run again)"
+                        .into(),
+                );
+            }
+        }
+    }
+    anyhow::ensure!(
+        !out.is_empty(),
+        "the spinning std channel has no result in the sweep"
+    );
+    Ok(bullets(out))
+}
+
+/// The message latencies a distribution holds, as sorted values (three significant
+/// digits): what an interval over messages is computed from.
+fn values(d: &Dist) -> Vec<f64> {
+    let n = d.len();
+    (0..n)
+        .filter_map(|i| d.quantile((i as f64 + 0.5) / n as f64))
+        .collect()
+}
+
+/// Where the spinning std channel's receiver took its messages: on the sender's CPU or
+/// another one, how much that varied between rounds, and what it did to the latency.
+fn placement_sentence(r: &Results<Runs>) -> Option<String> {
+    let k = variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin);
+    let shares: Vec<f64> = r.data().filter_map(|x| x.find(&k)?.same_cpu).collect();
+    let share = per_run(r, &k, |x| x.same_cpu)?;
+    let (lo, hi) = shares
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    let (mut same, mut other) = (Dist::new(), Dist::new());
+    for run in r.data().filter_map(|x| x.find(&k)) {
+        same.merge(&run.latency_same_cpu);
+        other.merge(&run.latency_other_cpu);
+    }
+    let mut s = format!(
+        "the spinning std channel's receiver took {:.0} % of its messages on the CPU the \
+         sender stamped them on (median over rounds; rounds ranged from {:.0} % to {:.0} %)",
+        share.median * 100.0,
+        lo * 100.0,
+        hi * 100.0
+    );
+    if let (Some(a), Some(b)) = (Estimate::of(&values(&same)), Estimate::of(&values(&other))) {
+        s.push_str("; pooled over rounds, ");
+        s.push_str(&compare_sentence(
+            (
+                &format!(
+                    "the median message taken on the sender's CPU ({} messages)",
+                    same.len()
+                ),
+                &a,
+            ),
+            (
+                &format!("the median one taken on another CPU ({})", other.len()),
+                &b,
+            ),
+            None,
+            Better::Lower,
+        ));
+    }
+    Some(s)
+}
+
+/// The A/A self-check: the spinning std channel and its twin, the same code in the same
+/// rounds, compared by the same rule as every other finding.
+fn twin_sentence(r: &Results<Runs>) -> Option<String> {
+    let k = variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin);
+    let twin = format!("{k}{}", harness::AA_TWIN);
+    let (a, b) = (r.estimate(&k)?, r.estimate(&twin)?);
+    let v = verdict(&a, &b);
+    Some(format!(
+        "self-check (A/A): the spinning std channel measured twice in the same rounds, \
+         {} and {}: {}",
+        fmt_estimate(&a, Unit::Nanos),
+        fmt_estimate(&b, Unit::Nanos),
+        match undecided_text(v) {
+            Some(t) => format!("{t}, as it should be"),
+            None => "the rule calls them different, a false verdict: this run's \
+                     verdicts deserve extra doubt"
+                .into(),
+        }
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -666,5 +1134,107 @@ mod tests {
         assert_eq!(printed_ratio(3.4), "3.4×");
         assert_eq!(printed_ratio(6.0), "6.0×");
         assert_eq!(printed_ratio(172.4), "172.4×");
+    }
+
+    /// A distribution's samples come back sorted, at its three significant digits.
+    #[test]
+    fn values_give_back_the_samples() {
+        let d = Dist::from_samples([300.0, 100.0, 200.0, 1_000_000.0]);
+        let v = values(&d);
+        assert_eq!(v.len(), 4);
+        assert!(
+            (v[0] - 100.0).abs() < 1.0 && (v[3] - 1e6).abs() < 1e3,
+            "{v:?}"
+        );
+        assert!(v.windows(2).all(|w| w[0] <= w[1]));
+        assert!(values(&Dist::new()).is_empty());
+    }
+
+    /// The write-up's line quotes its printed speedups and its conclusion exactly.
+    #[test]
+    fn the_writeups_answer_is_as_printed() {
+        let w = writeup_answer().unwrap();
+        assert!(w.contains("found spinning faster"), "{w}");
+        assert!(
+            w.contains("“48.3x” (averages) and “295.6x” (medians) on macOS"),
+            "{w}"
+        );
+        assert!(
+            w.contains("“3.4x” (averages) and “3.2x” (medians) on Ubuntu"),
+            "{w}"
+        );
+        assert!(w.contains("from 1.5x to 295.6x"), "{w}");
+        assert!(w.contains("“For those niche use cases, spinning might be useful!”"));
+    }
+
+    fn in_process(
+        exp: &'static dyn harness::AnyExperiment,
+        set: &[&str],
+        rounds: u32,
+    ) -> harness::Record {
+        use harness::params::Override;
+        use harness::runner::{Mode, Request, rounds_in_process};
+        let overrides: Vec<Override> = set.iter().map(|s| Override::parse(s).unwrap()).collect();
+        rounds_in_process(
+            &Request {
+                chapter: &crate::CHAPTER,
+                experiment: exp,
+                profile: Profile::Quick,
+                overrides: &overrides,
+                mode: Mode::InProcess,
+            },
+            rounds,
+            std::time::Duration::from_secs(60),
+        )
+        .unwrap()
+    }
+
+    /// From real rounds: the answer opens the page's block and has its sentences and the
+    /// write-up's line; the extra arms stay out of the variant tables; the findings end
+    /// with the A/A self-check.
+    #[test]
+    fn the_answer_and_the_extra_arms_render_from_real_rounds() {
+        let rec = in_process(&VARIANTS, &["messages=2", "gap_ms=1"], 3);
+        let r = Results::<Runs>::decode(&rec).unwrap();
+        let a = answer(&r).unwrap();
+        assert!(a.starts_with("<div class=\"cow-live cow-answer\">"), "{a}");
+        assert!(a.contains("runtime–transport pairs"), "{a}");
+        assert!(
+            a.contains("Through TCP") && a.contains("*The write-up:*"),
+            "{a}"
+        );
+        assert!(a.contains("with no gap"), "{a}");
+        for table in [latency_table(&r).unwrap(), cost_table(&r).unwrap()] {
+            assert!(
+                !table.contains(harness::AA_TWIN) && !table.contains("no gap"),
+                "{table}"
+            );
+            assert_eq!(table.matches("\n| std · ").count(), 6, "{table}");
+        }
+        let f = findings(&r).unwrap();
+        assert!(
+            f.trim_end()
+                .lines()
+                .last()
+                .unwrap()
+                .contains("Self-check (A/A)"),
+            "{f}"
+        );
+    }
+
+    /// From real rounds of the sweep: the gap-why table has a row per gap and sender,
+    /// and its findings compare the longest gap with none.
+    #[test]
+    fn the_gap_why_views_render_from_real_rounds() {
+        let rec = in_process(&GAPS, &["messages=1", "messages_after_100ms=1"], 3);
+        let r = Results::<Runs>::decode(&rec).unwrap();
+        let t = gap_why_table(&r).unwrap();
+        assert_eq!(t.lines().count(), 2 + gap_rows().len(), "{t}");
+        assert!(t.contains("busy-waits"), "{t}");
+        let f = gap_findings(&r).unwrap();
+        assert!(
+            f.contains("after a 100 ms gap") && f.contains("send call"),
+            "{f}"
+        );
     }
 }

@@ -9,6 +9,7 @@ fn plan(messages: usize, gap_ms: u64, placement: Placement) -> Plan {
     Plan {
         messages,
         gap: Duration::from_millis(gap_ms),
+        sender: Idle::Sleep,
         hybrid_spin: Duration::from_micros(50),
         placement,
         patience: Duration::from_secs(5),
@@ -133,4 +134,35 @@ fn messages_round_trip_through_their_bytes() {
         stamp: 123_456_789,
     };
     assert_eq!(Msg::from_bytes(m.to_bytes()), m);
+}
+
+/// The side measurements line up with the messages: one placement per latency, one
+/// send time per message sent, the two threads' counters; a sender that busy-waits its
+/// gap delivers like one that sleeps.
+#[test]
+fn side_measurements_line_up_with_the_messages() {
+    for sender in [Idle::Sleep, Idle::Spin] {
+        let mut p = plan(6, 2, Placement::Unpinned);
+        p.sender = sender;
+        let o = run_std(Transport::Mpsc, Wait::Spin, &p).unwrap();
+        check(&o, 6, &format!("{sender:?} sender"));
+        assert_eq!(o.same_cpu.len(), 6);
+        assert_eq!(o.preempted.len(), 6);
+        assert_eq!(o.send_ns.len(), 6);
+        assert!(o.send_ns.iter().all(|s| (0.0..30e9).contains(s)));
+        assert!(o.receiver.is_some() && o.sender.is_some());
+        if cfg!(target_os = "linux") {
+            assert!(o.same_cpu.iter().all(Option::is_some));
+        }
+    }
+    let o = run_tokio(
+        Transport::Mpsc,
+        Wait::Spin,
+        &plan(3, 1, Placement::Unpinned),
+    )
+    .unwrap();
+    assert_eq!(o.same_cpu.len(), 3);
+    let mut busy = plan(1, 1, Placement::Unpinned);
+    busy.sender = Idle::Spin;
+    assert!(run_tokio(Transport::Mpsc, Wait::Spin, &busy).is_err());
 }
