@@ -652,7 +652,7 @@ fn floor_plot(r: &Results<FloorRound>) -> anyhow::Result<String> {
 /// How a transport is named in a sentence.
 fn through(tr: Transport) -> &'static str {
     match tr {
-        Transport::Mpsc => "a channel",
+        Transport::Mpsc => "channel",
         Transport::Tcp => "TCP",
         Transport::Udp => "UDP",
     }
@@ -718,19 +718,16 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
             })
             .collect();
         if !frags.is_empty() {
-            out.push(format!(
-                "through {}, a spinning receiver against a blocking one (median latency): {}",
-                through(tr),
-                frags.join("; ")
-            ));
+            out.push(format!("{}: {}", through(tr), frags.join("; ")));
         }
     }
     anyhow::ensure!(pairs > 0, "no variant has a result to compare");
     out.insert(
         0,
         format!(
-            "spinning saw the message clearly sooner than blocking in {sooner} of {pairs} \
-             runtime–transport pairs, with a {gap} ms idle gap before each message"
+            "median latency, spinning receiver against blocking one, with a {gap} ms idle gap \
+             before each message: spinning was clearly sooner in {sooner} of {pairs} \
+             runtime–transport pairs"
         ),
     );
     let chan = |w| variant_key(Runtime::Std, Transport::Mpsc, w);
@@ -755,9 +752,8 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
             ),
         };
         out.push(format!(
-            "{lead}: the spinning std channel receiver's process used {} of CPU per \
-             message, against {} when blocking ({how}); it kept {} cores busy, the \
-             blocking one {}",
+            "{lead}: a spinning std channel receiver's process used {} of CPU per message \
+             against {} blocking ({how}), {} cores busy against {}",
             Unit::Nanos.format(cs.median),
             Unit::Nanos.format(cb.median),
             harness::render::sig3(ks.median),
@@ -771,7 +767,7 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
         let (lead, how) = match v {
             Verdict::Above => (
                 "even a spinning receiver pays for the idle gap",
-                format!("{ratio} as long; the idle-gap section below measures where it goes"),
+                format!("{ratio} as long; measured below, under the idle gap"),
             ),
             Verdict::Below => (
                 "the idle gap did not slow a spinning receiver here",
@@ -783,8 +779,7 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
             ),
         };
         out.push(format!(
-            "{lead}: after the {gap} ms gap the spinning std channel took {}, with no gap \
-             {} ({how})",
+            "{lead}: the std channel {} after the {gap} ms gap, {} with none ({how})",
             Unit::Nanos.format(g.median),
             Unit::Nanos.format(z.median),
         ));
@@ -803,28 +798,24 @@ fn writeup_answer() -> anyhow::Result<String> {
     let faster = all.iter().all(|x| *x > 1.0);
     let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = all.iter().copied().fold(0.0, f64::max);
-    let chan = |m| {
-        refs.speedup(m, Runtime::Std, Transport::Mpsc)
-            .map(|x| {
-                format!(
-                    "“{:.1}x” (averages) and “{:.1}x” (medians)",
-                    x.avg_x, x.median_x
-                )
-            })
-            .unwrap_or_default()
+    let chan = |m| refs.speedup(m, Runtime::Std, Transport::Mpsc);
+    let (Some(mac), Some(ubu)) = (chan("macos"), chan("ubuntu")) else {
+        anyhow::bail!("the reference numbers lack the std channel's speedups");
     };
     Ok(format!(
         "felix-pb found spinning {} for every runtime–transport pair on both its machines \
-         (printed speedups from {lo:.1}x to {hi:.1}x); for the std channel, {} on macOS and \
-         {} on Ubuntu. Its conclusion: “For those niche use cases, spinning might be \
-         useful!”",
+         (printed speedups {lo:.1}x to {hi:.1}x; std channel: “{:.1}x” by averages and \
+         “{:.1}x” by medians on macOS, “{:.1}x” and “{:.1}x” on Ubuntu). Its conclusion: \
+         “For those niche use cases, spinning might be useful!”",
         if faster {
             "faster"
         } else {
             "not always faster"
         },
-        chan("macos"),
-        chan("ubuntu"),
+        mac.avg_x,
+        mac.median_x,
+        ubu.avg_x,
+        ubu.median_x,
     ))
 }
 
