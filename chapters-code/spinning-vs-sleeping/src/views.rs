@@ -1191,7 +1191,7 @@ mod tests {
             a.contains("- TCP: std ") && a.contains("*The write-up:*"),
             "{a}"
         );
-        assert!(a.contains("with no gap"), "{a}");
+        assert!(a.contains("with none"), "{a}");
         for table in [latency_table(&r).unwrap(), cost_table(&r).unwrap()] {
             assert!(
                 !table.contains(harness::AA_TWIN) && !table.contains("no gap"),
