@@ -56,11 +56,13 @@ fn pooled(r: &Results<Runs>, key: &str) -> Dist {
 /// The keys of an experiment's main variants, in the order the rounds list them (the
 /// extra arms, such as the A/A twin, have tables of their own or a line).
 fn keys(r: &Results<Runs>) -> Vec<String> {
-    let extra = [Arm::Twin, Arm::NoGap, Arm::BusySender];
+    let extra = [Arm::NoGap, Arm::BusySender];
     r.record
         .keys()
         .into_iter()
-        .filter(|k| !extra.iter().any(|a| k.ends_with(a.suffix())))
+        .filter(|k| {
+            !k.ends_with(harness::AA_TWIN) && !extra.iter().any(|a| k.ends_with(a.suffix()))
+        })
         .map(String::from)
         .collect()
 }
@@ -1087,13 +1089,17 @@ fn placement_sentence(r: &Results<Runs>) -> Option<String> {
 /// The A/A self-check: the spinning std channel and its twin, the same code in the same
 /// rounds, compared by the same rule as every other finding.
 fn twin_sentence(r: &Results<Runs>) -> Option<String> {
-    let k = variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin);
+    let k = format!(
+        "{}{}",
+        variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin),
+        Arm::NoGap.suffix()
+    );
     let twin = format!("{k}{}", harness::AA_TWIN);
     let (a, b) = (r.estimate(&k)?, r.estimate(&twin)?);
     let v = verdict(&a, &b);
     Some(format!(
-        "self-check (A/A): the spinning std channel measured twice in the same rounds, \
-         {} and {}: {}",
+        "self-check (A/A): the spinning std channel with no gap, measured twice in the same \
+         rounds, took {} and {}: {}",
         fmt_estimate(&a, Unit::Nanos),
         fmt_estimate(&b, Unit::Nanos),
         match undecided_text(v) {
