@@ -1058,12 +1058,19 @@ fn placement_sentence(r: &Results<Runs>) -> Option<String> {
         same.merge(&run.latency_same_cpu);
         other.merge(&run.latency_other_cpu);
     }
+    let spread = if (hi - lo).abs() < 1e-9 {
+        "in every round".to_string()
+    } else {
+        format!(
+            "median over rounds; rounds ranged from {:.0} % to {:.0} %",
+            lo * 100.0,
+            hi * 100.0
+        )
+    };
     let mut s = format!(
         "the spinning std channel's receiver took {:.0} % of its messages on the CPU the \
-         sender stamped them on (median over rounds; rounds ranged from {:.0} % to {:.0} %)",
+         sender stamped them on ({spread})",
         share.median * 100.0,
-        lo * 100.0,
-        hi * 100.0
     );
     if let (Some(a), Some(b)) = (Estimate::of(&values(&same)), Estimate::of(&values(&other))) {
         s.push_str("; pooled over rounds, ");
