@@ -376,12 +376,19 @@ fn reference_speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
                     |x| format!("{} / {}", printed_ratio(x.avg_x), printed_ratio(x.median_x)),
                 )
             };
-            let yours = r
-                .ratio(
-                    &variant_key(rt, tr, Wait::Block),
-                    &variant_key(rt, tr, Wait::Spin),
-                )
-                .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e));
+            // Yours by the same rule as every verdict: a ratio only where it decides.
+            let (b, s) = (
+                variant_key(rt, tr, Wait::Block),
+                variant_key(rt, tr, Wait::Spin),
+            );
+            let undecided = match (r.estimate(&b), r.estimate(&s)) {
+                (Some(be), Some(se)) => undecided_text(verdict(&be, &se)),
+                _ => None,
+            };
+            let yours = undecided.unwrap_or_else(|| {
+                r.ratio(&b, &s)
+                    .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e))
+            });
             t.row([
                 format!("{} · {}", rt.label(), tr.label()),
                 printed("macos"),
