@@ -2,6 +2,7 @@
 //! one table per experiment with every reading's median over rounds, and the whole run
 //! as one JSON download.
 
+use base64::Engine as _;
 use harness::cache::Shown;
 use harness::render::{
     Align, Table, escape_html, fmt_count, fmt_estimate, fmt_ns, machine_line, noise_notes, notes,
@@ -267,7 +268,7 @@ pub fn download(bundle: &crate::Bundle) -> anyhow::Result<String> {
     Ok(format!(
         "<p class=\"cow-download\"><a download=\"{name}\" href='data:application/json;base64,{}'>\
          Download the results of this run ({name}, {} records, {} headline figures, {})</a></p>\n\n{}",
-        crate::base64(json.as_bytes()),
+        base64::engine::general_purpose::STANDARD.encode(json.as_bytes()),
         bundle.records.len(),
         bundle.figures.len(),
         harness::render::fmt_bytes(json.len() as f64),
