@@ -410,7 +410,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
                         NoteKind::Timeout,
                         "in some rounds a brigade's share of the round's time ran out before \
                          all its laps had run; those rounds use the laps that did (at least \
-                         three), and the *laps* column of the table counts them.",
+                         three), and the laps column of the table counts them.",
                     );
                 }
                 match Variant::new(a, &r) {
