@@ -77,8 +77,15 @@ pub static VARIANTS: Experiment<VariantsRound> = Experiment::new(
     variants,
     VariantsRound::readings,
 )
-.params(&[TASKS, LAPS, BASELINE_LAPS, WARMUP])
-.budget(|p| p.pick(Budget::quick(7), Budget::full(138, 10)));
+.params(&[
+    TASKS,
+    LAPS,
+    BASELINE_LAPS,
+    WARMUP,
+    SPAWN_THREADS,
+    SPAWN_TASKS,
+])
+.budget(|p| p.pick(Budget::quick(8), Budget::full(142, 10)));
 
 pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     "sweep",
@@ -103,15 +110,6 @@ pub static LIMITS: Experiment<LimitsRound> = Experiment::new(
 .params(&[PROBE_THREADS, PROBE_TASKS, PROBE_LAPS])
 .budget(|p| p.pick(Budget::quick(3).rounds(3, 40), Budget::full(33, 10)))
 .one_process(ONE_PROCESS_WHY);
-
-pub static SPAWN: Experiment<SpawnRound> = Experiment::new(
-    "spawn",
-    "what starting (and joining) one thread or one tokio task costs",
-    spawn,
-    SpawnRound::readings,
-)
-.params(&[SPAWN_THREADS, SPAWN_TASKS])
-.budget(|p| p.pick(Budget::quick(1), Budget::full(4, 10)));
 
 // ---------------------------------------------------------------------------------
 // shared
@@ -342,6 +340,9 @@ pub struct VariantsRound {
     pub variants: Vec<Variant>,
     #[serde(default)]
     pub limits: Option<RoundLimits>,
+    /// What starting one thread or one task cost in this round.
+    #[serde(default)]
+    pub spawn: Vec<SpawnRow>,
 }
 
 impl VariantsRound {
@@ -356,7 +357,16 @@ impl VariantsRound {
                 });
                 Reading::new(key, Unit::Nanos, v.hop_p50_ns)
             })
+            .chain(
+                self.spawn
+                    .iter()
+                    .map(|r| Reading::new(r.what.key(), Unit::Nanos, r.per_spawn_ns)),
+            )
             .collect()
+    }
+
+    pub fn spawned(&self, what: Spawned) -> Option<&SpawnRow> {
+        self.spawn.iter().find(|r| r.what == what)
     }
 
     /// A brigade's arm (never its A/A twin).
@@ -432,10 +442,12 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
     if cfg!(unix) && Usage::now().is_none() {
         ctx.note(NoteKind::Unsupported, "getrusage failed: no switch counts.");
     }
+    let spawn = spawn_rows(ctx, caps.threads, &caps.threads_why);
     Ok(VariantsRound {
         tasks,
         variants: out,
         limits: Some(limits),
+        spawn,
     })
 }
 
@@ -908,24 +920,6 @@ pub struct SpawnRow {
     pub per_spawn_ns: f64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SpawnRound {
-    pub rows: Vec<SpawnRow>,
-}
-
-impl SpawnRound {
-    fn readings(&self) -> Vec<Reading> {
-        self.rows
-            .iter()
-            .map(|r| Reading::new(r.what.key(), Unit::Nanos, r.per_spawn_ns))
-            .collect()
-    }
-
-    pub fn find(&self, what: Spawned) -> Option<&SpawnRow> {
-        self.rows.iter().find(|r| r.what == what)
-    }
-}
-
 /// One batch of `what`, after a small untimed one (so the first thread's stack
 /// mapping or the runtime's first task is not in the figure).
 fn spawn_batch(what: Spawned, n: usize) -> std::io::Result<Duration> {
@@ -953,9 +947,9 @@ fn spawn_batch(what: Spawned, n: usize) -> std::io::Result<Duration> {
     }
 }
 
-fn spawn(ctx: &mut Ctx) -> anyhow::Result<SpawnRound> {
+/// Starting a batch of threads and of tasks, once each per round, after the brigades.
+fn spawn_rows(ctx: &mut Ctx, room: usize, why: &str) -> Vec<SpawnRow> {
     let (threads, tasks) = (ctx.count(&SPAWN_THREADS), ctx.count(&SPAWN_TASKS));
-    let (room, why) = os::thread_guard();
     let mut rows = Vec::new();
     for what in ctx.rotated(&Spawned::ALL) {
         let n = match what {
@@ -1005,7 +999,7 @@ fn spawn(ctx: &mut Ctx) -> anyhow::Result<SpawnRound> {
         }
     }
     rows.sort_by_key(|r| Spawned::ALL.iter().position(|w| *w == r.what));
-    Ok(SpawnRound { rows })
+    rows
 }
 
 #[cfg(test)]
@@ -1046,6 +1040,7 @@ mod tests {
             tasks: 2,
             variants: vec![v(true, 7.0), v(false, 5.0)],
             limits: None,
+            spawn: Vec::new(),
         };
         assert_eq!(
             round.find(Kind::AsyncCurrentChannel).unwrap().hop_p50_ns,
@@ -1097,7 +1092,9 @@ mod tests {
         let mut ctx = Ctx::for_test(Profile::Quick, VARIANTS.params, Duration::from_secs(30));
         let round = variants(&mut ctx).unwrap();
         let readings = VariantsRound::readings(&round);
-        assert_eq!(readings.len(), round.variants.len());
+        // One per brigade and A/A twin, one per spawn batch.
+        assert_eq!(readings.len(), round.variants.len() + round.spawn.len());
+        assert!(round.variants.iter().any(|v| v.twin));
         for v in &round.variants {
             assert!(v.tasks >= MIN_MEMBERS && v.laps > 0 && v.hop_p50_ns > 0.0);
             assert_eq!(v.hop.len() as usize, v.laps);

@@ -24,12 +24,12 @@ pub mod views;
 
 pub use os::Usage;
 
-use experiments::{LIMITS, SPAWN, SWEEP, VARIANTS};
+use experiments::{LIMITS, SWEEP, VARIANTS};
 use harness::Headline;
 
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
-    experiments: [VARIANTS, SWEEP, LIMITS, SPAWN],
+    experiments: [VARIANTS, SWEEP, LIMITS],
     views: [
         views::ANSWER, views::VARIANTS_TABLE, views::HOP_CDF, views::FINDINGS, views::REFERENCE,
         views::SWITCHES, views::PINNING, views::SPAWN_TABLE, views::MEMORY,

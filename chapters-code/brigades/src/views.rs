@@ -4,8 +4,8 @@
 
 use crate::Kind;
 use crate::experiments::{
-    LIMITS, LimitsRound, PROBE_KINDS, SPAWN, SWEEP, SWEEP_KINDS, SpawnRound, Spawned, SweepRound,
-    VARIANT_KINDS, VARIANTS, VariantsRound, bytes_key, point_key, probe_key,
+    LIMITS, LimitsRound, PROBE_KINDS, SWEEP, SWEEP_KINDS, Spawned, SweepRound, VARIANT_KINDS,
+    VARIANTS, VariantsRound, bytes_key, point_key, probe_key,
 };
 use crate::os::LimitValue;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
@@ -29,7 +29,7 @@ pub static REFERENCE: View<VariantsRound> =
 pub static SWITCHES: View<VariantsRound> =
     View::table("switches", &VARIANTS, switches_table).brief();
 pub static PINNING: View<VariantsRound> = View::table("pinning", &VARIANTS, pinning_table).brief();
-pub static SPAWN_TABLE: View<SpawnRound> = View::table("spawn", &SPAWN, spawn_table);
+pub static SPAWN_TABLE: View<VariantsRound> = View::table("spawn", &VARIANTS, spawn_table).brief();
 pub static MEMORY: View<SweepRound> = View::table("memory", &SWEEP, memory_table);
 pub static SWEEP_MEMORY: View<SweepRound> =
     View::plot("sweep-memory", &SWEEP, sweep_memory_plot).brief();
@@ -927,13 +927,13 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
 // ---------------------------------------------------------------------------------
 // spawn
 
-fn spawn_table(r: &Results<SpawnRound>) -> anyhow::Result<String> {
+fn spawn_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let mut t = Table::new(["what", "batch size", "per spawn"]);
     for w in Spawned::ALL {
         let Some(e) = r.estimate(w.key()) else {
             continue;
         };
-        let batch = r.data().find_map(|x| x.find(w)).map_or(0, |x| x.batch);
+        let batch = r.data().find_map(|x| x.spawned(w)).map_or(0, |x| x.batch);
         t.row([
             w.key().to_string(),
             fmt_count(batch as u64),

@@ -200,7 +200,11 @@ fn few_processes_give_limit_notes_and_no_thread_rows() {
     for v in out["data"]["variants"].as_array().unwrap() {
         assert!(v["tasks"].as_u64().unwrap() >= 2, "{v}");
     }
-    let out = one_round(Ulimit::Processes(50), "spawn", &["threads_per_batch=100"]);
+    let out = one_round(
+        Ulimit::Processes(50),
+        "variants",
+        &["laps=3", "warmup=1", "threads_per_batch=100"],
+    );
     assert!(
         notes(&out, "Limit")
             .iter()

@@ -120,10 +120,17 @@ fn every_marker_names_a_view_of_this_chapter() {
 /// Small sizes, so a few real rounds take a second or two.
 fn small(experiment: &str) -> Vec<Override> {
     let sets: &[&str] = match experiment {
-        "variants" => &["tasks=20", "laps=5", "baseline_laps=5", "warmup=1"],
+        "variants" => &[
+            "tasks=20",
+            "laps=5",
+            "baseline_laps=5",
+            "warmup=1",
+            "threads_per_batch=10",
+            "tasks_per_batch=100",
+        ],
         "sweep" => &["hops_per_point=200", "max_threads=1000", "max_tasks=1000"],
         "limits" => &["threads=50", "async_tasks=3000", "probe_laps=1"],
-        _ => &["threads_per_batch=10", "tasks_per_batch=100"],
+        _ => &[],
     };
     sets.iter().map(|s| Override::parse(s).unwrap()).collect()
 }
