@@ -6,36 +6,18 @@
 // book can show its parts as listings.)
 (function () {
 'use strict';
-var FORMAT = 'cost-of-waiting-results';
-var VERSION = 2;
+// The format and version this book writes, and every figure's text, come with the
+// figures this page was built with (`all-results table compare-data`): nothing here
+// re-derives them.
 
-// Three significant digits, as the book writes numbers.
-function sig3(x) {
-  if (x === 0 || !isFinite(x)) { return String(x); }
-  var digits = Math.floor(Math.log10(Math.abs(x)));
-  return x.toFixed(Math.min(6, Math.max(0, 2 - digits)));
-}
-
-function format(v, unit) {
-  var a = Math.abs(v);
-  if (unit === 'ns') {
-    if (a < 1e3) { return sig3(v) + ' ns'; }
-    if (a < 1e6) { return sig3(v / 1e3) + ' µs'; }
-    if (a < 1e9) { return sig3(v / 1e6) + ' ms'; }
-    return sig3(v / 1e9) + ' s';
-  }
-  if (unit === 'bytes') {
-    var units = ['B', 'KiB', 'MiB', 'GiB'];
-    var i = 0;
-    while (a >= 1024 && i < units.length - 1) { v /= 1024; a /= 1024; i += 1; }
-    return sig3(v) + ' ' + units[i];
-  }
-  if (unit === 'ops/s') { return Number(sig3(v)).toLocaleString('en-US') + ' ops/s'; }
-  return sig3(v);
-}
-
+// A figure as the book writes it: its median and 95 % interval, in its unit.
 function estimate(f) {
-  return format(f.median, f.unit) + ' (' + format(f.lo, f.unit) + '–' + format(f.hi, f.unit) + ')';
+  return f.shown || (f.median + ' ' + f.unit);
+}
+
+// A ratio to three significant digits (whole above 1,000).
+function ratio(r) {
+  return (r < 1000 ? r.toPrecision(3) : String(Math.round(r))) + '×';
 }
 
 // ANCHOR: rule
@@ -63,7 +45,7 @@ function figureRow(name, mine, theirs) {
   cell(row, name);
   cell(row, mine ? estimate(mine) : '–');
   cell(row, theirs ? estimate(theirs) : '–');
-  cell(row, mine && theirs && mine.median > 0 ? sig3(theirs.median / mine.median) + '×' : '–');
+  cell(row, mine && theirs && mine.median > 0 ? ratio(theirs.median / mine.median) : '–');
   var verdict = 'only in one';
   if (mine && theirs) {
     verdict = params(mine) !== params(theirs)
@@ -113,12 +95,12 @@ function compareFile(file, mine, out) {
   reader.onload = function () {
     try {
       var doc = JSON.parse(reader.result);
-      if (doc.format !== FORMAT) {
+      if (doc.format !== mine.format) {
         throw new Error(doc.results ? 'it was written by an older version of the book; publish it again'
           : 'it is not a results file of this book');
       }
-      if (doc.version !== VERSION) {
-        throw new Error('it has results format ' + doc.version + ', this page reads ' + VERSION);
+      if (doc.version !== mine.version) {
+        throw new Error('it has results format ' + doc.version + ', this page reads ' + mine.version);
       }
       render(out, mine, doc, file.name);
     } catch (e) {

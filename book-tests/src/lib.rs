@@ -1,6 +1,8 @@
 //! Builds the book in-process, exactly as `mdbook build` with the pinned
 //! mdbook-cmdrun would, and offers the helpers the tests use to read the result.
 
+pub mod registry;
+
 use anyhow::{Context, Result};
 use mdbook::MDBook;
 use mdbook::config::Config;

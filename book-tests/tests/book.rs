@@ -282,6 +282,29 @@ fn the_decision_guide_found_every_result_it_reads() {
     );
 }
 
+/// Every headline figure a chapter declares is found in its results: a reading renamed
+/// in a chapter's rounds but not in its headline would compile and show nothing.
+#[test]
+fn every_declared_headline_figure_is_in_the_appendix() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let html = page("all-results.md");
+    let main = main_of(&html);
+    for ch in all_results::CHAPTERS {
+        for h in ch.headlines {
+            assert!(
+                main.contains(&format!("<code>{}</code>", h.name)),
+                "{}'s headline `{}` has no figure: no good result of `{}` has the reading `{}`",
+                ch.name,
+                h.name,
+                h.experiment,
+                h.reading
+            );
+        }
+    }
+}
+
 /// A tail percentile is shown only over enough samples: every table with a p99 column
 /// has a count column, and every count there is at least 1,000 (10,000 for p99.9).
 #[test]

@@ -166,7 +166,7 @@ pub fn budgets(shown: &[Shown]) -> String {
     let records: Vec<&Record> = shown.iter().map(|s| &s.record).collect();
     format!(
         "{}\nThe budgets are when each experiment stops starting new rounds; its hard bound adds \
-         half again (the full profile's bounds add up to {}). *This build measured* is the \
+         half again, at least 3 s (the full profile's bounds add up to {}). *This build measured* is the \
          time the results shown in this book took, from their records, in the profile \
          named.\n\n{}",
         t.to_markdown(),
@@ -280,7 +280,11 @@ pub fn download(bundle: &crate::Bundle) -> anyhow::Result<String> {
 /// (`<script type="application/json">`, with `<`, `>` and `&` escaped so the data
 /// cannot close the element), then the visible machine line and the provenance.
 pub fn compare_data(bundle: &crate::Bundle) -> anyhow::Result<String> {
+    // The format tag and version the page's script accepts come from here, and each
+    // figure carries its text (`shown`): the script repeats neither.
     let data = serde_json::json!({
+        "format": bundle.format,
+        "version": bundle.version,
         "machine": bundle.machine,
         "generated_at": bundle.generated_at,
         "figures": bundle.figures,

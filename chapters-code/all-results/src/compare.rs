@@ -164,6 +164,7 @@ mod tests {
             profile: Profile::Quick,
             measured_at: "now".into(),
             machine: "m".into(),
+            shown: String::new(),
         }
     }
 

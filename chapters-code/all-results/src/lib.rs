@@ -17,6 +17,7 @@ use harness::runner::{Mode, obtain};
 use harness::{Chapter, Figure, Profile, Record};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::time::Duration;
 
 /// This crate's sources as its build script hashed them, for the staleness check of
 /// the binaries built on it (the appendix's and the guide's).
@@ -29,14 +30,56 @@ pub fn sources() -> Vec<(&'static str, &'static str)> {
     v
 }
 
-/// The chapters of the book, in reading order: the one registry a new chapter joins.
-pub static CHAPTERS: [&Chapter; 5] = [
+/// The chapters of the book, in reading order: the one registry a new chapter joins
+/// (a slice, so adding one changes no count). `book-tests`' registry test checks that
+/// the chapter folders, `src/SUMMARY.md`, the introduction's list, the appendix page
+/// and this crate's `Cargo.toml` agree with it.
+pub static CHAPTERS: &[&Chapter] = &[
     &spinning_vs_sleeping::CHAPTER,
     &brigades::CHAPTER,
     &short_sleeps::CHAPTER,
     &throttles::CHAPTER,
     &async_locks::CHAPTER,
 ];
+
+/// The appendix's tables that are not a chapter's (`all-results table NAME`); every
+/// chapter's slug names a table too.
+pub const APPENDIX_TABLES: [&str; 7] = [
+    "overview",
+    "download",
+    "headlines",
+    "compare-data",
+    "budgets",
+    "aa",
+    "two-runs",
+];
+
+/// The quick profile's promise: every chapter's budgets add up to at most this. An
+/// aim, not a bound: an experiment that overruns its budget is stopped only at its
+/// hard bound ([`harness::Budget::bound`]), and the bounds add up to at most
+/// [`QUICK_WORST`]. The README, the introduction and "How we measure" say so, and a
+/// test (`book-tests/tests/promises.rs`) checks the sums and the words.
+pub const QUICK_AIM: Duration = Duration::from_secs(90);
+/// The quick profile's worst case: the hard bounds add up to at most this.
+pub const QUICK_WORST: Duration = Duration::from_secs(150);
+/// The full profile's promise (an aim, as [`QUICK_AIM`]).
+pub const FULL_AIM: Duration = Duration::from_secs(15 * 60);
+/// The full profile's worst case: the hard bounds add up to at most this.
+pub const FULL_WORST: Duration = Duration::from_secs(20 * 60);
+
+/// The whole book's budgets in a profile, and their hard bounds, summed.
+pub fn budget_total(profile: Profile) -> (Duration, Duration) {
+    let budgets = || {
+        CHAPTERS
+            .iter()
+            .flat_map(|c| c.experiments.iter())
+            .map(|e| e.budget(profile))
+    };
+    (
+        budgets().map(|b| b.time).sum(),
+        budgets().map(|b| b.bound()).sum(),
+    )
+}
 
 /// A chapter by its slug.
 pub fn chapter(slug: &str) -> Option<&'static Chapter> {
@@ -270,34 +313,72 @@ mod tests {
         );
     }
 
-    /// The chapter binaries refuse a `$COW_SET` entry naming no chapter from the
-    /// harness's list of slugs: it is this registry's.
+    /// The chapter binaries refuse a `$COW_SET` entry naming no chapter of the book,
+    /// as the chapter folders list them: the same chapters as this registry.
     #[test]
     fn the_harness_knows_every_chapter_by_name() {
-        let slugs: Vec<&str> = super::CHAPTERS.iter().map(|c| c.name).collect();
-        assert_eq!(slugs, harness::cli::BOOK_CHAPTERS);
+        let mut slugs: Vec<&str> = super::CHAPTERS.iter().map(|c| c.name).collect();
+        slugs.sort();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(slugs, harness::cli::book_chapters(dir));
     }
 
-    /// The headline figures the issue names exist, in the chapters it names.
+    /// The headline figures the guide and comparisons read exist, in the chapters that
+    /// name them (by the chapters' constants, so a renamed figure fails to compile).
     #[test]
     fn the_required_headlines_are_declared() {
         for (chapter, name) in [
-            ("spinning-vs-sleeping", "std-mpsc-blocking-p50"),
-            ("spinning-vs-sleeping", "std-mpsc-spinning-p50"),
-            ("spinning-vs-sleeping", "atomic-floor-one-way"),
-            ("brigades", "threads-per-hop"),
-            ("brigades", "async-current-socket-per-hop"),
-            ("brigades", "async-current-channel-per-hop"),
-            ("brigades", "async-task-bytes"),
-            ("short-sleeps", "nanosleep-1ns-default-slack"),
-            ("short-sleeps", "nanosleep-1ns-slack-1ns"),
-            ("short-sleeps", "sched-yield"),
-            ("throttles", "naive-rate-at-10k"),
-            ("throttles", "deadline-rate-at-10k"),
-            ("throttles", "sleep-1ms-lateness"),
-            ("async-locks", "design2-multi-thread-lateness-p50"),
-            ("async-locks", "fix-multi-thread-lateness-p50"),
-            ("async-locks", "std-mutex-multi-thread-lateness-p50"),
+            (
+                "spinning-vs-sleeping",
+                spinning_vs_sleeping::headline::STD_MPSC_BLOCKING_P50,
+            ),
+            (
+                "spinning-vs-sleeping",
+                spinning_vs_sleeping::headline::STD_MPSC_SPINNING_P50,
+            ),
+            (
+                "spinning-vs-sleeping",
+                spinning_vs_sleeping::headline::STD_UDP_BLOCKING_P50,
+            ),
+            (
+                "spinning-vs-sleeping",
+                spinning_vs_sleeping::headline::STD_UDP_SPINNING_P50,
+            ),
+            (
+                "spinning-vs-sleeping",
+                spinning_vs_sleeping::headline::ATOMIC_FLOOR_ONE_WAY,
+            ),
+            ("brigades", brigades::headline::THREADS_PER_HOP),
+            ("brigades", brigades::headline::ASYNC_CURRENT_SOCKET_PER_HOP),
+            (
+                "brigades",
+                brigades::headline::ASYNC_CURRENT_CHANNEL_PER_HOP,
+            ),
+            ("brigades", brigades::headline::ASYNC_TASK_BYTES),
+            (
+                "short-sleeps",
+                short_sleeps::headline::NANOSLEEP_1NS_DEFAULT_SLACK,
+            ),
+            (
+                "short-sleeps",
+                short_sleeps::headline::NANOSLEEP_1NS_SLACK_1NS,
+            ),
+            ("short-sleeps", short_sleeps::headline::SCHED_YIELD),
+            ("throttles", throttles::headline::NAIVE_RATE_AT_10K),
+            ("throttles", throttles::headline::DEADLINE_RATE_AT_10K),
+            ("throttles", throttles::headline::SLEEP_1MS_LATENESS),
+            (
+                "async-locks",
+                async_locks::headline::DESIGN2_MULTI_THREAD_LATENESS_P50,
+            ),
+            (
+                "async-locks",
+                async_locks::headline::FIX_MULTI_THREAD_LATENESS_P50,
+            ),
+            (
+                "async-locks",
+                async_locks::headline::STD_MUTEX_MULTI_THREAD_LATENESS_P50,
+            ),
         ] {
             let ch = super::chapter(chapter).unwrap();
             assert!(

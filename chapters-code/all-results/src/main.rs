@@ -59,15 +59,7 @@ enum Command {
 }
 
 fn table_names() -> Vec<&'static str> {
-    let mut v = vec![
-        "overview",
-        "download",
-        "headlines",
-        "compare-data",
-        "budgets",
-        "aa",
-        "two-runs",
-    ];
+    let mut v = all_results::APPENDIX_TABLES.to_vec();
     v.extend(CHAPTERS.iter().map(|c| c.name));
     v
 }
@@ -75,7 +67,7 @@ fn table_names() -> Vec<&'static str> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(harness::worker::WORKER_ARG) {
-        return harness::worker::worker_main(&CHAPTERS, &args[2..]);
+        return harness::worker::worker_main(CHAPTERS, &args[2..]);
     }
     if let Some(code) = harness::cli::stale_check_crates(&all_results::sources()) {
         return code;

@@ -27,6 +27,14 @@ pub mod views;
 use experiments::{DESIGNS, SWEEP, UNIT_CHECK};
 use harness::Headline;
 
+/// The names of the chapter's headline figures: the guide, the appendix and the
+/// comparisons read them by these constants, so a renamed figure fails to compile.
+pub mod headline {
+    pub const DESIGN2_MULTI_THREAD_LATENESS_P50: &str = "design2-multi-thread-lateness-p50";
+    pub const FIX_MULTI_THREAD_LATENESS_P50: &str = "fix-multi-thread-lateness-p50";
+    pub const STD_MUTEX_MULTI_THREAD_LATENESS_P50: &str = "std-mutex-multi-thread-lateness-p50";
+}
+
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [DESIGNS, SWEEP, UNIT_CHECK],
@@ -39,17 +47,17 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     headlines: [
         Headline::new(
-            "design2-multi-thread-lateness-p50",
+            headline::DESIGN2_MULTI_THREAD_LATENESS_P50,
             &DESIGNS,
             "2: tokio mutex, channel(1) · multi-thread",
         )
         .params(&["timeouts", "timeout_ms"])
         .about("design 2 (tokio mutex, channel of capacity 1), multi-thread runtime: lateness of a timeout past its own deadline, the median over rounds of each round's median"),
-        Headline::new("fix-multi-thread-lateness-p50", &DESIGNS, "fix · multi-thread")
+        Headline::new(headline::FIX_MULTI_THREAD_LATENESS_P50, &DESIGNS, "fix · multi-thread")
             .params(&["timeouts", "timeout_ms"])
             .about("the chapter's fix (own deadline in the message, channel with room for all), multi-thread runtime: lateness, the median over rounds of each round's median"),
         Headline::new(
-            "std-mutex-multi-thread-lateness-p50",
+            headline::STD_MUTEX_MULTI_THREAD_LATENESS_P50,
             &DESIGNS,
             "1: std mutex, task each · multi-thread",
         )

@@ -27,6 +27,15 @@ pub use os::Usage;
 use experiments::{LIMITS, SWEEP, VARIANTS};
 use harness::Headline;
 
+/// The names of the chapter's headline figures: the guide, the appendix and the
+/// comparisons read them by these constants, so a renamed figure fails to compile.
+pub mod headline {
+    pub const THREADS_PER_HOP: &str = "threads-per-hop";
+    pub const ASYNC_CURRENT_SOCKET_PER_HOP: &str = "async-current-socket-per-hop";
+    pub const ASYNC_CURRENT_CHANNEL_PER_HOP: &str = "async-current-channel-per-hop";
+    pub const ASYNC_TASK_BYTES: &str = "async-task-bytes";
+}
+
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [VARIANTS, SWEEP, LIMITS],
@@ -36,16 +45,16 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         views::SWEEP_MEMORY, views::SWEEP_HOP, views::LIMITS_TABLE, views::LIMIT_RUNS,
     ],
     headlines: [
-        Headline::new("threads-per-hop", &VARIANTS, Kind::Thread.key())
+        Headline::new(headline::THREADS_PER_HOP, &VARIANTS, Kind::Thread.key())
             .params(&["tasks"])
             .about("one hand-over in the thread brigade over socket pairs: median lap ÷ tasks"),
-        Headline::new("async-current-socket-per-hop", &VARIANTS, Kind::AsyncCurrentSocket.key())
+        Headline::new(headline::ASYNC_CURRENT_SOCKET_PER_HOP, &VARIANTS, Kind::AsyncCurrentSocket.key())
             .params(&["tasks"])
             .about("one hand-over between async tasks on tokio's current-thread runtime over socket pairs: median lap ÷ tasks"),
-        Headline::new("async-current-channel-per-hop", &VARIANTS, Kind::AsyncCurrentChannel.key())
+        Headline::new(headline::ASYNC_CURRENT_CHANNEL_PER_HOP, &VARIANTS, Kind::AsyncCurrentChannel.key())
             .params(&["tasks"])
             .about("one hand-over between async tasks on tokio's current-thread runtime over tokio channels: median lap ÷ tasks"),
-        Headline::new("async-task-bytes", &SWEEP, experiments::ASYNC_TASK_BYTES)
+        Headline::new(headline::ASYNC_TASK_BYTES, &SWEEP, experiments::ASYNC_TASK_BYTES)
             .params(&["max_threads"])
             .about("resident memory one more async task adds (current-thread runtime, socket pairs): the slope over a sweep of sizes"),
     ],

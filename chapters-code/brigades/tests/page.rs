@@ -1,120 +1,16 @@
-//! The chapter's page and its code agree: every listing is a whole top-level item that
-//! starts at column 0, at most 40 lines, with no test plumbing inside; every anchor in
-//! the code is shown; every marker names a view of this chapter; every view renders
-//! from real rounds into a table of at most five columns.
+//! Every view renders from real rounds into a table of at most five columns, and the
+//! answer comes first. (That the page and the code agree — includes, anchors, markers —
+//! is checked for every chapter by `book-tests/tests/pages.rs`.)
 
 use harness::Profile;
 use harness::experiment::ViewKind;
 use harness::params::Override;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn page() -> String {
-    std::fs::read_to_string(root().join("../../src/brigades.md")).unwrap()
-}
-
-/// Every `ANCHOR: name` in the crate's sources, with the lines it covers.
-fn anchors() -> BTreeMap<String, (String, Vec<String>)> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(root().join("src")).unwrap() {
-        let path = entry.unwrap().path();
-        let file = path.file_name().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut open: Option<(String, Vec<String>)> = None;
-        for line in text.lines() {
-            if let Some(name) = line.trim().strip_prefix("// ANCHOR: ") {
-                assert!(open.is_none(), "{file}: nested anchor {name}");
-                open = Some((name.to_string(), Vec::new()));
-            } else if let Some(name) = line.trim().strip_prefix("// ANCHOR_END: ") {
-                let (n, lines) = open
-                    .take()
-                    .unwrap_or_else(|| panic!("{file}: stray end {name}"));
-                assert_eq!(n, name, "{file}: anchor {n} ends as {name}");
-                assert!(
-                    out.insert(n.clone(), (file.clone(), lines)).is_none(),
-                    "{n} twice"
-                );
-            } else if let Some((_, lines)) = open.as_mut() {
-                lines.push(line.to_string());
-            }
-        }
-        assert!(open.is_none(), "{file}: an anchor is never closed");
-    }
-    out
-}
-
-#[test]
-fn listings_are_whole_items_at_column_zero_and_every_anchor_is_shown() {
-    let page = page();
-    let anchors = anchors();
-    let included: Vec<(String, String)> = page
-        .lines()
-        .filter_map(|l| {
-            let inner = l
-                .trim()
-                .strip_prefix("{{#include ../chapters-code/brigades/src/")?;
-            let inner = inner.strip_suffix("}}")?;
-            let (file, anchor) = inner.split_once(':')?;
-            Some((file.to_string(), anchor.to_string()))
-        })
-        .collect();
-    for (name, (file, lines)) in &anchors {
-        assert!(
-            included.iter().any(|(f, a)| f == file && a == name),
-            "anchor {file}:{name} is shown nowhere"
-        );
-        assert!(lines.len() <= 40, "{name}: {} lines", lines.len());
-        let first = lines.iter().find(|l| !l.trim().is_empty()).unwrap();
-        assert!(!first.starts_with(' '), "{name} does not start at column 0");
-        let opens = lines.iter().map(|l| l.matches('{').count()).sum::<usize>();
-        let closes = lines.iter().map(|l| l.matches('}').count()).sum::<usize>();
-        assert_eq!(opens, closes, "{name} is not a whole item");
-        let body = lines.join("\n");
-        for hook in ["fake", "for_test", "#[cfg(test)]"] {
-            assert!(!body.contains(hook), "{name} shows test plumbing ({hook})");
-        }
-    }
-    for (file, anchor) in &included {
-        assert!(
-            anchors.get(anchor).is_some_and(|(f, _)| f == file),
-            "the page includes {file}:{anchor}, which does not exist"
-        );
-    }
-}
-
-#[test]
-fn every_marker_names_a_view_of_this_chapter() {
-    let ch = &brigades::CHAPTER;
-    let mut shown = Vec::new();
-    for line in page().lines() {
-        let Some(cmd) = line
-            .trim()
-            .strip_prefix("<!-- cmdrun -0 sh ../chapters-code/harness/run.sh brigades ")
-        else {
-            continue;
-        };
-        let mut words = cmd.trim_end_matches("-->").split_whitespace();
-        let (kind, name) = (words.next().unwrap(), words.next().unwrap());
-        let kind = if kind == "table" {
-            ViewKind::Table
-        } else {
-            ViewKind::Plot
-        };
-        assert!(ch.view(kind, name).is_some(), "no {kind:?} {name}");
-        shown.push(name.to_string());
-    }
-    for v in ch.views {
-        assert!(
-            shown.iter().any(|s| s == v.name()),
-            "view {} is not on the page",
-            v.name()
-        );
-    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(root.join("../../src/brigades.md")).unwrap()
 }
 
 /// Small sizes, so a few real rounds take a second or two.

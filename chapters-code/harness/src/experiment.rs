@@ -495,6 +495,11 @@ pub struct Figure {
     pub measured_at: String,
     /// The machine it was measured on, in one line.
     pub machine: String,
+    /// The median and its interval as the book writes them, so that a page's script
+    /// (the compare page's) shows them without a formatter of its own. Empty in files
+    /// written before it existed.
+    #[serde(default)]
+    pub shown: String,
 }
 
 impl Figure {
@@ -522,10 +527,12 @@ impl Figure {
                 params.insert(p.name.clone(), v);
             }
         }
+        let unit = record.unit(h.reading)?;
         Some(Figure {
             chapter: record.chapter.clone(),
             name: h.name.to_string(),
-            unit: record.unit(h.reading)?,
+            unit,
+            shown: crate::render::fmt_estimate(&e, unit),
             median: e.median,
             lo: e.lo,
             hi: e.hi,

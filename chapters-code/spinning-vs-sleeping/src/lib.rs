@@ -25,6 +25,16 @@ use experiments::{FLOOR, GAPS, PINNING, VARIANTS};
 use harness::Headline;
 pub use harness::counters::Counters;
 
+/// The names of the chapter's headline figures: the guide, the appendix and the
+/// comparisons read them by these constants, so a renamed figure fails to compile.
+pub mod headline {
+    pub const STD_MPSC_BLOCKING_P50: &str = "std-mpsc-blocking-p50";
+    pub const STD_MPSC_SPINNING_P50: &str = "std-mpsc-spinning-p50";
+    pub const STD_UDP_BLOCKING_P50: &str = "std-udp-blocking-p50";
+    pub const STD_UDP_SPINNING_P50: &str = "std-udp-spinning-p50";
+    pub const ATOMIC_FLOOR_ONE_WAY: &str = "atomic-floor-one-way";
+}
+
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [VARIANTS, GAPS, PINNING, FLOOR],
@@ -36,15 +46,15 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         views::FLOOR_TABLE, views::FLOOR_TAILS, views::FLOOR_CDF,
     ],
     headlines: [
-        Headline::new("std-mpsc-blocking-p50", &VARIANTS, "std · mpsc · blocking")
+        Headline::new(headline::STD_MPSC_BLOCKING_P50, &VARIANTS, "std · mpsc · blocking")
             .params(&["gap_ms"])
             .about("median send-to-receive latency of a std channel whose receiver blocks"),
-        Headline::new("std-mpsc-spinning-p50", &VARIANTS, "std · mpsc · spinning")
+        Headline::new(headline::STD_MPSC_SPINNING_P50, &VARIANTS, "std · mpsc · spinning")
             .params(&["gap_ms"])
             .about("median send-to-receive latency of a std channel whose receiver spins"),
-        Headline::new("std-udp-blocking-p50", &VARIANTS, "std · udp · blocking").params(&["gap_ms"]),
-        Headline::new("std-udp-spinning-p50", &VARIANTS, "std · udp · spinning").params(&["gap_ms"]),
-        Headline::new("atomic-floor-one-way", &FLOOR, "unpinned")
+        Headline::new(headline::STD_UDP_BLOCKING_P50, &VARIANTS, "std · udp · blocking").params(&["gap_ms"]),
+        Headline::new(headline::STD_UDP_SPINNING_P50, &VARIANTS, "std · udp · spinning").params(&["gap_ms"]),
+        Headline::new(headline::ATOMIC_FLOOR_ONE_WAY, &FLOOR, "unpinned")
             .params(&["round_trips"])
             .about("median one-way hand-over between two spinning threads through one atomic"),
     ],

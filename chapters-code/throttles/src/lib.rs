@@ -23,6 +23,14 @@ pub mod views;
 use experiments::{NAIVE, OMISSION, RATES, SWEEP};
 use harness::Headline;
 
+/// The names of the chapter's headline figures: the guide, the appendix and the
+/// comparisons read them by these constants, so a renamed figure fails to compile.
+pub mod headline {
+    pub const NAIVE_RATE_AT_10K: &str = "naive-rate-at-10k";
+    pub const DEADLINE_RATE_AT_10K: &str = "deadline-rate-at-10k";
+    pub const SLEEP_1MS_LATENESS: &str = "sleep-1ms-lateness";
+}
+
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [SWEEP, NAIVE, RATES, OMISSION],
@@ -32,13 +40,13 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         views::CPU, views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
     ],
     headlines: [
-        Headline::new("naive-rate-at-10k", &RATES, "naive · 10,000/s")
+        Headline::new(headline::NAIVE_RATE_AT_10K, &RATES, "naive · 10,000/s")
             .params(&["run_ms"])
             .about("achieved ops/s of the naive `op; sleep(period)` loop asked for 10,000 ops/s"),
-        Headline::new("deadline-rate-at-10k", &RATES, "deadline · 10,000/s")
+        Headline::new(headline::DEADLINE_RATE_AT_10K, &RATES, "deadline · 10,000/s")
             .params(&["run_ms"])
             .about("achieved ops/s of the deadline throttle asked for 10,000 ops/s"),
-        Headline::new("sleep-1ms-lateness", &SWEEP, "sleep(1 ms) · late by")
+        Headline::new(headline::SLEEP_1MS_LATENESS, &SWEEP, "sleep(1 ms) · late by")
             .params(&["sleeps"])
             .about("how much later than asked a 1 ms std::thread::sleep returns (median of the rounds' medians)"),
     ],

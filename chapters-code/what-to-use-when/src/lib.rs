@@ -141,17 +141,32 @@ impl<'a> Guide<'a> {
 /// Blocking against spinning, and the floor under both.
 pub fn waiting(g: &Guide) -> String {
     let wanted = [
-        w("std-mpsc-blocking-p50", "std channel, receiver blocks"),
-        w("std-mpsc-spinning-p50", "std channel, receiver spins"),
-        w("std-udp-blocking-p50", "UDP socket, receiver blocks"),
-        w("std-udp-spinning-p50", "UDP socket, receiver spins"),
         w(
-            "atomic-floor-one-way",
+            spinning_vs_sleeping::headline::STD_MPSC_BLOCKING_P50,
+            "std channel, receiver blocks",
+        ),
+        w(
+            spinning_vs_sleeping::headline::STD_MPSC_SPINNING_P50,
+            "std channel, receiver spins",
+        ),
+        w(
+            spinning_vs_sleeping::headline::STD_UDP_BLOCKING_P50,
+            "UDP socket, receiver blocks",
+        ),
+        w(
+            spinning_vs_sleeping::headline::STD_UDP_SPINNING_P50,
+            "UDP socket, receiver spins",
+        ),
+        w(
+            spinning_vs_sleeping::headline::ATOMIC_FLOOR_ONE_WAY,
             "atomic hand-over between spinning threads",
         ),
     ];
     let so = g
-        .clearly_below("std-mpsc-spinning-p50", "std-mpsc-blocking-p50")
+        .clearly_below(
+            spinning_vs_sleeping::headline::STD_MPSC_SPINNING_P50,
+            spinning_vs_sleeping::headline::STD_MPSC_BLOCKING_P50,
+        )
         .map(|below| {
             if below {
                 "so on this machine spinning buys latency, at the price of a core kept busy for \
@@ -166,16 +181,16 @@ pub fn waiting(g: &Guide) -> String {
         &wanted,
         vec![
             g.compare(
-                "std-mpsc-spinning-p50",
+                spinning_vs_sleeping::headline::STD_MPSC_SPINNING_P50,
                 "a spinning channel receiver",
-                "std-mpsc-blocking-p50",
+                spinning_vs_sleeping::headline::STD_MPSC_BLOCKING_P50,
                 "a blocking one",
                 Better::Lower,
             ),
             g.compare(
-                "std-udp-spinning-p50",
+                spinning_vs_sleeping::headline::STD_UDP_SPINNING_P50,
                 "a spinning UDP receiver",
-                "std-udp-blocking-p50",
+                spinning_vs_sleeping::headline::STD_UDP_BLOCKING_P50,
                 "a blocking one",
                 Better::Lower,
             ),
@@ -187,31 +202,37 @@ pub fn waiting(g: &Guide) -> String {
 /// Threads against async tasks, per hop of a token round a ring.
 pub fn handoffs(g: &Guide) -> String {
     let wanted = [
-        w("threads-per-hop", "threads over socket pairs, per hop"),
         w(
-            "async-current-socket-per-hop",
+            brigades::headline::THREADS_PER_HOP,
+            "threads over socket pairs, per hop",
+        ),
+        w(
+            brigades::headline::ASYNC_CURRENT_SOCKET_PER_HOP,
             "async tasks over socket pairs, per hop",
         ),
         w(
-            "async-current-channel-per-hop",
+            brigades::headline::ASYNC_CURRENT_CHANNEL_PER_HOP,
             "async tasks over channels, per hop",
         ),
-        w("async-task-bytes", "memory per async task"),
+        w(
+            brigades::headline::ASYNC_TASK_BYTES,
+            "memory per async task",
+        ),
     ];
     g.render(
         &wanted,
         vec![
             g.compare(
-                "async-current-socket-per-hop",
+                brigades::headline::ASYNC_CURRENT_SOCKET_PER_HOP,
                 "a hop between async tasks on tokio's current-thread runtime",
-                "threads-per-hop",
+                brigades::headline::THREADS_PER_HOP,
                 "a hop between threads",
                 Better::Lower,
             ),
             g.compare(
-                "async-current-channel-per-hop",
+                brigades::headline::ASYNC_CURRENT_CHANNEL_PER_HOP,
                 "a hop over an async channel",
-                "async-current-socket-per-hop",
+                brigades::headline::ASYNC_CURRENT_SOCKET_PER_HOP,
                 "one over a socket pair",
                 Better::Lower,
             ),
@@ -223,29 +244,29 @@ pub fn handoffs(g: &Guide) -> String {
 pub fn sleeps(g: &Guide) -> String {
     let wanted = [
         w(
-            "nanosleep-1ns-default-slack",
+            short_sleeps::headline::NANOSLEEP_1NS_DEFAULT_SLACK,
             "nanosleep(1 ns), default timer slack",
         ),
         w(
-            "nanosleep-1ns-slack-1ns",
+            short_sleeps::headline::NANOSLEEP_1NS_SLACK_1NS,
             "nanosleep(1 ns), timer slack 1 ns",
         ),
-        w("sched-yield", "sched_yield"),
+        w(short_sleeps::headline::SCHED_YIELD, "sched_yield"),
     ];
     g.render(
         &wanted,
         vec![
             g.compare(
-                "nanosleep-1ns-slack-1ns",
+                short_sleeps::headline::NANOSLEEP_1NS_SLACK_1NS,
                 "a 1 ns sleep with 1 ns of timer slack",
-                "nanosleep-1ns-default-slack",
+                short_sleeps::headline::NANOSLEEP_1NS_DEFAULT_SLACK,
                 "one with the default slack",
                 Better::Lower,
             ),
             g.compare(
-                "sched-yield",
+                short_sleeps::headline::SCHED_YIELD,
                 "a `sched_yield`",
-                "nanosleep-1ns-slack-1ns",
+                short_sleeps::headline::NANOSLEEP_1NS_SLACK_1NS,
                 "a 1 ns `nanosleep` with 1 ns of timer slack",
                 Better::Lower,
             ),
@@ -256,19 +277,25 @@ pub fn sleeps(g: &Guide) -> String {
 /// Which throttle holds a rate.
 pub fn throttles(g: &Guide) -> String {
     let wanted = [
-        w("naive-rate-at-10k", "naive loop, asked for 10,000 ops/s"),
         w(
-            "deadline-rate-at-10k",
+            throttles::headline::NAIVE_RATE_AT_10K,
+            "naive loop, asked for 10,000 ops/s",
+        ),
+        w(
+            throttles::headline::DEADLINE_RATE_AT_10K,
             "deadline throttle, asked for 10,000 ops/s",
         ),
-        w("sleep-1ms-lateness", "how late a 1 ms sleep wakes"),
+        w(
+            throttles::headline::SLEEP_1MS_LATENESS,
+            "how late a 1 ms sleep wakes",
+        ),
     ];
     g.render(
         &wanted,
         vec![g.compare(
-            "deadline-rate-at-10k",
+            throttles::headline::DEADLINE_RATE_AT_10K,
             "the deadline throttle's rate",
-            "naive-rate-at-10k",
+            throttles::headline::NAIVE_RATE_AT_10K,
             "the naive loop's",
             Better::Higher,
         )],
@@ -279,29 +306,32 @@ pub fn throttles(g: &Guide) -> String {
 pub fn locks(g: &Guide) -> String {
     let wanted = [
         w(
-            "std-mutex-multi-thread-lateness-p50",
+            async_locks::headline::STD_MUTEX_MULTI_THREAD_LATENESS_P50,
             "std mutex in the callback",
         ),
         w(
-            "design2-multi-thread-lateness-p50",
+            async_locks::headline::DESIGN2_MULTI_THREAD_LATENESS_P50,
             "tokio mutex plus a channel (design 2)",
         ),
-        w("fix-multi-thread-lateness-p50", "the chapter's fix"),
+        w(
+            async_locks::headline::FIX_MULTI_THREAD_LATENESS_P50,
+            "the chapter's fix",
+        ),
     ];
     g.render(
         &wanted,
         vec![
             g.compare(
-                "fix-multi-thread-lateness-p50",
+                async_locks::headline::FIX_MULTI_THREAD_LATENESS_P50,
                 "the fix",
-                "design2-multi-thread-lateness-p50",
+                async_locks::headline::DESIGN2_MULTI_THREAD_LATENESS_P50,
                 "design 2",
                 Better::Lower,
             ),
             g.compare(
-                "fix-multi-thread-lateness-p50",
+                async_locks::headline::FIX_MULTI_THREAD_LATENESS_P50,
                 "the fix",
-                "std-mutex-multi-thread-lateness-p50",
+                async_locks::headline::STD_MUTEX_MULTI_THREAD_LATENESS_P50,
                 "the std mutex",
                 Better::Lower,
             ),

@@ -7,7 +7,7 @@ use what_to_use_when::{SECTIONS, section};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(harness::worker::WORKER_ARG) {
-        return harness::worker::worker_main(&all_results::CHAPTERS, &args[2..]);
+        return harness::worker::worker_main(all_results::CHAPTERS, &args[2..]);
     }
     // The guide runs the appendix crate's code too: a change there makes it stale.
     let mut crates = all_results::sources();
