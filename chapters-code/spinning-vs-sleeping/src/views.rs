@@ -731,12 +731,20 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
         }
     }
     anyhow::ensure!(pairs > 0, "no variant has a result to compare");
+    // The rounds behind every figure here: said once, where they fall short.
+    let shortfall = keys(r)
+        .iter()
+        .filter_map(|k| r.estimate(k))
+        .min_by(|a, b| a.confidence.total_cmp(&b.confidence))
+        .and_then(|e| harness::fmt::coverage_shortfall(&e))
+        .map(|c| format!(" (intervals {c})"))
+        .unwrap_or_default();
     out.insert(
         0,
         format!(
             "median latency, spinning receiver against blocking one, with a {gap} ms idle gap \
              before each message: spinning was clearly sooner in {sooner} of {pairs} \
-             runtime–transport pairs"
+             runtime–transport pairs{shortfall}"
         ),
     );
     let chan = |w| variant_key(Runtime::Std, Transport::Mpsc, w);
@@ -751,7 +759,7 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
         let v = verdict(&cs, &cb);
         let (lead, how) = match v {
             Verdict::Above => (
-                "spinning pays with a core",
+                "spinning pays in CPU",
                 format!("{} as much", fmt_ratio(Some(cs.median / cb.median))),
             ),
             Verdict::Below => ("spinning cost less CPU here", "less".to_string()),
