@@ -532,7 +532,7 @@ impl Figure {
             chapter: record.chapter.clone(),
             name: h.name.to_string(),
             unit,
-            shown: crate::render::fmt_estimate(&e, unit),
+            shown: crate::fmt::fmt_estimate(&e, unit),
             median: e.median,
             lo: e.lo,
             hi: e.hi,
