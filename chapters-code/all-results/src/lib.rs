@@ -284,10 +284,9 @@ impl Bundle {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
-    
+
     /// The registry walk the design asks for: every chapter's views and headlines name
     /// experiments it has, names are unique, parameter defaults lie in their ranges.
     #[test]

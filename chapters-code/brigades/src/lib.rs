@@ -22,10 +22,10 @@ pub mod experiments;
 pub mod os;
 pub mod views;
 
-pub use os::Usage;
+pub mod chapter;
+pub use chapter::CHAPTER;
 
-use experiments::{LIMITS, SWEEP, VARIANTS};
-use harness::Headline;
+pub use os::Usage;
 
 /// The names of the chapter's headline figures: the guide, the appendix and the
 /// comparisons read them by these constants, so a renamed figure fails to compile.
@@ -35,30 +35,6 @@ pub mod headline {
     pub const ASYNC_CURRENT_CHANNEL_PER_HOP: &str = "async-current-channel-per-hop";
     pub const ASYNC_TASK_BYTES: &str = "async-task-bytes";
 }
-
-/// The chapter: its experiments, views and headline figures.
-pub static CHAPTER: harness::Chapter = harness::chapter!(
-    experiments: [VARIANTS, SWEEP, LIMITS],
-    views: [
-        views::ANSWER, views::VARIANTS_TABLE, views::HOP_CDF, views::FINDINGS, views::REFERENCE,
-        views::SWITCHES, views::PINNING, views::SPAWN_TABLE, views::MEMORY,
-        views::SWEEP_MEMORY, views::SWEEP_HOP, views::LIMITS_TABLE, views::LIMIT_RUNS,
-    ],
-    headlines: [
-        Headline::new(headline::THREADS_PER_HOP, &VARIANTS, Kind::Thread.key())
-            .params(&["tasks"])
-            .about("one hand-over in the thread brigade over socket pairs: median lap ÷ tasks"),
-        Headline::new(headline::ASYNC_CURRENT_SOCKET_PER_HOP, &VARIANTS, Kind::AsyncCurrentSocket.key())
-            .params(&["tasks"])
-            .about("one hand-over between async tasks on tokio's current-thread runtime over socket pairs: median lap ÷ tasks"),
-        Headline::new(headline::ASYNC_CURRENT_CHANNEL_PER_HOP, &VARIANTS, Kind::AsyncCurrentChannel.key())
-            .params(&["tasks"])
-            .about("one hand-over between async tasks on tokio's current-thread runtime over tokio channels: median lap ÷ tasks"),
-        Headline::new(headline::ASYNC_TASK_BYTES, &SWEEP, experiments::ASYNC_TASK_BYTES)
-            .params(&["max_threads"])
-            .about("resident memory one more async task adds (current-thread runtime, socket pairs): the slope over a sweep of sizes"),
-    ],
-);
 
 /// A brigade smaller than this is not measured: its laps would say nothing about
 /// hand-overs between members, so a limit that leaves fewer is reported, not timed.

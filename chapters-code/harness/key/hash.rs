@@ -11,8 +11,9 @@
 //!
 //! What the code key covers, for a crate and each crate it depends on by path:
 //!
-//! - a chapter's `src/` except its views (`src/views.rs`, `src/views/`) and its entry
-//!   point (`src/main.rs`): the convention is that everything a round runs lives
+//! - a chapter's `src/` except its views (`src/views.rs`, `src/views/`), its registry
+//!   (`src/chapter.rs`) and its entry point (`src/main.rs`): the convention is that
+//!   everything a round runs lives
 //!   outside those, and that views only read results ([`VIEW_ONLY`]);
 //! - the harness's `src/` except its page layer ([`HARNESS_PAGE_LAYER`]);
 //! - this key code (`harness/key/`);
@@ -35,10 +36,11 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The files of a chapter crate (relative to its folder) that only show results:
-/// left out of the code key. A chapter that keeps view-only code elsewhere must put it
+/// The files of a chapter crate (relative to its folder) that only show results, or
+/// list what shows them (the registry, `src/chapter.rs`): left out of the code key. A
+/// chapter that keeps view-only code elsewhere must put it
 /// under `src/views/` to keep it out.
-pub const VIEW_ONLY: &[&str] = &["src/views.rs", "src/views", "src/main.rs"];
+pub const VIEW_ONLY: &[&str] = &["src/views.rs", "src/views", "src/chapter.rs", "src/main.rs"];
 
 /// The harness's page layer, its number formatting (`fmt.rs`: how a figure reads, not
 /// what it is) and its entry points (relative to its folder): left out of the code

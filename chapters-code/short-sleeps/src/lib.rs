@@ -13,8 +13,9 @@ pub mod experiments;
 pub mod os;
 pub mod views;
 
-use experiments::{CALLS_EXP, MS_EXP, SWEEP_EXP};
-use harness::Headline;
+pub mod chapter;
+pub use chapter::CHAPTER;
+
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::io;
@@ -27,27 +28,6 @@ pub mod headline {
     pub const NANOSLEEP_1NS_SLACK_1NS: &str = "nanosleep-1ns-slack-1ns";
     pub const SCHED_YIELD: &str = "sched-yield";
 }
-
-/// The chapter: its experiments, views and headline figures.
-pub static CHAPTER: harness::Chapter = harness::chapter!(
-    experiments: [CALLS_EXP, SWEEP_EXP, MS_EXP],
-    views: [
-        views::ANSWER, views::CALLS, views::SLACK, views::FINDINGS, views::REFERENCE,
-        views::SWEEP_PLOT, views::SWEEP_TABLE, views::SWEEP_TAILS, views::SWEEP_CPU,
-        views::TOKIO_PLOT, views::TOKIO_TABLE, views::ONE_MS,
-    ],
-    headlines: [
-        Headline::new(headline::NANOSLEEP_1NS_DEFAULT_SLACK, &CALLS_EXP, "nanosleep(1 ns)")
-            .params(&["calls"])
-            .about("time per call of nanosleep(1 ns) with the thread's default timer slack"),
-        Headline::new(headline::NANOSLEEP_1NS_SLACK_1NS, &CALLS_EXP, "nanosleep(1 ns) · slack 1 ns")
-            .params(&["calls", "low_slack_ns"])
-            .about("time per call of nanosleep(1 ns) after prctl(PR_SET_TIMERSLACK, 1)"),
-        Headline::new(headline::SCHED_YIELD, &CALLS_EXP, "sched_yield()")
-            .params(&["calls"])
-            .about("time per call of sched_yield()"),
-    ],
-);
 
 // ---------------------------------------------------------------------------------
 // One loop of calls

@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 pub mod experiments;
 pub mod views;
 
-use experiments::{FLOOR, GAPS, PINNING, VARIANTS};
-use harness::Headline;
+pub mod chapter;
+pub use chapter::CHAPTER;
+
 pub use harness::counters::Counters;
 
 /// The names of the chapter's headline figures: the guide, the appendix and the
@@ -34,31 +35,6 @@ pub mod headline {
     pub const STD_UDP_SPINNING_P50: &str = "std-udp-spinning-p50";
     pub const ATOMIC_FLOOR_ONE_WAY: &str = "atomic-floor-one-way";
 }
-
-/// The chapter: its experiments, views and headline figures.
-pub static CHAPTER: harness::Chapter = harness::chapter!(
-    experiments: [VARIANTS, GAPS, PINNING, FLOOR],
-    views: [
-        views::ANSWER, views::LATENCY, views::COST, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
-        views::REFERENCE_SPEEDUPS, views::CDF_STD, views::CDF_TOKIO, views::GAPS_TABLE,
-        views::GAPS_LATENCY, views::GAPS_CPU, views::GAP_WHY,
-        views::GAP_FINDINGS, views::PINNING_TABLE, views::PINNING_FINDINGS,
-        views::FLOOR_TABLE, views::FLOOR_TAILS, views::FLOOR_CDF,
-    ],
-    headlines: [
-        Headline::new(headline::STD_MPSC_BLOCKING_P50, &VARIANTS, "std · mpsc · blocking")
-            .params(&["gap_ms"])
-            .about("median send-to-receive latency of a std channel whose receiver blocks"),
-        Headline::new(headline::STD_MPSC_SPINNING_P50, &VARIANTS, "std · mpsc · spinning")
-            .params(&["gap_ms"])
-            .about("median send-to-receive latency of a std channel whose receiver spins"),
-        Headline::new(headline::STD_UDP_BLOCKING_P50, &VARIANTS, "std · udp · blocking").params(&["gap_ms"]),
-        Headline::new(headline::STD_UDP_SPINNING_P50, &VARIANTS, "std · udp · spinning").params(&["gap_ms"]),
-        Headline::new(headline::ATOMIC_FLOOR_ONE_WAY, &FLOOR, "unpinned")
-            .params(&["round_trips"])
-            .about("median one-way hand-over between two spinning threads through one atomic"),
-    ],
-);
 
 // ANCHOR: clock
 /// One monotonic origin for the whole process. Both ends of a measurement read it, so a

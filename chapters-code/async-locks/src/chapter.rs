@@ -1,0 +1,38 @@
+//! The chapter's registry: its experiments, views and headline figures, as the
+//! command line, the book-wide measuring driver, the guide and the appendix find them.
+//! It lives apart from the mechanism (`lib.rs`), which never imports the views.
+
+use crate::experiments::{DESIGNS, SWEEP, UNIT_CHECK};
+use crate::{headline, views};
+use harness::Headline;
+
+/// The chapter: its experiments, views and headline figures.
+pub static CHAPTER: harness::Chapter = harness::chapter!(
+    experiments: [DESIGNS, SWEEP, UNIT_CHECK],
+    views: [
+        views::DESIGNS_TABLE, views::FINDINGS, views::WRITEUP, views::PAIRING,
+        views::FLAVOURS, views::COST_MULTI, views::COST_CURRENT, views::WAITS, views::WHY,
+        views::ANSWER, views::DESIGNS_CDF, views::FLAVOURS_CDF,
+        views::SWEEP_TABLE, views::SWEEP_FINDINGS, views::SWEEP_MULTI, views::SWEEP_CURRENT,
+        views::UNIT_CHECK_TABLE,
+    ],
+    headlines: [
+        Headline::new(
+            headline::DESIGN2_MULTI_THREAD_LATENESS_P50,
+            &DESIGNS,
+            "2: tokio mutex, channel(1) · multi-thread",
+        )
+        .params(&["timeouts", "timeout_ms"])
+        .about("design 2 (tokio mutex, channel of capacity 1), multi-thread runtime: lateness of a timeout past its own deadline, the median over rounds of each round's median"),
+        Headline::new(headline::FIX_MULTI_THREAD_LATENESS_P50, &DESIGNS, "fix · multi-thread")
+            .params(&["timeouts", "timeout_ms"])
+            .about("the chapter's fix (own deadline in the message, channel with room for all), multi-thread runtime: lateness, the median over rounds of each round's median"),
+        Headline::new(
+            headline::STD_MUTEX_MULTI_THREAD_LATENESS_P50,
+            &DESIGNS,
+            "1: std mutex, task each · multi-thread",
+        )
+        .params(&["timeouts", "timeout_ms"])
+        .about("design 1 as re-created (std mutex, synchronous callback in a task per timeout), multi-thread runtime: lateness, the median over rounds of each round's median"),
+    ],
+);

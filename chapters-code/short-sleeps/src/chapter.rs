@@ -1,0 +1,28 @@
+//! The chapter's registry: its experiments, views and headline figures, as the
+//! command line, the book-wide measuring driver, the guide and the appendix find them.
+//! It lives apart from the mechanism (`lib.rs`), which never imports the views.
+
+use crate::experiments::{CALLS_EXP, MS_EXP, SWEEP_EXP};
+use crate::{headline, views};
+use harness::Headline;
+
+/// The chapter: its experiments, views and headline figures.
+pub static CHAPTER: harness::Chapter = harness::chapter!(
+    experiments: [CALLS_EXP, SWEEP_EXP, MS_EXP],
+    views: [
+        views::ANSWER, views::CALLS, views::SLACK, views::FINDINGS, views::REFERENCE,
+        views::SWEEP_PLOT, views::SWEEP_TABLE, views::SWEEP_TAILS, views::SWEEP_CPU,
+        views::TOKIO_PLOT, views::TOKIO_TABLE, views::ONE_MS,
+    ],
+    headlines: [
+        Headline::new(headline::NANOSLEEP_1NS_DEFAULT_SLACK, &CALLS_EXP, "nanosleep(1 ns)")
+            .params(&["calls"])
+            .about("time per call of nanosleep(1 ns) with the thread's default timer slack"),
+        Headline::new(headline::NANOSLEEP_1NS_SLACK_1NS, &CALLS_EXP, "nanosleep(1 ns) · slack 1 ns")
+            .params(&["calls", "low_slack_ns"])
+            .about("time per call of nanosleep(1 ns) after prctl(PR_SET_TIMERSLACK, 1)"),
+        Headline::new(headline::SCHED_YIELD, &CALLS_EXP, "sched_yield()")
+            .params(&["calls"])
+            .about("time per call of sched_yield()"),
+    ],
+);

@@ -1,0 +1,32 @@
+//! The chapter's registry: its experiments, views and headline figures, as the
+//! command line, the book-wide measuring driver, the guide and the appendix find them.
+//! It lives apart from the mechanism (`lib.rs`), which never imports the views.
+
+use crate::experiments::{FLOOR, GAPS, PINNING, VARIANTS};
+use crate::{headline, views};
+use harness::Headline;
+
+/// The chapter: its experiments, views and headline figures.
+pub static CHAPTER: harness::Chapter = harness::chapter!(
+    experiments: [VARIANTS, GAPS, PINNING, FLOOR],
+    views: [
+        views::ANSWER, views::LATENCY, views::COST, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
+        views::REFERENCE_SPEEDUPS, views::CDF_STD, views::CDF_TOKIO, views::GAPS_TABLE,
+        views::GAPS_LATENCY, views::GAPS_CPU, views::GAP_WHY,
+        views::GAP_FINDINGS, views::PINNING_TABLE, views::PINNING_FINDINGS,
+        views::FLOOR_TABLE, views::FLOOR_TAILS, views::FLOOR_CDF,
+    ],
+    headlines: [
+        Headline::new(headline::STD_MPSC_BLOCKING_P50, &VARIANTS, "std · mpsc · blocking")
+            .params(&["gap_ms"])
+            .about("median send-to-receive latency of a std channel whose receiver blocks"),
+        Headline::new(headline::STD_MPSC_SPINNING_P50, &VARIANTS, "std · mpsc · spinning")
+            .params(&["gap_ms"])
+            .about("median send-to-receive latency of a std channel whose receiver spins"),
+        Headline::new(headline::STD_UDP_BLOCKING_P50, &VARIANTS, "std · udp · blocking").params(&["gap_ms"]),
+        Headline::new(headline::STD_UDP_SPINNING_P50, &VARIANTS, "std · udp · spinning").params(&["gap_ms"]),
+        Headline::new(headline::ATOMIC_FLOOR_ONE_WAY, &FLOOR, "unpinned")
+            .params(&["round_trips"])
+            .about("median one-way hand-over between two spinning threads through one atomic"),
+    ],
+);
