@@ -6,6 +6,8 @@ use crate::{
     OmissionPlan, Pacer, Run, StallingEcho, UdpOp, closed_loop_client, naive_iteration, sweep_pass,
     with_omitted,
 };
+use harness::Counters;
+use harness::counters::PerOp;
 use harness::render::fmt_count;
 use harness::stats::{median_sorted, percentile_sorted};
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
@@ -40,11 +42,22 @@ pub struct SweepLength {
     /// This round's exact median sleep, and its lateness (median − requested).
     pub median_ns: Option<f64>,
     pub late_ns: Option<f64>,
+    /// This round's median run-queue delay per sleep: time runnable but waiting for a
+    /// CPU (Linux's schedstat; `None` elsewhere).
+    #[serde(default)]
+    pub run_delay_ns: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepRound {
     pub lengths: Vec<SweepLength>,
+    /// 1 ms sleeps that each follow another 1 ms sleep, as the short-sleeps chapter
+    /// takes them (every sleep of the sweep itself follows a sleep of another length).
+    #[serde(default)]
+    pub back_to_back: Option<SweepLength>,
+    /// The sleeping thread's timer slack (Linux's `PR_GET_TIMERSLACK`).
+    #[serde(default)]
+    pub timer_slack_ns: Option<u64>,
 }
 
 /// `sleep(1 ms) · late by`: the reading of one length.
@@ -52,17 +65,26 @@ pub fn sweep_key(ms: u64) -> String {
     format!("sleep({ms} ms) · late by")
 }
 
+/// The reading of the 1 ms sleeps taken back to back.
+pub const BACK_TO_BACK_KEY: &str = "sleep(1 ms) back to back · late by";
+
+/// Sleeps in a back-to-back block of each pass; the first, which follows a sleep of
+/// another length, is not counted.
+pub const BACK_TO_BACK: usize = 4;
+
 impl SweepRound {
     fn readings(&self) -> Vec<Reading> {
-        self.lengths
+        let keyed = self
+            .lengths
             .iter()
-            .filter_map(|l| {
-                Some(Reading::new(
-                    sweep_key(l.requested_ms),
-                    Unit::Nanos,
-                    l.late_ns?,
-                ))
-            })
+            .map(|l| (sweep_key(l.requested_ms), l))
+            .chain(
+                self.back_to_back
+                    .iter()
+                    .map(|l| (BACK_TO_BACK_KEY.to_string(), l)),
+            );
+        keyed
+            .filter_map(|(key, l)| Some(Reading::new(key, Unit::Nanos, l.late_ns?)))
             .collect()
     }
 
@@ -80,25 +102,73 @@ fn rotate<T: Clone>(items: &[T], k: usize) -> Vec<T> {
     items[k..].iter().chain(&items[..k]).cloned().collect()
 }
 
-/// One round: `sleeps` passes over the nine lengths, each pass in a different rotated
-/// order, so that a slow moment of the machine is spread over every length.
+/// What one step of a pass sleeps: one of the write-up's lengths once, or a block of
+/// 1 ms sleeps back to back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    Length(u64),
+    BackToBack,
+}
+
+/// The cycle a pass is a rotation of. The back-to-back block comes right after the
+/// single 1 ms sleep, so that every single 1 ms sleep follows a 30 or 50 ms one (or
+/// opens the round), never a 1 ms one.
+fn steps() -> Vec<Step> {
+    let mut steps: Vec<Step> = SWEEP_MS.iter().map(|&ms| Step::Length(ms)).collect();
+    steps.insert(1, Step::BackToBack);
+    steps
+}
+
+/// A length's sleeps in one round, summarised.
+fn summarise(ms: u64, slept: &[crate::Slept]) -> SweepLength {
+    let mut s: Vec<f64> = slept.iter().map(|x| x.took.as_nanos() as f64).collect();
+    s.sort_by(f64::total_cmp);
+    let mut waits: Vec<f64> = slept
+        .iter()
+        .filter_map(|x| Some(x.run_delay?.as_nanos() as f64))
+        .collect();
+    waits.sort_by(f64::total_cmp);
+    let median = (!s.is_empty()).then(|| median_sorted(&s));
+    SweepLength {
+        requested_ms: ms,
+        actual: Dist::from_samples(s.iter().copied()),
+        median_ns: median,
+        late_ns: median.map(|m| m - ms as f64 * 1e6),
+        run_delay_ns: (!waits.is_empty() && waits.len() == slept.len())
+            .then(|| median_sorted(&waits)),
+    }
+}
+
+/// One round: `sleeps` passes over the nine lengths and the back-to-back block, each
+/// pass in a different rotated order, so that a slow moment of the machine is spread
+/// over every length.
 fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
     let passes = ctx.count(&SLEEPS);
-    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(passes); SWEEP_MS.len()];
+    let cycle = steps();
+    let mut samples: Vec<Vec<crate::Slept>> = vec![Vec::new(); SWEEP_MS.len()];
+    let mut back_to_back: Vec<crate::Slept> = Vec::new();
     for pass in 0..passes {
-        let order: Vec<Duration> = rotate(&SWEEP_MS, ctx.round as usize + pass)
-            .into_iter()
-            .map(Duration::from_millis)
+        let order = rotate(&cycle, ctx.round as usize + pass);
+        let asked: Vec<(Duration, usize)> = order
+            .iter()
+            .map(|step| match step {
+                Step::Length(ms) => (Duration::from_millis(*ms), 1),
+                Step::BackToBack => (Duration::from_millis(1), BACK_TO_BACK),
+            })
             .collect();
-        let slept = sweep_pass(&order, ctx.deadline());
-        for (asked, took) in &slept {
-            let i = SWEEP_MS
-                .iter()
-                .position(|&ms| u128::from(ms) == asked.as_millis())
-                .expect("a requested length");
-            samples[i].push(took.as_nanos() as f64);
+        let slept = sweep_pass(&asked, ctx.deadline());
+        let complete =
+            slept.len() == order.len() && slept.iter().zip(&asked).all(|(s, a)| s.len() == a.1);
+        for (step, these) in order.iter().zip(slept) {
+            match step {
+                Step::Length(ms) => {
+                    let i = SWEEP_MS.iter().position(|x| x == ms).expect("a length");
+                    samples[i].extend(these);
+                }
+                Step::BackToBack => back_to_back.extend(these.into_iter().skip(1)),
+            }
         }
-        if slept.len() < order.len() {
+        if !complete {
             ctx.note(
                 NoteKind::Timeout,
                 format!(
@@ -110,19 +180,14 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
     }
     let lengths = SWEEP_MS
         .iter()
-        .zip(samples)
-        .map(|(&ms, mut s)| {
-            s.sort_by(f64::total_cmp);
-            let median = (!s.is_empty()).then(|| median_sorted(&s));
-            SweepLength {
-                requested_ms: ms,
-                actual: Dist::from_samples(s.iter().copied()),
-                median_ns: median,
-                late_ns: median.map(|m| m - ms as f64 * 1e6),
-            }
-        })
+        .zip(&samples)
+        .map(|(&ms, s)| summarise(ms, s))
         .collect();
-    Ok(SweepRound { lengths })
+    Ok(SweepRound {
+        lengths,
+        back_to_back: (!back_to_back.is_empty()).then(|| summarise(1, &back_to_back)),
+        timer_slack_ns: crate::timer_slack_ns(),
+    })
 }
 
 // ------------------------------------------------------ the write-up's benchmark
@@ -148,6 +213,9 @@ pub struct NaiveRun {
     pub ops: u64,
     /// The iteration's time divided by its operations.
     pub per_op_ns: f64,
+    /// The time spent in the 1 ms sleeps, divided by the operations.
+    #[serde(default)]
+    pub asleep_per_op_ns: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -182,7 +250,7 @@ fn naive(ctx: &mut Ctx) -> anyhow::Result<NaiveRound> {
     let mut op = UdpOp::new()?;
     let mut runs = Vec::new();
     for with_send in ctx.rotated(&WITH_SEND) {
-        let (done, took) = naive_iteration(&mut op, with_send, ops, ctx.deadline());
+        let (done, took, asleep) = naive_iteration(&mut op, with_send, ops, ctx.deadline());
         if done < ops {
             ctx.note(
                 NoteKind::Timeout,
@@ -194,6 +262,7 @@ fn naive(ctx: &mut Ctx) -> anyhow::Result<NaiveRound> {
                 with_send,
                 ops: done,
                 per_op_ns: took.as_nanos() as f64 / done as f64,
+                asleep_per_op_ns: Some(asleep.as_nanos() as f64 / done as f64),
             });
         }
     }
@@ -277,6 +346,25 @@ pub struct RateRun {
     pub send_errors: u64,
     /// In a stall run: what happened around the stalled operation.
     pub stall: Option<StallSeen>,
+    /// Time between the first and the last start not spent in an operation (the
+    /// throttle's waiting), per gap.
+    #[serde(default)]
+    pub wait_per_op_ns: Option<f64>,
+    /// How much later than the schedule set by the first operation (`first + k ×
+    /// period`) the operations started: the median and the largest.
+    #[serde(default)]
+    pub late_p50_ns: Option<f64>,
+    #[serde(default)]
+    pub late_max_ns: Option<f64>,
+    /// Gaps shorter than half a period: operations that went (nearly) back to back.
+    #[serde(default)]
+    pub short_gaps: u64,
+    /// The pacing thread's scheduler counters over the run, per operation.
+    #[serde(default)]
+    pub per_op: PerOp,
+    /// An A/A twin: the same code as the run it twins, measured as a separate arm.
+    #[serde(default)]
+    pub twin: bool,
 }
 
 /// One operation took `hiccup_ms` longer than the others; what the throttle did next.
@@ -308,6 +396,14 @@ pub fn rate_key(pacer: Pacer, target: f64) -> String {
     format!("{} · {}/s", pacer.label(), fmt_count(target as u64))
 }
 
+/// The run the A/A twin repeats: the deadline throttle at the write-up's rate.
+pub const TWIN: Pacer = Pacer::Deadline;
+
+/// The twin's reading key: the original's followed by [`harness::AA_TWIN`].
+pub fn twin_key(pacer: Pacer, target: f64) -> String {
+    format!("{}{}", rate_key(pacer, target), harness::AA_TWIN)
+}
+
 /// `deadline · stall`: a throttle's rate over a stall run.
 pub fn stall_key(pacer: Pacer) -> String {
     format!("{} · stall", pacer.label())
@@ -320,6 +416,9 @@ pub struct RatesRound {
     pub runs: Vec<RateRun>,
     /// Every throttle at [`STALL_RATE`] with one stalled operation.
     pub stalls: Vec<RateRun>,
+    /// The A/A twin's run (see [`TWIN`]), kept apart from the tables' runs.
+    #[serde(default)]
+    pub twins: Vec<RateRun>,
 }
 
 impl RatesRound {
@@ -334,7 +433,12 @@ impl RatesRound {
             .iter()
             .filter(|r| r.ran >= 2)
             .map(|r| Reading::new(stall_key(r.pacer), Unit::OpsPerSec, r.achieved));
-        rates.chain(stalls).collect()
+        let twins = self
+            .twins
+            .iter()
+            .filter(|r| r.ran >= 2)
+            .map(|r| Reading::new(twin_key(r.pacer, r.target), Unit::OpsPerSec, r.achieved));
+        rates.chain(stalls).chain(twins).collect()
     }
 
     pub fn find(&self, pacer: Pacer, target: f64) -> Option<&RateRun> {
@@ -382,7 +486,8 @@ pub fn measure_rate(
     let start = Instant::now();
     let stop_at = deadline.min(start + 2 * planned + Duration::from_millis(20));
     let cpu0 = harness::thread_cpu_time();
-    let starts = {
+    let counters0 = Counters::thread();
+    let (starts, waiting) = {
         let mut done = 0;
         let mut send = || {
             done += 1;
@@ -393,8 +498,10 @@ pub fn measure_rate(
         };
         let mut run = Run::new(&mut send, ops as usize, stop_at);
         pacer.drive(rate, &mut run)?;
-        run.starts
+        let waiting = run.waiting();
+        (run.starts, waiting)
     };
+    let counters = Counters::thread().since(&counters0);
     let cpu = harness::thread_cpu_time()
         .zip(cpu0)
         .map(|(b, a)| b.saturating_sub(a).as_nanos() as f64);
@@ -417,6 +524,20 @@ pub fn measure_rate(
             .take_while(|&&g| g < period_ns / 2.0)
             .count() as u64,
     });
+    let lateness = {
+        let first = starts.first().copied();
+        let mut late: Vec<f64> = starts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &t)| {
+                let first = first?;
+                Some((t - first).as_nanos() as f64 - k as f64 * period_ns)
+            })
+            .collect();
+        late.sort_by(f64::total_cmp);
+        late
+    };
+    let short_gaps = gaps.iter().filter(|&&g| g < period_ns / 2.0).count() as u64;
     gaps.sort_by(f64::total_cmp);
     Ok(RateRun {
         pacer,
@@ -436,6 +557,12 @@ pub fn measure_rate(
         datagrams_received,
         send_errors,
         stall,
+        wait_per_op_ns: (n >= 2).then(|| waiting.as_nanos() as f64 / (n - 1) as f64),
+        late_p50_ns: (!lateness.is_empty()).then(|| median_sorted(&lateness)),
+        late_max_ns: lateness.last().copied(),
+        short_gaps,
+        per_op: counters.per_op(n),
+        twin: false,
     })
 }
 
@@ -457,6 +584,7 @@ struct Spec {
     rate: f64,
     ops: u64,
     hiccup: Option<Duration>,
+    twin: bool,
 }
 
 /// One round: every throttle at every target rate once, and every throttle's stall
@@ -475,21 +603,35 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
                 rate,
                 ops: ops_for(rate, run_ms, run_ms_1k, min_ops),
                 hiccup: None,
+                twin: false,
             })
         })
         .collect();
+    // The A/A twin: the same throttle, rate and size as one of the runs above.
+    if let Some(original) = specs
+        .iter()
+        .find(|s| s.pacer == TWIN && s.rate == WRITEUP_RATE)
+        .copied()
+    {
+        specs.push(Spec {
+            twin: true,
+            ..original
+        });
+    }
     specs.extend(Pacer::ALL.map(|pacer| Spec {
         pacer,
         rate: STALL_RATE,
         ops: STALL_AT + missed + AFTER_STALL,
         hiccup: Some(hiccup),
+        twin: false,
     }));
     let mut done: Vec<Option<RateRun>> = vec![None; specs.len()];
     for i in ctx.rotated(&(0..specs.len()).collect::<Vec<_>>()) {
         let spec = specs[i];
-        let label = match spec.hiccup {
-            Some(_) => stall_key(spec.pacer),
-            None => rate_key(spec.pacer, spec.rate),
+        let label = match (spec.hiccup, spec.twin) {
+            (Some(_), _) => stall_key(spec.pacer),
+            (None, true) => twin_key(spec.pacer, spec.rate),
+            (None, false) => rate_key(spec.pacer, spec.rate),
         };
         if ctx.past_deadline() {
             ctx.note(
@@ -499,12 +641,19 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
             break;
         }
         match measure_rate(spec.pacer, spec.rate, spec.ops, spec.hiccup, ctx.deadline()) {
-            Ok(run) => done[i] = Some(run),
+            Ok(run) => {
+                done[i] = Some(RateRun {
+                    twin: spec.twin,
+                    ..run
+                })
+            }
             Err(e) => ctx.note(NoteKind::Info, format!("{label} could not run: {e:#}")),
         }
     }
+    let (twins, done): (Vec<RateRun>, Vec<RateRun>) =
+        done.into_iter().flatten().partition(|r| r.twin);
     let (runs, stalls): (Vec<RateRun>, Vec<RateRun>) =
-        done.into_iter().flatten().partition(|r| r.stall.is_none());
+        done.into_iter().partition(|r| r.stall.is_none());
     if harness::thread_cpu_time().is_none() {
         ctx.note(
             NoteKind::Unsupported,
@@ -528,6 +677,7 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
         run_ms,
         runs,
         stalls,
+        twins,
     })
 }
 
@@ -612,6 +762,15 @@ pub struct OmissionRound {
     pub served: u64,
     pub pauses: u64,
     pub measured: Vec<Measured>,
+    /// Answered requests that went out more than one period after the schedule said:
+    /// the ones a pause held up.
+    #[serde(default)]
+    pub sent_late: u64,
+    /// How much later than intended the requests went out: the median and the largest.
+    #[serde(default)]
+    pub send_late_p50_ns: Option<f64>,
+    #[serde(default)]
+    pub send_late_max_ns: Option<f64>,
 }
 
 impl OmissionRound {
@@ -682,6 +841,13 @@ fn omission(ctx: &mut Ctx) -> anyhow::Result<OmissionRound> {
         .map(|x| ns(x.answered.saturating_duration_since(x.due)))
         .collect();
     let corrected = with_omitted(&from_send, 1e9 / rate);
+    let mut send_late: Vec<f64> = got
+        .answered
+        .iter()
+        .map(|x| ns(x.sent.saturating_duration_since(x.due)))
+        .collect();
+    send_late.sort_by(f64::total_cmp);
+    let sent_late = send_late.iter().filter(|&&v| v > 1e9 / rate).count() as u64;
     Ok(OmissionRound {
         rate,
         stall_every,
@@ -697,6 +863,9 @@ fn omission(ctx: &mut Ctx) -> anyhow::Result<OmissionRound> {
             measured(Measure::Corrected, corrected),
             measured(Measure::FromIntent, from_intent),
         ],
+        sent_late,
+        send_late_p50_ns: (!send_late.is_empty()).then(|| median_sorted(&send_late)),
+        send_late_max_ns: send_late.last().copied(),
     })
 }
 

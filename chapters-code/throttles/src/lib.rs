@@ -21,7 +21,7 @@ pub mod experiments;
 pub mod views;
 
 use experiments::{NAIVE, OMISSION, RATES, SWEEP};
-use harness::Headline;
+use harness::{Counters, Headline};
 
 /// The names of the chapter's headline figures: the guide, the appendix and the
 /// comparisons read them by these constants, so a renamed figure fails to compile.
@@ -35,9 +35,9 @@ pub mod headline {
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [SWEEP, NAIVE, RATES, OMISSION],
     views: [
-        views::NAIVE_TABLE, views::SWEEP_TABLE, views::SWEEP_REFERENCE, views::ACHIEVED,
+        views::ANSWER, views::NAIVE_TABLE, views::SWEEP_TABLE, views::SWEEP_REFERENCE, views::ACHIEVED,
         views::ACHIEVED_PLOT, views::FINDINGS, views::STALL, views::JITTER_1K, views::JITTER_10K,
-        views::CPU, views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
+        views::WHY_1K, views::CPU, views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
     ],
     headlines: [
         Headline::new(headline::NAIVE_RATE_AT_10K, &RATES, "naive · 10,000/s")
@@ -55,43 +55,80 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
 // ------------------------------------------------------------------ sleeping, timed
 
 // ANCHOR: sweep
-/// One pass of the sweep: sleeps each requested length once, in the order given, and
-/// times each sleep with the monotonic clock. Stops (keeping what it has) before a
-/// sleep that would end past `until`.
-pub fn sweep_pass(order: &[Duration], until: Instant) -> Vec<(Duration, Duration)> {
+/// One timed sleep: how long it took, and how much of that time the thread spent
+/// runnable but waiting for a CPU (its run-queue delay; `None` where the OS does not
+/// tell). The counters are read outside the timed interval.
+#[derive(Debug, Clone, Copy)]
+pub struct Slept {
+    pub took: Duration,
+    pub run_delay: Option<Duration>,
+}
+
+/// One pass of the sweep: for each `(length, times)` in the order given, `times`
+/// sleeps of that length back to back, each timed with the monotonic clock. Stops
+/// (keeping what it has) before a sleep that would end past `until`.
+pub fn sweep_pass(order: &[(Duration, usize)], until: Instant) -> Vec<Vec<Slept>> {
     let mut slept = Vec::with_capacity(order.len());
-    for &asked in order {
-        if Instant::now() + asked > until {
-            break;
+    for &(asked, times) in order {
+        let mut these = Vec::with_capacity(times);
+        for _ in 0..times {
+            if Instant::now() + asked > until {
+                slept.push(these);
+                return slept;
+            }
+            let before = Counters::thread();
+            let start = Instant::now();
+            thread::sleep(asked);
+            let took = start.elapsed();
+            let waited = Counters::thread().since(&before).run_delay_ns;
+            these.push(Slept {
+                took,
+                run_delay: waited.map(Duration::from_nanos),
+            });
         }
-        let start = Instant::now();
-        thread::sleep(asked);
-        slept.push((asked, start.elapsed()));
+        slept.push(these);
     }
     slept
 }
 // ANCHOR_END: sweep
 
+/// The calling thread's timer slack in nanoseconds (Linux's `PR_GET_TIMERSLACK`): how
+/// far past its deadline the kernel may let a sleep run so as to batch wake-ups.
+#[cfg(target_os = "linux")]
+pub fn timer_slack_ns() -> Option<u64> {
+    // SAFETY: PR_GET_TIMERSLACK takes no pointer arguments.
+    let rc = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+    u64::try_from(rc).ok()
+}
+
+/// No timer slack to read outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn timer_slack_ns() -> Option<u64> {
+    None
+}
+
 // ANCHOR: naive_bench
 /// One iteration of the write-up's benchmark: `ops` times, send a datagram (or not)
-/// and sleep 1 ms. Returns how many operations ran (fewer if `until` came first) and
-/// how long they took together.
+/// and sleep 1 ms. Returns how many operations ran (fewer if `until` came first), how
+/// long they took together, and how much of that was spent in the sleeps.
 pub fn naive_iteration(
     op: &mut UdpOp,
     with_send: bool,
     ops: u64,
     until: Instant,
-) -> (u64, Duration) {
+) -> (u64, Duration, Duration) {
     let start = Instant::now();
-    let mut done = 0;
+    let (mut done, mut asleep) = (0, Duration::ZERO);
     while done < ops && Instant::now() < until {
         if with_send {
             op.send();
         }
+        let nap = Instant::now();
         thread::sleep(Duration::from_millis(1));
+        asleep += nap.elapsed();
         done += 1;
     }
-    (done, start.elapsed())
+    (done, start.elapsed(), asleep)
 }
 // ANCHOR_END: naive_bench
 
@@ -344,12 +381,16 @@ pub fn sleep_until(t: Instant) {
 // ------------------------------------------------------------------- the throttles
 
 /// One paced run: calls the operation until `want` operations have started or the
-/// clock passes `stop_at`, and records when each one started.
+/// clock passes `stop_at`, and records when each one started and how long the
+/// operations themselves took (the rest of the run is the throttle's waiting).
 pub struct Run<'a> {
     op: &'a mut dyn FnMut(),
     want: usize,
     stop_at: Instant,
     pub starts: Vec<Instant>,
+    /// Time spent inside the operations, all of them, and the last one alone.
+    pub busy: Duration,
+    pub last_busy: Duration,
 }
 
 impl<'a> Run<'a> {
@@ -359,6 +400,8 @@ impl<'a> Run<'a> {
             want,
             stop_at,
             starts: Vec::with_capacity(want.min(1 << 22)),
+            busy: Duration::ZERO,
+            last_busy: Duration::ZERO,
         }
     }
 
@@ -367,10 +410,22 @@ impl<'a> Run<'a> {
         self.starts.len() < self.want && Instant::now() < self.stop_at
     }
 
-    /// Runs the operation once, noting its start.
+    /// Runs the operation once, noting its start and how long it took.
     pub fn op(&mut self) {
-        self.starts.push(Instant::now());
+        let start = Instant::now();
+        self.starts.push(start);
         (self.op)();
+        self.last_busy = start.elapsed();
+        self.busy += self.last_busy;
+    }
+
+    /// Time between the first start and the last that was not spent in an operation:
+    /// what the throttle spent waiting (and its own bookkeeping).
+    pub fn waiting(&self) -> Duration {
+        match (self.starts.first(), self.starts.last()) {
+            (Some(&a), Some(&b)) => (b - a).saturating_sub(self.busy - self.last_busy),
+            _ => Duration::ZERO,
+        }
     }
 }
 

@@ -4,19 +4,22 @@
 
 use crate::Pacer;
 use crate::experiments::{
-    Measure, NAIVE, NaiveRound, OMISSION, OmissionRound, RATES, RateRun, RatesRound, STALL_AT,
-    STALL_RATE, SWEEP, SWEEP_MS, SweepRound, WITH_SEND, WRITEUP_RATE, naive_key, rate_key,
-    stall_key, sweep_key,
+    BACK_TO_BACK, BACK_TO_BACK_KEY, Measure, NAIVE, NaiveRound, OMISSION, OmissionRound, RATES,
+    RateRun, RatesRound, STALL_AT, STALL_RATE, SWEEP, SWEEP_MS, SweepLength, SweepRound, TWIN,
+    WITH_SEND, WRITEUP_RATE, naive_key, rate_key, stall_key, sweep_key, twin_key,
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
 use harness::render::capitalise;
 use harness::render::{
-    Better, Table, Tails, compare_sentence, fmt_count, fmt_estimate, fmt_range, sig3,
+    Better, Table, Tails, answer_block, compare_sentence, fmt_count, fmt_estimate,
+    fmt_opt_estimate, fmt_range, sig3, threshold_text,
 };
+use harness::stats::{Verdict, threshold, verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
+pub static ANSWER: View<RatesRound> = View::table("answer", &RATES, answer);
 pub static NAIVE_TABLE: View<NaiveRound> = View::table("naive", &NAIVE, naive_table);
 pub static SWEEP_TABLE: View<SweepRound> = View::table("sweep", &SWEEP, sweep_table);
 pub static SWEEP_REFERENCE: View<SweepRound> =
@@ -29,6 +32,7 @@ pub static JITTER_1K: View<RatesRound> =
     View::table("jitter-1k", &RATES, |r| jitter_table(r, 1_000.0)).brief();
 pub static JITTER_10K: View<RatesRound> =
     View::table("jitter-10k", &RATES, |r| jitter_table(r, 10_000.0)).brief();
+pub static WHY_1K: View<RatesRound> = View::table("why-1k", &RATES, why_table).brief();
 pub static CPU: View<RatesRound> = View::table("cpu", &RATES, cpu_table).brief();
 pub static GAPS_1K: View<RatesRound> =
     View::plot("gaps-1k", &RATES, |r| gaps_plot(r, 1_000.0)).brief();
@@ -84,12 +88,177 @@ fn per_s(rate: f64) -> String {
     format!("{}/s", fmt_count(rate as u64))
 }
 
+// ------------------------------------------------------------------- the answer
+
+/// A rate, as a percentage of its target, against the target by the verdict rule (a
+/// target is a figure without spread).
+fn against_target(share: &Estimate) -> Verdict {
+    let target = Estimate {
+        median: 100.0,
+        lo: 100.0,
+        hi: 100.0,
+        ..*share
+    };
+    verdict(share, &target)
+}
+
+/// Where a throttle's rate (as a % of its target) stands: short of the target or above
+/// it by the verdict rule, within the threshold of it over its whole interval, or not
+/// decided by this run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Held {
+    Short,
+    Over,
+    Within,
+    Undecided,
+}
+
+fn held(share: &Estimate) -> Held {
+    let band = threshold() * 100.0;
+    match against_target(share) {
+        Verdict::Below => Held::Short,
+        Verdict::Above => Held::Over,
+        _ if share.lo >= 100.0 - band && share.hi <= 100.0 + band => Held::Within,
+        _ => Held::Undecided,
+    }
+}
+
+/// The chapter's answer: which throttle holds 1,000 ops/s, and how late it runs.
+fn answer(r: &Results<RatesRound>) -> anyhow::Result<String> {
+    let t = WRITEUP_RATE;
+    anyhow::ensure!(
+        targets(r).contains(&t),
+        "this result has no runs at {} (see rates_from and rates_to)",
+        per_s(t)
+    );
+    let share = |p: Pacer| r.estimate(&rate_key(p, t)).map(|e| e.scaled(100.0 / t));
+    let per_run =
+        |p: Pacer, f: fn(&RateRun) -> Option<f64>| r.estimate_of(|d| d.find(p, t).and_then(f));
+    let ns = |e: Option<Estimate>| fmt_opt_estimate(e, Unit::Nanos);
+    let mut out = Vec::new();
+
+    if let Some(naive) = share(Pacer::Naive) {
+        let standing = match held(&naive) {
+            Held::Short => "short of it".to_string(),
+            Held::Over => "above it".to_string(),
+            Held::Within => format!("within {} of it", threshold_text()),
+            Held::Undecided => "too uncertain here to call".to_string(),
+        };
+        out.push(format!(
+            "At the write-up's {}, the naive `op; sleep(1 ms)` loop reached {} of the target, \
+             {standing}: it waited {} between operations where it asked for 1 ms",
+            per_s(t),
+            pct(&naive.scaled(0.01)),
+            ns(per_run(Pacer::Naive, |x| x.wait_per_op_ns)),
+        ));
+    }
+
+    let mut groups: [(Held, &str, Vec<String>); 4] = [
+        (Held::Within, "", Vec::new()),
+        (Held::Short, "short of it", Vec::new()),
+        (Held::Over, "above it", Vec::new()),
+        (Held::Undecided, "too uncertain here to call", Vec::new()),
+    ];
+    for pacer in Pacer::ALL {
+        let Some(e) = share(pacer) else { continue };
+        let h = held(&e);
+        if let Some(g) = groups.iter_mut().find(|g| g.0 == h) {
+            g.2.push(format!("*{}* {}", pacer.label(), pct(&e.scaled(0.01))));
+        }
+    }
+    let within = format!(
+        "within {} of the target over their whole interval",
+        threshold_text()
+    );
+    let listed: Vec<String> = groups
+        .iter()
+        .filter(|g| !g.2.is_empty())
+        .map(|g| {
+            let name = if g.0 == Held::Within {
+                within.as_str()
+            } else {
+                g.1
+            };
+            format!("{name}: {}", g.2.join(", "))
+        })
+        .collect();
+    if !listed.is_empty() {
+        out.push(format!("Rates at {}: {}", per_s(t), listed.join("; ")));
+    }
+
+    let (kd, kn) = (rate_key(Pacer::Deadline, t), rate_key(Pacer::Naive, t));
+    if let (Some(d), Some(n)) = (r.estimate(&kd), r.estimate(&kn)) {
+        out.push(compare_sentence(
+            ("the deadline throttle's rate", &d),
+            ("the naive loop's", &n),
+            r.ratio(&kd, &kn).as_ref(),
+            Better::Higher,
+        ));
+    }
+
+    let late = |p: Pacer| ns(per_run(p, |x| x.late_p50_ns));
+    let gap = |p: Pacer| ns(per_run(p, |x| x.gap_p50_ns));
+    out.push(format!(
+        "How late and how even: the deadline throttle started its operations a median {} \
+         after their scheduled times, with a median gap of {} for a period of {}; tokio's \
+         `interval` (Burst) a median {} late, with a median gap of {} (why: [tokio's \
+         millisecond timer](short-sleeps.md#tokios-millisecond-timer)); the naive loop, \
+         which keeps no schedule and so adds each wait's excess to the next, a median {}",
+        late(Pacer::Deadline),
+        gap(Pacer::Deadline),
+        Unit::Nanos.format(1e9 / t),
+        late(Pacer::TokioBurst),
+        gap(Pacer::TokioBurst),
+        late(Pacer::Naive),
+    ));
+
+    let burst = |p: Pacer| {
+        r.estimate_of(|d| Some(d.stall(p)?.stall.as_ref()?.burst as f64))
+            .map_or("–".into(), |e| sig3(e.median))
+    };
+    if let Some(hiccup) = r.param("hiccup_ms") {
+        out.push(format!(
+            "After one {} ms stall, the operations each throttle sent back to back to catch \
+             up (medians over rounds): tokio Burst {}, the debt loop as published {}, the \
+             deadline throttle {} (it allows 10 ms' worth), tokio Delay {} and Skip {}",
+            fmt_count(hiccup as u64),
+            burst(Pacer::TokioBurst),
+            burst(Pacer::DebtAsPublished),
+            burst(Pacer::Deadline),
+            burst(Pacer::TokioDelay),
+            burst(Pacer::TokioSkip),
+        ));
+    }
+
+    let refs = reference()?;
+    let mean = |send: bool| refs.naive.iter().find(|x| x.with_send == send);
+    let writeup = match (mean(true), mean(false)) {
+        (Some(a), Some(b)) => format!(
+            "it measured only the naive loop, at a Mean of {} per operation with the send and \
+             {} without (about {} and {}, our arithmetic, for a target of 1,000 per second), \
+             and sketched a compensating loop it was “not even sure” was correct.",
+            mean_ms(a.mean_ms),
+            mean_ms(b.mean_ms),
+            Unit::OpsPerSec.format(1e3 / a.mean_ms),
+            Unit::OpsPerSec.format(1e3 / b.mean_ms),
+        ),
+        _ => String::new(),
+    };
+    Ok(answer_block(out, &writeup))
+}
+
 // ------------------------------------------------------------------ the naive loop
 
 /// The write-up's benchmark on your machine, beside its published Mean.
 fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
     let refs = reference()?;
-    let mut t = Table::new(["loop", "time per op", "rate", "write-up: Mean ± Error"]);
+    let mut t = Table::new([
+        "loop",
+        "time per op",
+        "asleep per op",
+        "rate",
+        "write-up: Mean ± Error",
+    ]);
     let mut ours = Vec::new();
     for with_send in WITH_SEND {
         let Some(e) = r.estimate(naive_key(with_send)) else {
@@ -106,6 +275,7 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
         t.row([
             naive_key(with_send).to_string(),
             fmt_estimate(&e, Unit::Nanos),
+            fmt_opt_estimate(asleep(r, with_send), Unit::Nanos),
             fmt_estimate(&e.inverse().scaled(1e9), Unit::OpsPerSec),
             theirs.map_or("–".into(), |x| {
                 format!("{:.3} ± {} ms", x.mean_ms, spread_ms(x.error_ms))
@@ -117,17 +287,60 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
     let received: u64 = r.data().map(|d| d.datagrams_received).sum();
     Ok(format!(
         "{}\n*Time per op*: each round times one iteration of {} operations per loop, as \
-         BenchmarkDotNet times iterations, and divides; the figure is the median over rounds \
-         with its 95 % interval, and *rate* is one second divided by it. The write-up's Mean \
-         and Error are as published; one second divided by its Mean, our arithmetic, gives \
-         {}. Datagrams sent: {}, received by the sink: {}.\n\n{}\n",
+         BenchmarkDotNet times iterations, and divides; *asleep per op*: the part of it spent \
+         inside the 1 ms sleeps. Medians over rounds with 95 % intervals; *rate* is one second \
+         divided by the time per op. The write-up's Mean and Error are as published; one \
+         second divided by its Mean (our arithmetic) gives {}. Datagrams sent: {}, received \
+         by the sink: {}.\n\n{}\n\n{}\n",
         t.to_markdown(),
         r.param("ops").map_or("–".into(), |v| fmt_count(v as u64)),
         ours.join(" and "),
         fmt_count(sent),
         fmt_count(received),
+        naive_findings(r).join(" "),
         refs.attribution()
     ))
+}
+
+/// The mean time per operation a loop spent in its sleeps, over rounds.
+fn asleep(r: &Results<NaiveRound>, with_send: bool) -> Option<Estimate> {
+    r.estimate_of(|d| {
+        d.runs
+            .iter()
+            .find(|x| x.with_send == with_send)?
+            .asleep_per_op_ns
+    })
+}
+
+/// Where the naive loop's time goes, and whether the send shows, by the verdict rule.
+fn naive_findings(r: &Results<NaiveRound>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (Some(per_op), Some(slept)) = (r.estimate(naive_key(true)), asleep(r, true)) {
+        let over = per_op.median - 1e6;
+        let share = (slept.median - 1e6) / over;
+        if over > 0.0 && share.is_finite() {
+            out.push(format!(
+                "With the send, an operation took {} more than the 1 ms asked; the sleep's own \
+                 overshoot ({} asleep per operation, less 1 ms) is {:.0} % of that excess.",
+                Unit::Nanos.format(over),
+                Unit::Nanos.format(slept.median),
+                (share * 100.0).clamp(0.0, 100.0)
+            ));
+        }
+    }
+    let (ka, kb) = (naive_key(true), naive_key(false));
+    if let (Some(a), Some(b)) = (r.estimate(ka), r.estimate(kb)) {
+        out.push(format!(
+            "What the send costs: {}.",
+            compare_sentence(
+                ("the loop with the send", &a),
+                ("the loop without", &b),
+                r.ratio(ka, kb).as_ref(),
+                Better::Lower,
+            )
+        ));
+    }
+    out
 }
 
 // ----------------------------------------------------------------- the sleep sweep
@@ -144,23 +357,46 @@ fn pooled_sleeps(r: &Results<SweepRound>, ms: u64) -> Dist {
 }
 
 fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
-    let dists: Vec<Dist> = SWEEP_MS.iter().map(|&ms| pooled_sleeps(r, ms)).collect();
+    let mut dists: Vec<Dist> = SWEEP_MS.iter().map(|&ms| pooled_sleeps(r, ms)).collect();
+    dists.push(pooled_back_to_back(r));
     let tails = Tails::for_counts(dists.iter().map(Dist::len));
-    let mut headers = vec!["requested", "actual sleep", "late by", "sleeps"];
+    let mut headers = vec![
+        "requested",
+        "actual sleep",
+        "late by",
+        "waiting for a CPU",
+        "sleeps",
+    ];
     if tails.p99 {
         headers.push("p99");
     }
     headers.push("max");
     let mut t = Table::new(headers);
-    for (&ms, d) in SWEEP_MS.iter().zip(&dists) {
-        let (Some(late), Some(s)) = (r.estimate(&sweep_key(ms)), d.summary()) else {
+    let rows = SWEEP_MS
+        .iter()
+        .map(|&ms| (format!("{ms} ms"), sweep_key(ms), Some(ms)))
+        .chain([(
+            "1 ms, back to back".to_string(),
+            BACK_TO_BACK_KEY.to_string(),
+            None,
+        )]);
+    for ((label, key, ms), d) in rows.zip(&dists) {
+        let (Some(late), Some(s)) = (r.estimate(&key), d.summary()) else {
             continue;
         };
-        let actual = r.estimate_of(|x| x.find(ms)?.median_ns);
+        fn length(x: &SweepRound, ms: Option<u64>) -> Option<&SweepLength> {
+            match ms {
+                Some(ms) => x.find(ms),
+                None => x.back_to_back.as_ref(),
+            }
+        }
+        let actual = r.estimate_of(|x| length(x, ms)?.median_ns);
+        let waiting = r.estimate_of(|x| length(x, ms)?.run_delay_ns);
         let mut row = vec![
-            format!("{ms} ms"),
-            actual.map_or("–".into(), |e| fmt_estimate(&e, Unit::Nanos)),
+            label,
+            fmt_opt_estimate(actual, Unit::Nanos),
             fmt_estimate(&late, Unit::Nanos),
+            fmt_opt_estimate(waiting, Unit::Nanos),
             fmt_count(s.n),
         ];
         if tails.p99 {
@@ -171,16 +407,96 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     }
     anyhow::ensure!(!t.is_empty(), "the sweep recorded no sleeps");
     Ok(format!(
-        "{}\n*Actual sleep* and *late by* (actual minus requested): the median over rounds of \
-         each round's median sleep of that length, with its 95 % interval. *Sleeps* and *max* \
-         pool every sleep of every round{}.\n",
+        "{}\n*Actual sleep*, *late by* (actual minus requested) and *waiting for a CPU* (the \
+         thread's run-queue delay during the sleep: runnable, not yet running): the median \
+         over rounds of each round's median for that length, with its 95 % interval. \
+         *Sleeps* and *max* pool every sleep of every round{}. Each sleep of the sweep \
+         follows a sleep of another length; *1 ms, back to back* are 1 ms sleeps that each \
+         follow another 1 ms sleep ({} of each block of {}, the first left out).{}\n\n{}\n",
         t.to_markdown(),
         if tails.p99 {
             ""
         } else {
             " (a p99 column appears from 1,000 sleeps per length)"
-        }
+        },
+        BACK_TO_BACK - 1,
+        BACK_TO_BACK,
+        slack_note(r),
+        sweep_findings(r).join(" "),
     ))
+}
+
+/// The back-to-back 1 ms sleeps of every round, pooled.
+fn pooled_back_to_back(r: &Results<SweepRound>) -> Dist {
+    let mut d = Dist::new();
+    for round in r.data() {
+        if let Some(l) = &round.back_to_back {
+            d.merge(&l.actual);
+        }
+    }
+    d
+}
+
+/// The timer slack the sleeping thread ran with, as the rounds read it.
+fn slack_note(r: &Results<SweepRound>) -> String {
+    let mut seen: Vec<u64> = r.data().filter_map(|d| d.timer_slack_ns).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    match seen.as_slice() {
+        [] => String::new(),
+        [one] => format!(
+            " Timer slack in force on the sleeping thread: {}.",
+            Unit::Nanos.format(*one as f64)
+        ),
+        many => format!(
+            " Timer slack in force on the sleeping thread: {} (it differed between rounds).",
+            many.iter()
+                .map(|&v| Unit::Nanos.format(v as f64))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// What the 1 ms sleep's lateness is made of, and whether what came before it matters.
+fn sweep_findings(r: &Results<SweepRound>) -> Vec<String> {
+    let mut out = Vec::new();
+    let one = sweep_key(1);
+    let waiting = r.estimate_of(|x| x.find(1)?.run_delay_ns);
+    if let (Some(late), Some(w)) = (r.estimate(&one), waiting) {
+        out.push(format!(
+            "Of a 1 ms sleep's lateness, {}, the thread spent {} waiting for a CPU after the \
+             timer had woken it.",
+            fmt_estimate(&late, Unit::Nanos),
+            fmt_estimate(&w, Unit::Nanos),
+        ));
+    }
+    let last = SWEEP_MS[SWEEP_MS.len() - 1];
+    let long = sweep_key(last);
+    if let (Some(a), Some(b)) = (r.estimate(&long), r.estimate(&one)) {
+        out.push(format!(
+            "Length against lateness: {}.",
+            compare_sentence(
+                (&format!("the lateness of a {last} ms sleep"), &a),
+                ("that of a 1 ms sleep", &b),
+                r.ratio(&long, &one).as_ref(),
+                Better::Higher,
+            )
+        ));
+    }
+    if let (Some(a), Some(b)) = (r.estimate(&one), r.estimate(BACK_TO_BACK_KEY)) {
+        out.push(format!(
+            "What came before the sleep: {}.",
+            compare_sentence(
+                ("the lateness of a 1 ms sleep after a 30 or 50 ms one", &a),
+                ("that of a 1 ms sleep right after another", &b),
+                r.ratio(&one, BACK_TO_BACK_KEY).as_ref(),
+                // Worded as higher or lower, not faster or slower: a lateness.
+                Better::Higher,
+            )
+        ));
+    }
+    out
 }
 
 /// The write-up's sweep as published, beside your lateness.
@@ -396,11 +712,62 @@ fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
             capitalise(&comparisons.join("; "))
         ));
     }
+    if let Some(s) = pairs_finding(r) {
+        out.push(s);
+    }
     if let Some(s) = stall_findings(r) {
+        out.push(s);
+    }
+    if let Some(s) = twin_finding(r) {
         out.push(s);
     }
     anyhow::ensure!(!out.is_empty(), "no throttle has a result to compare");
     Ok(out.iter().map(|s| format!("- {s}\n")).collect())
+}
+
+/// The published debt loop's back-to-back pairs at the write-up's rate, counted.
+fn pairs_finding(r: &Results<RatesRound>) -> Option<String> {
+    let t = WRITEUP_RATE;
+    let short = r.estimate_of(|d| {
+        let x = d.find(Pacer::DebtAsPublished, t)?;
+        (x.ran >= 2).then(|| x.short_gaps as f64 / (x.ran - 1) as f64 * 100.0)
+    })?;
+    let gap = r.estimate_of(|d| d.find(Pacer::DebtAsPublished, t)?.gap_p50_ns)?;
+    let sleeps = r
+        .estimate_of(|d| d.find(Pacer::DebtAsPublished, t)?.per_op.voluntary)
+        .map(|e| {
+            format!(
+                "; its thread slept {} times per operation",
+                fmt_estimate(&e, Unit::Number)
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "**The debt loop as published, at {}**: {} of its gaps were shorter than half a \
+         period (operations back to back), and its median gap was {} for a period of {}{sleeps}.",
+        per_s(t),
+        pct(&short.scaled(0.01)),
+        fmt_estimate(&gap, Unit::Nanos),
+        Unit::Nanos.format(1e9 / t),
+    ))
+}
+
+/// The A/A self-check: the twin arm against the run it repeats, by the verdict rule.
+fn twin_finding(r: &Results<RatesRound>) -> Option<String> {
+    let t = WRITEUP_RATE;
+    let (ka, kb) = (rate_key(TWIN, t), twin_key(TWIN, t));
+    let (a, b) = (r.estimate(&ka)?, r.estimate(&kb)?);
+    Some(format!(
+        "**Self-check (A/A)**: the deadline throttle at {} ran twice in every round, as two \
+         arms with identical code; {}.",
+        per_s(t),
+        compare_sentence(
+            ("the first arm's rate", &a),
+            ("the second's", &b),
+            r.ratio(&ka, &kb).as_ref(),
+            Better::Higher,
+        )
+    ))
 }
 
 /// A throttle and how a finding names it.
@@ -518,19 +885,15 @@ fn pooled_gaps(r: &Results<RatesRound>, pacer: Pacer, target: f64) -> Dist {
     d
 }
 
-/// How evenly each throttle spreads its operations at one target rate.
+/// How evenly each throttle spreads its operations at one target rate, and how late
+/// they start against the schedule.
 fn jitter_table(r: &Results<RatesRound>, target: f64) -> anyhow::Result<String> {
     anyhow::ensure!(
         targets(r).contains(&target),
         "this result has no runs at {} (see rates_from and rates_to)",
         per_s(target)
     );
-    let mut t = Table::new([
-        "throttle",
-        "median gap",
-        "shortest–longest",
-        "drift at the end",
-    ]);
+    let mut t = Table::new(["throttle", "median gap", "shortest–longest", "late, median"]);
     let mut gaps = u64::MAX;
     for pacer in Pacer::ALL {
         let per_run =
@@ -540,20 +903,77 @@ fn jitter_table(r: &Results<RatesRound>, target: f64) -> anyhow::Result<String> 
         let Some(s) = d.summary() else { continue };
         t.row([
             pacer.label().to_string(),
-            per_run(|x| x.gap_p50_ns).map_or("–".into(), |e| fmt_estimate(&e, Unit::Nanos)),
+            fmt_opt_estimate(per_run(|x| x.gap_p50_ns), Unit::Nanos),
             fmt_range(s.min, s.max, Unit::Nanos),
-            per_run(|x| Some(x.drift_ns)).map_or("–".into(), |e| fmt_estimate(&e, Unit::Nanos)),
+            fmt_opt_estimate(per_run(|x| x.late_p50_ns), Unit::Nanos),
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "no throttle ran at {}", per_s(target));
     Ok(format!(
-        "{}\nThe ideal gap is {}. *Median gap* and *drift*: medians over rounds of each run's \
-         value, with 95 % intervals. *Drift*: how much later than its schedule (set by its \
-         first operation) the last operation started; negative is early. \
-         *Shortest–longest*: over every gap of every round (at least {} per throttle).\n",
+        "{}\nThe ideal gap is {}. *Late*: how much later than its schedule operation *k* \
+         started, the schedule being the first operation's start plus *k* periods (negative: \
+         early), the median over a run's operations. *Median gap* and *late*: medians over \
+         rounds of each run's value, with 95 % intervals. *Shortest–longest*: over every \
+         gap of every round (at least {} per throttle).\n",
         t.to_markdown(),
         Unit::Nanos.format(1e9 / target),
         fmt_count(gaps)
+    ))
+}
+
+/// Why each throttle runs as it does at the write-up's rate: where its time goes and
+/// what the scheduler did to its thread, per operation.
+fn why_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
+    let target = WRITEUP_RATE;
+    anyhow::ensure!(
+        targets(r).contains(&target),
+        "this result has no runs at {} (see rates_from and rates_to)",
+        per_s(target)
+    );
+    let mut t = Table::new([
+        "throttle",
+        "waiting per op",
+        "sleeps per op",
+        "preempted per op",
+        "waiting for a CPU per op",
+    ]);
+    let mut any_counter = false;
+    for pacer in Pacer::ALL {
+        let per_run =
+            |f: fn(&RateRun) -> Option<f64>| r.estimate_of(|d| d.find(pacer, target).and_then(f));
+        let Some(wait) = per_run(|x| x.wait_per_op_ns) else {
+            continue;
+        };
+        let counts = [
+            per_run(|x| x.per_op.voluntary),
+            per_run(|x| x.per_op.involuntary),
+        ];
+        let delay = per_run(|x| x.per_op.run_delay_ns);
+        any_counter |= counts.iter().any(Option::is_some) || delay.is_some();
+        t.row([
+            pacer.label().to_string(),
+            fmt_estimate(&wait, Unit::Nanos),
+            fmt_opt_estimate(counts[0], Unit::Number),
+            fmt_opt_estimate(counts[1], Unit::Number),
+            fmt_opt_estimate(delay, Unit::Nanos),
+        ]);
+    }
+    anyhow::ensure!(!t.is_empty(), "no throttle ran at {}", per_s(target));
+    Ok(format!(
+        "{}\nAt {}, per operation of each run: *waiting*, the time between operations not \
+         spent in one (the sleep, the throttle's bookkeeping); *sleeps*, the pacing thread's \
+         voluntary context switches (it blocked: a sleep, or tokio parking its thread); \
+         *preempted*, its involuntary ones (the scheduler took the CPU away); *waiting for a \
+         CPU*, its run-queue delay (runnable, not running). Medians over rounds with 95 % \
+         intervals.{}\n",
+        t.to_markdown(),
+        per_s(target),
+        if any_counter {
+            ""
+        } else {
+            " This OS does not give the thread's context switches or run-queue delay, so those \
+             columns are empty."
+        }
     ))
 }
 
@@ -583,9 +1003,51 @@ fn cpu_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
     }
     Ok(format!(
         "{}\nCPU time of the pacing thread (sends included) over the run's wall time, in **% \
-         of one core**: the median over rounds of each run's share, with its 95 % interval.\n",
-        t.to_markdown()
+         of one core**: the median over rounds of each run's share, with its 95 % interval.\n\n{}",
+        t.to_markdown(),
+        cpu_findings(r, &targets)
     ))
+}
+
+/// At the highest rate: tokio's interval against the deadline throttle, in CPU and
+/// in how often each put its thread to sleep.
+fn cpu_findings(r: &Results<RatesRound>, targets: &[f64]) -> String {
+    let Some(&top) = targets.last() else {
+        return String::new();
+    };
+    let at =
+        |p: Pacer, f: fn(&RateRun) -> Option<f64>| r.estimate_of(|d| d.find(p, top).and_then(f));
+    let cpu = |x: &RateRun| Some(x.cpu_share()? * 100.0);
+    let sleeps = |x: &RateRun| x.per_op.voluntary;
+    let (tokio, deadline) = (Pacer::TokioBurst, Pacer::Deadline);
+    let mut out = Vec::new();
+    if let (Some(a), Some(b)) = (at(tokio, sleeps), at(deadline, sleeps)) {
+        out.push(format!(
+            "At {}, tokio Burst's thread slept {} times per operation and the deadline \
+             throttle's {}: {}",
+            per_s(top),
+            fmt_estimate(&a, Unit::Number),
+            fmt_estimate(&b, Unit::Number),
+            compare_sentence(
+                ("tokio's count", &a),
+                ("the deadline throttle's", &b),
+                None,
+                Better::Higher
+            )
+        ));
+    }
+    if let (Some(a), Some(b)) = (at(tokio, cpu), at(deadline, cpu)) {
+        out.push(compare_sentence(
+            (&format!("tokio Burst's CPU share at {}", per_s(top)), &a),
+            ("the deadline throttle's", &b),
+            None,
+            Better::Higher,
+        ));
+    }
+    if out.is_empty() {
+        return String::new();
+    }
+    format!("{}\n", harness::render::findings(out))
 }
 
 fn gaps_plot(r: &Results<RatesRound>, target: f64) -> anyhow::Result<String> {
@@ -691,7 +1153,33 @@ fn omission_findings(r: &Results<OmissionRound>) -> String {
             Better::Higher,
         ))
     };
+    let answered: u64 = r.data().map(|d| d.answered).sum();
+    let held_up: u64 = r.data().map(|d| d.sent_late).sum();
+    let late = r.estimate_of(|d| d.send_late_p50_ns);
+    let worst = r.data().filter_map(|d| d.send_late_max_ns).reduce(f64::max);
+    let pauses: u64 = r.data().map(|d| d.pauses).sum();
+    let first = r.data().next();
+    let stall_ms = first.map_or(0, |d| d.stall_ms);
+    // A pause of `stall_ms` holds up the requests due during it, less the one it delays.
+    let per_pause = first.map_or(0.0, |d| (d.stall_ms as f64 * d.rate / 1e3 - 1.0).max(0.0));
+    let could = (pauses as f64 * per_pause).round() as u64;
+    let intended = (answered > 0).then(|| {
+        format!(
+            "Intended against actual send: {} of {} answered requests ({:.1} %) went out more \
+             than one period after their intended time (the rounds' {} pauses of {} ms hold up \
+             the requests due while they last: about {}); the median request went out {} after it, the latest {}.",
+            fmt_count(held_up),
+            fmt_count(answered),
+            held_up as f64 * 100.0 / answered as f64,
+            fmt_count(pauses),
+            stall_ms,
+            fmt_count(could),
+            fmt_opt_estimate(late, Unit::Nanos),
+            worst.map_or("–".into(), |v| Unit::Nanos.format(v)),
+        )
+    });
     let sentences: Vec<String> = [
+        intended,
         compare(
             (Measure::FromIntent, "the p90 from the intended send"),
             (Measure::FromSend, "the p90 from the actual send"),
@@ -745,6 +1233,29 @@ mod tests {
         assert!(r.sweep.iter().map(|x| x.requested_ms).eq(SWEEP_MS));
         assert_eq!(mean_ms(1.99), "1.990 ms");
         assert_eq!(spread_ms(0.007), "0.0070");
+    }
+
+    /// A rate is short of its target or above it only by the verdict rule, within the
+    /// threshold only when its whole interval is, and undecided otherwise.
+    #[test]
+    fn a_rate_holds_its_target_by_the_verdict_rule() {
+        let e = |median: f64, lo: f64, hi: f64| Estimate {
+            median,
+            lo,
+            hi,
+            confidence: 0.95,
+            n: 6,
+        };
+        assert_eq!(held(&e(90.8, 72.1, 91.2)), Held::Short);
+        assert_eq!(held(&e(130.0, 129.0, 131.0)), Held::Over);
+        // Apart from the target but within 5 %: held.
+        assert_eq!(held(&e(98.3, 98.0, 98.5)), Held::Within);
+        // Overlapping the target and inside the band: held.
+        assert_eq!(held(&e(99.8, 99.7, 100.2)), Held::Within);
+        // Overlapping the target, but the interval reaches past the band: undecided.
+        assert_eq!(held(&e(98.5, 81.7, 100.0)), Held::Undecided);
+        // Apart and more than 5 % off, but only just below: still short.
+        assert_eq!(held(&e(94.0, 93.0, 94.5)), Held::Short);
     }
 
     #[test]

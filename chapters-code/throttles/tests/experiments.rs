@@ -94,14 +94,18 @@ fn render(kind: ViewKind, name: &str, r: &Record) -> String {
 fn the_sweep_and_the_write_ups_loop_run_and_render() {
     let sweep = record(&SWEEP, &["sleeps=1"], 3);
     // One reading per length per round, and a sleep never returns early.
+    // One reading per length and one for the back-to-back 1 ms sleeps, per round.
     for round in &sweep.rounds {
-        assert_eq!(round.readings.len(), experiments::SWEEP_MS.len());
+        assert_eq!(round.readings.len(), experiments::SWEEP_MS.len() + 1);
         assert!(round.readings.iter().all(|r| r.value >= 0.0));
     }
     assert!(sweep.estimate("sleep(1 ms) · late by").is_some());
+    assert!(sweep.estimate(experiments::BACK_TO_BACK_KEY).is_some());
     let md = render(ViewKind::Table, "sweep", &sweep);
     assert!(md.contains("| 50 ms |"), "{md}");
     assert!(!md.lines().next().unwrap().contains("p99"), "{md}");
+    assert!(md.contains("| 1 ms, back to back |"), "{md}");
+    assert!(md.contains("What came before the sleep"), "{md}");
     let md = render(ViewKind::Table, "sweep-reference", &sweep);
     assert!(md.contains("1.995 ms") && md.contains("0.0070 ms"), "{md}");
     assert!(md.contains("(ours)") && !md.contains("Windows)"), "{md}");
@@ -134,9 +138,32 @@ fn every_throttle_runs_at_every_rate_and_every_view_renders() {
         3,
     );
     for round in &rates.rounds {
-        // Two target rates and the stall runs.
-        assert_eq!(round.readings.len(), 3 * Pacer::ALL.len());
+        // Two target rates, the stall runs and the A/A twin.
+        assert_eq!(round.readings.len(), 3 * Pacer::ALL.len() + 1);
+        let twin = experiments::twin_key(experiments::TWIN, 1_000.0);
+        assert!(round.readings.iter().any(|r| r.key == twin), "{twin}");
     }
+    // The twin is a reading of its own, never a row of the tables.
+    let md = render(ViewKind::Table, "findings", &rates);
+    assert!(md.contains("Self-check (A/A)"), "{md}");
+    let md = render(ViewKind::Table, "answer", &rates);
+    assert!(
+        md.starts_with("<div class=\"cow-live cow-answer\">"),
+        "{md}"
+    );
+    assert!(
+        md.contains("short-sleeps.md#tokios-millisecond-timer"),
+        "{md}"
+    );
+    assert!(
+        md.contains("1.994 ms") && md.contains("“not even sure”"),
+        "{md}"
+    );
+    let md = render(ViewKind::Table, "why-1k", &rates);
+    assert!(
+        md.contains("| deadline |") && md.contains("sleeps per op"),
+        "{md}"
+    );
     assert!(
         rates
             .estimate(&rate_key(Pacer::Deadline, 10_000.0))
