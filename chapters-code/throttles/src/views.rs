@@ -672,11 +672,6 @@ fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
         let comparisons: Vec<String> = [
             compare(deadline, (Pacer::Naive, "the naive loop's"), t),
             compare(
-                (Pacer::Compensating, "the compensating loop's rate"),
-                (Pacer::Naive, "the naive loop's"),
-                t,
-            ),
-            compare(
                 deadline,
                 (Pacer::Compensating, "the compensating loop's"),
                 t,
@@ -702,10 +697,44 @@ fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
         ) else {
             continue;
         };
-        let comparisons: Vec<String> = TOKIO_COMPARISONS
-            .iter()
-            .filter_map(|&(a, b)| compare(a, b, t))
+        // The three behaviours against each other: one sentence when the rule finds no
+        // difference between any two, else each difference it finds.
+        let est = |p: Pacer| r.estimate(&rate_key(p, t));
+        let pairs = [
+            (Pacer::TokioBurst, Pacer::TokioDelay),
+            (Pacer::TokioSkip, Pacer::TokioDelay),
+            (Pacer::TokioBurst, Pacer::TokioSkip),
+        ];
+        let clear: Vec<(Pacer, Pacer)> = pairs
+            .into_iter()
+            .filter(|&(a, b)| {
+                est(a)
+                    .zip(est(b))
+                    .is_some_and(|(a, b)| verdict(&a, &b).is_clear())
+            })
             .collect();
+        let name = |p: Pacer| match p {
+            Pacer::TokioBurst => ("Burst's rate", "Burst's"),
+            Pacer::TokioDelay => ("Delay's rate", "Delay's"),
+            _ => ("Skip's rate", "Skip's"),
+        };
+        let mut comparisons: Vec<String> = if clear.is_empty() {
+            vec![format!(
+                "by the verdict rule there is no clear difference between any two of the \
+                 three (intervals overlap, or medians within {})",
+                threshold_text()
+            )]
+        } else {
+            clear
+                .iter()
+                .filter_map(|&(a, b)| compare((a, name(a).0), (b, name(b).1), t))
+                .collect()
+        };
+        comparisons.extend(compare(
+            (Pacer::TokioBurst, "Burst's rate"),
+            (Pacer::Deadline, "the deadline throttle's"),
+            t,
+        ));
         out.push(format!(
             "**tokio `interval` at {}**: {reach} of the target. {}.",
             per_s(t),
