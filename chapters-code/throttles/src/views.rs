@@ -286,12 +286,11 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
     let sent: u64 = r.data().map(|d| d.datagrams_sent).sum();
     let received: u64 = r.data().map(|d| d.datagrams_received).sum();
     Ok(format!(
-        "{}\n*Time per op*: each round times one iteration of {} operations per loop, as \
-         BenchmarkDotNet times iterations, and divides; *asleep per op*: the part of it spent \
-         inside the 1 ms sleeps. Medians over rounds with 95 % intervals; *rate* is one second \
-         divided by the time per op. The write-up's Mean and Error are as published; one \
-         second divided by its Mean (our arithmetic) gives {}. Datagrams sent: {}, received \
-         by the sink: {}.\n\n{}\n\n{}\n",
+        "{}\n*Time per op*: one iteration of {} operations per loop and round, divided; \
+         *asleep per op*: the part of it spent inside the 1 ms sleeps; *rate*: one second \
+         over the time per op. Medians over rounds with 95 % intervals. One second over the \
+         write-up's Mean (our arithmetic) gives {}. Datagrams sent: {}, received by the \
+         sink: {}.\n\n{}\n\n{}\n",
         t.to_markdown(),
         r.param("ops").map_or("–".into(), |v| fmt_count(v as u64)),
         ours.join(" and "),
@@ -635,111 +634,86 @@ fn pct(e: &Estimate) -> String {
     )
 }
 
-/// What each throttle reached, and comparisons decided by the intervals alone.
-fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
-    let mut out = Vec::new();
-    let share = |p: Pacer, t: f64| r.estimate(&rate_key(p, t)).map(|e| e.scaled(1.0 / t));
-    let compare = |a: (Pacer, &str), b: (Pacer, &str), t: f64| -> Option<String> {
-        let (ka, kb) = (rate_key(a.0, t), rate_key(b.0, t));
-        let (ea, eb) = (r.estimate(&ka)?, r.estimate(&kb)?);
-        Some(compare_sentence(
-            (a.1, &ea),
-            (b.1, &eb),
-            r.ratio(&ka, &kb).as_ref(),
-            Better::Higher,
-        ))
-    };
-    let reached = |t: f64, names: &[(Pacer, &str)]| -> Option<String> {
-        let parts: Vec<String> = names
-            .iter()
-            .filter_map(|&(p, n)| Some(format!("{n} {}", pct(&share(p, t)?))))
-            .collect();
-        (!parts.is_empty()).then(|| parts.join(", "))
-    };
-    for t in targets(r) {
-        let Some(reach) = reached(
-            t,
-            &[
-                (Pacer::Naive, "the naive loop"),
-                (Pacer::DebtAsPublished, "the debt loop as published"),
-                (Pacer::Compensating, "the compensating loop"),
-                (Pacer::Deadline, "the deadline throttle"),
-            ],
-        ) else {
+/// Comparisons by the verdict rule, said briefly: each clear difference in a sentence
+/// with its ratio; the pairs the rule calls about the same, or cannot tell apart,
+/// listed. `key` gives a throttle's reading; each pair is (a, b) with the names the
+/// sentences use.
+fn verdicts(
+    r: &Results<RatesRound>,
+    key: impl Fn(Pacer) -> String,
+    pairs: &[(Named, Named)],
+) -> Vec<String> {
+    let mut clear = Vec::new();
+    let (mut same, mut unclear) = (Vec::new(), Vec::new());
+    for &((a, an), (b, bn)) in pairs {
+        let (ka, kb) = (key(a), key(b));
+        let (Some(ea), Some(eb)) = (r.estimate(&ka), r.estimate(&kb)) else {
             continue;
         };
-        let deadline = (Pacer::Deadline, "the deadline throttle's rate");
-        let comparisons: Vec<String> = [
-            compare(deadline, (Pacer::Naive, "the naive loop's"), t),
-            compare(
-                deadline,
-                (Pacer::Compensating, "the compensating loop's"),
-                t,
-            ),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        out.push(format!(
-            "**{}**: {reach} of the target. {}.",
-            per_s(t),
-            capitalise(&comparisons.join("; "))
+        match verdict(&ea, &eb) {
+            Verdict::Same => same.push(format!("{an} and {bn}")),
+            Verdict::Unclear => unclear.push(format!("{an} and {bn}")),
+            _ => clear.push(capitalise(&compare_sentence(
+                (&format!("{an}'s rate"), &ea),
+                (&format!("{bn}'s"), &eb),
+                r.ratio(&ka, &kb).as_ref(),
+                Better::Higher,
+            ))),
+        }
+    }
+    if !unclear.is_empty() {
+        clear.push(format!(
+            "No clear difference (intervals overlap): {}",
+            unclear.join("; ")
         ));
     }
+    if !same.is_empty() {
+        clear.push(format!(
+            "About the same (intervals apart, medians within {}): {}",
+            threshold_text(),
+            same.join("; ")
+        ));
+    }
+    clear
+}
+
+/// The pairs the findings compare at every rate.
+const RATE_PAIRS: [(Named, Named); 6] = [
+    (
+        (Pacer::Deadline, "the deadline throttle"),
+        (Pacer::Naive, "the naive loop"),
+    ),
+    (
+        (Pacer::Deadline, "the deadline throttle"),
+        (Pacer::Compensating, "the compensating loop"),
+    ),
+    (
+        (Pacer::TokioBurst, "tokio Burst"),
+        (Pacer::TokioDelay, "tokio Delay"),
+    ),
+    (
+        (Pacer::TokioSkip, "tokio Skip"),
+        (Pacer::TokioDelay, "tokio Delay"),
+    ),
+    (
+        (Pacer::TokioBurst, "tokio Burst"),
+        (Pacer::TokioSkip, "tokio Skip"),
+    ),
+    (
+        (Pacer::TokioBurst, "tokio Burst"),
+        (Pacer::Deadline, "the deadline throttle"),
+    ),
+];
+
+/// What each throttle reached, and comparisons decided by the verdict rule.
+fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
+    let mut out = Vec::new();
     for t in targets(r) {
-        let Some(reach) = reached(
-            t,
-            &[
-                (Pacer::TokioBurst, "Burst"),
-                (Pacer::TokioDelay, "Delay"),
-                (Pacer::TokioSkip, "Skip"),
-            ],
-        ) else {
+        let said = verdicts(r, |p| rate_key(p, t), &RATE_PAIRS);
+        if said.is_empty() {
             continue;
-        };
-        // The three behaviours against each other: one sentence when the rule finds no
-        // difference between any two, else each difference it finds.
-        let est = |p: Pacer| r.estimate(&rate_key(p, t));
-        let pairs = [
-            (Pacer::TokioBurst, Pacer::TokioDelay),
-            (Pacer::TokioSkip, Pacer::TokioDelay),
-            (Pacer::TokioBurst, Pacer::TokioSkip),
-        ];
-        let clear: Vec<(Pacer, Pacer)> = pairs
-            .into_iter()
-            .filter(|&(a, b)| {
-                est(a)
-                    .zip(est(b))
-                    .is_some_and(|(a, b)| verdict(&a, &b).is_clear())
-            })
-            .collect();
-        let name = |p: Pacer| match p {
-            Pacer::TokioBurst => ("Burst's rate", "Burst's"),
-            Pacer::TokioDelay => ("Delay's rate", "Delay's"),
-            _ => ("Skip's rate", "Skip's"),
-        };
-        let mut comparisons: Vec<String> = if clear.is_empty() {
-            vec![format!(
-                "by the verdict rule there is no clear difference between any two of the \
-                 three (intervals overlap, or medians within {})",
-                threshold_text()
-            )]
-        } else {
-            clear
-                .iter()
-                .filter_map(|&(a, b)| compare((a, name(a).0), (b, name(b).1), t))
-                .collect()
-        };
-        comparisons.extend(compare(
-            (Pacer::TokioBurst, "Burst's rate"),
-            (Pacer::Deadline, "the deadline throttle's"),
-            t,
-        ));
-        out.push(format!(
-            "**tokio `interval` at {}**: {reach} of the target. {}.",
-            per_s(t),
-            capitalise(&comparisons.join("; "))
-        ));
+        }
+        out.push(format!("**{}**: {}.", per_s(t), said.join(". ")));
     }
     if let Some(s) = pairs_finding(r) {
         out.push(s);
@@ -802,20 +776,20 @@ fn twin_finding(r: &Results<RatesRound>) -> Option<String> {
 /// A throttle and how a finding names it.
 type Named = (Pacer, &'static str);
 
-/// The pairs the findings compare, with or without a stall: each of tokio's
-/// `MissedTickBehavior`s, and Burst against the deadline throttle.
-const TOKIO_COMPARISONS: [(Named, Named); 3] = [
+/// The pairs the stall finding compares: tokio's behaviours, and Burst against the
+/// deadline throttle.
+const STALL_PAIRS: [(Named, Named); 3] = [
     (
-        (Pacer::TokioBurst, "Burst's rate"),
-        (Pacer::TokioDelay, "Delay's"),
+        (Pacer::TokioBurst, "tokio Burst"),
+        (Pacer::TokioDelay, "tokio Delay"),
     ),
     (
-        (Pacer::TokioSkip, "Skip's rate"),
-        (Pacer::TokioDelay, "Delay's"),
+        (Pacer::TokioSkip, "tokio Skip"),
+        (Pacer::TokioDelay, "tokio Delay"),
     ),
     (
-        (Pacer::TokioBurst, "Burst's rate"),
-        (Pacer::Deadline, "the deadline throttle's"),
+        (Pacer::TokioBurst, "tokio Burst"),
+        (Pacer::Deadline, "the deadline throttle"),
     ),
 ];
 
@@ -826,16 +800,6 @@ fn stall_findings(r: &Results<RatesRound>) -> Option<String> {
     let share = |p: Pacer| {
         r.estimate(&stall_key(p))
             .map(|e| e.scaled(1.0 / STALL_RATE))
-    };
-    let compare = |a: (Pacer, &str), b: (Pacer, &str)| -> Option<String> {
-        let (ka, kb) = (stall_key(a.0), stall_key(b.0));
-        let (ea, eb) = (r.estimate(&ka)?, r.estimate(&kb)?);
-        Some(compare_sentence(
-            (a.1, &ea),
-            (b.1, &eb),
-            r.ratio(&ka, &kb).as_ref(),
-            Better::Higher,
-        ))
     };
     let reach: Vec<String> = [
         (Pacer::TokioBurst, "Burst"),
@@ -849,16 +813,12 @@ fn stall_findings(r: &Results<RatesRound>) -> Option<String> {
     if reach.is_empty() {
         return None;
     }
-    let comparisons: Vec<String> = TOKIO_COMPARISONS
-        .iter()
-        .filter_map(|&(a, b)| compare(a, b))
-        .collect();
     Some(format!(
         "**With one {} ms stall at {}**: over the run, {} of the target. {}.",
         fmt_count(hiccup as u64),
         per_s(STALL_RATE),
         reach.join(", "),
-        capitalise(&comparisons.join("; "))
+        verdicts(r, stall_key, &STALL_PAIRS).join(". ")
     ))
 }
 
@@ -889,11 +849,10 @@ fn stall_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
     let first = r.data().find_map(|d| d.stalls.first());
     Ok(format!(
         "{}\nEach throttle at {}, {} operations per run; operation {STALL_AT} takes {} ms \
-         longer than the others, once. *Rate*: over the whole run, stall included. *Behind \
-         at the end*: how much later than its schedule (set by its first operation) the \
-         last operation started. *Back to back after*: operations that started less than \
-         half a period after the one before, right after the stall (the catch-up burst). \
-         Medians over rounds, with 95 % intervals.\n",
+         longer, once. *Rate*: over the run, stall included. *Behind at the end*: how late \
+         the last operation started against the schedule set by the first. *Back to back \
+         after*: operations less than half a period after the one before, right after the \
+         stall. Medians over rounds, with 95 % intervals.\n",
         t.to_markdown(),
         per_s(STALL_RATE),
         first.map_or("–".into(), |x| fmt_count(x.asked)),
@@ -938,14 +897,21 @@ fn jitter_table(r: &Results<RatesRound>, target: f64) -> anyhow::Result<String> 
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "no throttle ran at {}", per_s(target));
+    let ideal = Unit::Nanos.format(1e9 / target);
+    if target != WRITEUP_RATE {
+        return Ok(format!(
+            "{}\nThe ideal gap is {ideal}; the columns are those of the table at {}.\n",
+            t.to_markdown(),
+            per_s(WRITEUP_RATE)
+        ));
+    }
     Ok(format!(
-        "{}\nThe ideal gap is {}. *Late*: how much later than its schedule operation *k* \
-         started, the schedule being the first operation's start plus *k* periods (negative: \
-         early), the median over a run's operations. *Median gap* and *late*: medians over \
-         rounds of each run's value, with 95 % intervals. *Shortest–longest*: over every \
-         gap of every round (at least {} per throttle).\n",
+        "{}\nThe ideal gap is {ideal}. *Late*: how much later than its schedule operation *k* \
+         started (the first operation's start plus *k* periods; negative: early), the median \
+         over a run. *Median gap* and *late*: medians over rounds of each run's value, with \
+         95 % intervals. *Shortest–longest*: over every gap of every round (at least {} per \
+         throttle).\n",
         t.to_markdown(),
-        Unit::Nanos.format(1e9 / target),
         fmt_count(gaps)
     ))
 }
