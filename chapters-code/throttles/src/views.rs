@@ -232,15 +232,30 @@ fn answer(r: &Results<RatesRound>) -> anyhow::Result<String> {
 
     let refs = reference()?;
     let mean = |send: bool| refs.naive.iter().find(|x| x.with_send == send);
+    let late: Vec<f64> = refs
+        .sweep
+        .iter()
+        .map(|x| x.mean_ms - x.requested_ms as f64)
+        .collect();
+    let (least, most) = late
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
     let writeup = match (mean(true), mean(false)) {
-        (Some(a), Some(b)) => format!(
-            "it measured only the naive loop, at a Mean of {} per operation with the send and \
-             {} without (about {} and {}, our arithmetic, for a target of 1,000 per second), \
-             and sketched a compensating loop it was “not even sure” was correct.",
+        (Some(a), Some(b)) if least.is_finite() => format!(
+            "its naive loop took a Mean of {} per operation with the send and {} without \
+             (about {} and {}, our arithmetic, for a target of 1,000 per second); its sleeps \
+             of 1 to 50 ms ran {} to {} late on average (Mean minus request, our \
+             subtraction). It sketched a \
+             compensating loop it was “not even sure” was correct, and measured no throttle \
+             that holds the rate.",
             mean_ms(a.mean_ms),
             mean_ms(b.mean_ms),
             Unit::OpsPerSec.format(1e3 / a.mean_ms),
             Unit::OpsPerSec.format(1e3 / b.mean_ms),
+            mean_ms(least),
+            mean_ms(most),
         ),
         _ => String::new(),
     };
