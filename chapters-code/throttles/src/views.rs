@@ -668,7 +668,8 @@ fn verdicts(
         match verdict(&ea, &eb) {
             Verdict::Same => same.push(format!("{an} and {bn}")),
             Verdict::Unclear => unclear.push(format!("{an} and {bn}")),
-            _ => clear.push(capitalise(&compare_sentence(
+            // tokio's name stays lower-case at the start of a sentence.
+            _ => clear.push(keep_tokio(compare_sentence(
                 (&format!("{an}'s rate"), &ea),
                 (&format!("{bn}'s"), &eb),
                 r.ratio(&ka, &kb).as_ref(),
@@ -690,6 +691,15 @@ fn verdicts(
         ));
     }
     clear
+}
+
+/// A sentence capitalised, unless it opens with tokio's name.
+fn keep_tokio(s: String) -> String {
+    if s.starts_with("tokio") {
+        s
+    } else {
+        capitalise(&s)
+    }
 }
 
 /// The pairs the findings compare at every rate.
