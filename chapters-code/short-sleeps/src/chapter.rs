@@ -24,5 +24,8 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         Headline::new(headline::SCHED_YIELD, &CALLS_EXP, "sched_yield()")
             .params(&["calls"])
             .about("time per call of sched_yield()"),
+        Headline::new(headline::THREAD_SLEEP_1MS_LATE, &SWEEP_EXP, "thread::sleep · 1 ms · late by")
+            .params(&["sleeps"])
+            .about("how much later than asked a 1 ms std::thread::sleep returns, from the sweep designed to measure it"),
     ],
 );

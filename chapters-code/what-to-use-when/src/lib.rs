@@ -7,7 +7,7 @@
 use all_results::{CHAPTERS, all_shown, records};
 use harness::render::capitalise;
 use harness::render::{
-    Better, Table, compare_sentence, escape_html, fmt_estimate, provenance_line_of,
+    Better, Table, compare_sentence, escape_html, fmt_estimate, provenance_line_of, threshold_text,
 };
 use harness::stats::{Verdict, verdict};
 use harness::{Figure, Profile, Record};
@@ -85,7 +85,7 @@ impl<'a> Guide<'a> {
     /// The section's table of figures, then its sentences, then what is missing and the
     /// provenance of every record used.
     fn render(&self, wanted: &[Wanted], sentences: Vec<Option<String>>) -> String {
-        let mut t = Table::new(["figure", "median (95 % interval)", "rounds"]);
+        let mut t = Table::new(["figure", "median (95 % interval)", "rounds", "measured by"]);
         let mut missing = Vec::new();
         let mut used: Vec<&Record> = Vec::new();
         for x in wanted {
@@ -95,6 +95,7 @@ impl<'a> Guide<'a> {
                         format!("{} (`{}`)", x.label, x.name),
                         fmt_estimate(&f.estimate(), f.unit),
                         f.rounds.to_string(),
+                        measured_by(x.name),
                     ]);
                     if let Some(r) = self.record_of(x.name)
                         && !used.iter().any(|u| std::ptr::eq(*u, r))
@@ -135,6 +136,50 @@ impl<'a> Guide<'a> {
             out.push_str(&provenance_line_of(r, Some(&label)));
         }
         out
+    }
+}
+
+/// The experiment a headline figure comes from, linked to its chapter:
+/// `[short-sleeps / sweep](short-sleeps.md)`.
+fn measured_by(name: &str) -> String {
+    CHAPTERS
+        .iter()
+        .find_map(|c| c.headline(name).map(|h| (c.name, h.experiment)))
+        .map_or_else(String::new, |(c, e)| format!("[{c} / {e}]({c}.md)"))
+}
+
+impl Guide<'_> {
+    /// The section's conclusion: which of `options` (headline, label) is the best
+    /// (`better`), stated only when its interval is clear of every other's and beyond
+    /// the practical threshold; `None` when a figure is missing.
+    fn best_of(&self, options: &[(&str, &str)], better: Better, what: &str) -> Option<String> {
+        let figs: Vec<(&str, harness::Estimate)> = options
+            .iter()
+            .map(|(n, l)| self.figure(n).map(|f| (*l, f.estimate())))
+            .collect::<Option<_>>()?;
+        let wins = |a: &harness::Estimate, b: &harness::Estimate| {
+            let v = verdict(a, b);
+            match better {
+                Better::Lower => v == Verdict::Below,
+                Better::Higher => v == Verdict::Above,
+            }
+        };
+        let best = figs.iter().enumerate().find(|(i, (_, a))| {
+            figs.iter()
+                .enumerate()
+                .filter(|(j, _)| j != i)
+                .all(|(_, (_, b))| wins(a, b))
+        });
+        Some(match best {
+            Some((_, (label, _))) => format!(
+                "so on this machine, in this run, {label} {what}: its interval is clear of every other's here and beyond the {} threshold",
+                threshold_text()
+            ),
+            None => format!(
+                "so this run names no single winner here: no option's interval is clear of all the others' by more than {}",
+                threshold_text()
+            ),
+        })
     }
 }
 
@@ -236,6 +281,21 @@ pub fn handoffs(g: &Guide) -> String {
                 "one over a socket pair",
                 Better::Lower,
             ),
+            g.best_of(
+                &[
+                    ("threads-per-hop", "a thread brigade over socket pairs"),
+                    (
+                        "async-current-socket-per-hop",
+                        "an async brigade over socket pairs",
+                    ),
+                    (
+                        "async-current-channel-per-hop",
+                        "an async brigade over channels",
+                    ),
+                ],
+                Better::Lower,
+                "hands over fastest",
+            ),
         ],
     )
 }
@@ -270,6 +330,21 @@ pub fn sleeps(g: &Guide) -> String {
                 "a 1 ns `nanosleep` with 1 ns of timer slack",
                 Better::Lower,
             ),
+            g.best_of(
+                &[
+                    (
+                        "nanosleep-1ns-default-slack",
+                        "a 1 ns `nanosleep` with the default slack",
+                    ),
+                    (
+                        "nanosleep-1ns-slack-1ns",
+                        "a 1 ns `nanosleep` with 1 ns of slack",
+                    ),
+                    ("sched-yield", "`sched_yield`"),
+                ],
+                Better::Lower,
+                "is the shortest way to give up the CPU",
+            ),
         ],
     )
 }
@@ -286,19 +361,41 @@ pub fn throttles(g: &Guide) -> String {
             "deadline throttle, asked for 10,000 ops/s",
         ),
         w(
-            throttles::headline::SLEEP_1MS_LATENESS,
+            short_sleeps::headline::THREAD_SLEEP_1MS_LATE,
             "how late a 1 ms sleep wakes",
         ),
     ];
+    // The lateness comes from the experiment designed to measure it (short sleeps'
+    // sweep), the figure that chapter shows, not from the throttles' own sweep.
+    let late = g.figure(short_sleeps::headline::THREAD_SLEEP_1MS_LATE).map(|f| {
+        format!(
+            "a 1 ms `thread::sleep` wakes {} late on this machine (from the short-sleeps chapter's sweep, the experiment that measures how late sleeps wake)",
+            fmt_estimate(&f.estimate(), f.unit)
+        )
+    });
     g.render(
         &wanted,
-        vec![g.compare(
-            throttles::headline::DEADLINE_RATE_AT_10K,
-            "the deadline throttle's rate",
-            throttles::headline::NAIVE_RATE_AT_10K,
-            "the naive loop's",
-            Better::Higher,
-        )],
+        vec![
+            g.compare(
+                throttles::headline::DEADLINE_RATE_AT_10K,
+                "the deadline throttle's rate",
+                throttles::headline::NAIVE_RATE_AT_10K,
+                "the naive loop's",
+                Better::Higher,
+            ),
+            late,
+            g.best_of(
+                &[
+                    (throttles::headline::NAIVE_RATE_AT_10K, "the naive loop"),
+                    (
+                        throttles::headline::DEADLINE_RATE_AT_10K,
+                        "the deadline throttle",
+                    ),
+                ],
+                Better::Higher,
+                "achieved the higher rate (both were asked for 10,000 operations a second)",
+            ),
+        ],
     )
 }
 
@@ -334,6 +431,15 @@ pub fn locks(g: &Guide) -> String {
                 async_locks::headline::STD_MUTEX_MULTI_THREAD_LATENESS_P50,
                 "the std mutex",
                 Better::Lower,
+            ),
+            g.best_of(
+                &[
+                    ("std-mutex-multi-thread-lateness-p50", "the std mutex"),
+                    ("design2-multi-thread-lateness-p50", "design 2"),
+                    ("fix-multi-thread-lateness-p50", "the fix"),
+                ],
+                Better::Lower,
+                "handles its timeouts least late",
             ),
         ],
     )
