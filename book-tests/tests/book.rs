@@ -477,3 +477,80 @@ fn provenance_stays_under_its_share_of_each_page() {
         );
     }
 }
+
+/// One quantity, one figure: every configuration two experiments measure is paired on
+/// "How we measure"; each pair either agrees by the verdict rule or is listed with what
+/// each run measured of its context.
+#[test]
+fn paired_quantities_agree_or_say_what_differed() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let html = page("how-we-measure.md");
+    let main = main_of(&html);
+    let start = main
+        .find("designed to measure it")
+        .expect("How we measure shows the paired quantities");
+    let block = &main[start..];
+    let rows = Regex::new(r"(?s)<tr>(.*?)</tr>").unwrap();
+    let table_end = block.find("</table>").expect("the pairs' table ends");
+    let table = &block[..table_end];
+    let pairs: Vec<String> = rows
+        .captures_iter(table)
+        .skip(1)
+        .map(|c| c[1].to_string())
+        .collect();
+    assert!(pairs.len() >= 3, "too few paired quantities: {table}");
+    let differ = pairs
+        .iter()
+        .filter(|r| r.contains("<strong>different</strong>"))
+        .count();
+    let agree = pairs
+        .iter()
+        .filter(|r| r.contains("agree (intervals overlap)") || r.contains("about the same (within"))
+        .count();
+    assert_eq!(
+        differ + agree,
+        pairs.len(),
+        "a pair without a verdict: {pairs:?}"
+    );
+    let rest = &block[table_end..];
+    let explained = rest.matches("differs between the two experiments").count();
+    assert_eq!(
+        explained, differ,
+        "every pair that differs says what each run measured of its context"
+    );
+    if differ > 0 {
+        assert!(rest.contains("noise per round"), "{rest}");
+    }
+}
+
+/// The guide's "how late a 1 ms sleep wakes" is the figure the short-sleeps page shows.
+#[test]
+fn the_guide_shows_the_short_sleeps_figure_for_a_1ms_sleep() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let guide = page("what-to-use-when.md");
+    let row = Regex::new(r"(?s)<tr>(.*?)</tr>")
+        .unwrap()
+        .captures_iter(main_of(&guide))
+        .map(|c| c[1].to_string())
+        .find(|r| r.contains("thread-sleep-1ms-late"))
+        .expect("the guide shows how late a 1 ms sleep wakes");
+    let cells: Vec<String> = Regex::new(r"(?s)<td[^>]*>(.*?)</td>")
+        .unwrap()
+        .captures_iter(&row)
+        .map(|c| c[1].trim().to_string())
+        .collect();
+    assert!(
+        cells[3].contains("short-sleeps"),
+        "named experiment: {cells:?}"
+    );
+    let sleeps = page("short-sleeps.md");
+    assert!(
+        main_of(&sleeps).contains(&cells[1]),
+        "the guide's {} is not on the short-sleeps page",
+        cells[1]
+    );
+}

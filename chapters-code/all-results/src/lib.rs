@@ -8,6 +8,7 @@
 pub mod appendix;
 pub mod changes;
 pub mod compare;
+pub mod same;
 pub mod selftest;
 pub mod session;
 
@@ -44,7 +45,7 @@ pub static CHAPTERS: &[&Chapter] = &[
 
 /// The appendix's tables that are not a chapter's (`all-results table NAME`); every
 /// chapter's slug names a table too.
-pub const APPENDIX_TABLES: [&str; 7] = [
+pub const APPENDIX_TABLES: [&str; 8] = [
     "overview",
     "download",
     "headlines",
@@ -52,6 +53,7 @@ pub const APPENDIX_TABLES: [&str; 7] = [
     "budgets",
     "aa",
     "two-runs",
+    "same",
 ];
 
 /// The quick profile's promise: every chapter's budgets add up to at most this. An

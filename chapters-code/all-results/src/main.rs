@@ -1,7 +1,8 @@
 //! `all-results`: the book's results as a whole. See `all-results --help`.
 
 use all_results::{
-    Bundle, CHAPTERS, all_shown, appendix, changes, compare, figures, records, selftest, session,
+    Bundle, CHAPTERS, all_shown, appendix, changes, compare, figures, records, same, selftest,
+    session,
 };
 use clap::{Parser, Subcommand};
 use harness::cache::results_dir;
@@ -22,7 +23,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Markdown for the appendix's and How we measure's markers: overview, download, headlines, compare-data, budgets, aa (the A/A self-test), two-runs (how often two runs disagreed), or a chapter's slug
+    /// Markdown for the appendix's and How we measure's markers: overview, download, headlines, compare-data, budgets, aa (the A/A self-test), two-runs (how often two runs disagreed), same (one quantity measured by two experiments), or a chapter's slug
     Table { name: String },
     /// The whole run (headline figures and every record) as one JSON document
     Json,
@@ -106,6 +107,7 @@ fn main() -> ExitCode {
                 "budgets" => Ok(appendix::budgets(&shown)),
                 "aa" => Ok(selftest::aa_view(&records(&shown))),
                 "two-runs" => Ok(selftest::two_runs_view(&dir)),
+                "same" => Ok(same::view(&records(&shown))),
                 slug => Ok(appendix::chapter_tables(
                     all_results::chapter(slug).expect("listed"),
                     &shown,

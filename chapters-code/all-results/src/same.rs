@@ -1,0 +1,233 @@
+//! One quantity, one figure: where two experiments measure the same configuration —
+//! a sleep of the same length, a receiver after the same idle gap, a hop in a brigade
+//! of the same size — the book pairs their figures and checks them with its verdict
+//! rule. A pair the rule calls different is shown with what each run measured of its
+//! context, so a reader sees the disagreement and what differed, not two numbers that
+//! silently contradict each other.
+
+use crate::appendix::summary_provenance;
+use harness::Record;
+use harness::render::{
+    Table, escape_html, fmt_count, fmt_estimate, noise_summary, sig3, threshold_text,
+};
+use harness::stats::{Estimate, Verdict, verdict};
+
+/// Two readings of the same quantity in two experiments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    /// The quantity, in words.
+    pub what: String,
+    /// `chapter/experiment` and reading key of the experiment designed to measure it.
+    pub owner: (String, String),
+    /// The same for the experiment that measures it again, in another context.
+    pub other: (String, String),
+}
+
+fn id(r: &Record) -> String {
+    format!("{}/{}", r.chapter, r.experiment)
+}
+
+fn find<'a>(records: &'a [Record], chapter: &str, experiment: &str) -> Option<&'a Record> {
+    records
+        .iter()
+        .find(|r| r.chapter == chapter && r.experiment == experiment && r.is_ok())
+}
+
+/// Every pair the records hold.
+pub fn pairs(records: &[Record]) -> Vec<Pair> {
+    let mut out = Vec::new();
+    // A sleep of the same length: short sleeps' sweep measures how late sleeps wake;
+    // the throttles' sweep measures it again, between a throttle's operations.
+    if let (Some(a), Some(b)) = (
+        find(records, "short-sleeps", "sweep"),
+        find(records, "throttles", "sweep"),
+    ) {
+        for key in b.keys() {
+            let Some(len) = key
+                .strip_prefix("sleep(")
+                .and_then(|k| k.strip_suffix(") · late by"))
+            else {
+                continue;
+            };
+            let mine = format!("thread::sleep · {len} · late by");
+            if a.keys().contains(&mine.as_str()) {
+                out.push(Pair {
+                    what: format!("how late a {len} `thread::sleep` wakes"),
+                    owner: (id(a), mine),
+                    other: (id(b), key.to_string()),
+                });
+            }
+        }
+    }
+    // A receiver after the same idle gap: the gap sweep measures the gap's effect; the
+    // variants table measures every transport at one gap.
+    if let (Some(a), Some(b)) = (
+        find(records, "spinning-vs-sleeping", "gaps"),
+        find(records, "spinning-vs-sleeping", "variants"),
+    ) && let Some(gap) = b.param("gap_ms")
+    {
+        for key in b.keys() {
+            let g = number(gap);
+            let mine = format!("{key} · {g} ms");
+            if a.keys().contains(&mine.as_str()) {
+                out.push(Pair {
+                    what: format!("a `{key}` receiver after a {g} ms gap"),
+                    owner: (id(b), key.to_string()),
+                    other: (id(a), mine),
+                });
+            }
+        }
+    }
+    // A hop in a brigade of the same size: the variants table is built for it; the
+    // sweep measures it again at a few sizes.
+    if let (Some(a), Some(b)) = (
+        find(records, "brigades", "variants"),
+        find(records, "brigades", "sweep"),
+    ) && let Some(tasks) = a.param("tasks")
+    {
+        for key in a.keys() {
+            let theirs = format!("{key} · {} members · per hop", fmt_count(tasks as u64));
+            if b.keys().contains(&theirs.as_str()) {
+                out.push(Pair {
+                    what: format!(
+                        "a hop in a `{key}` brigade of {} members",
+                        fmt_count(tasks as u64)
+                    ),
+                    owner: (id(a), key.to_string()),
+                    other: (id(b), theirs),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A pair's two estimates and the rule's verdict on them.
+pub fn judge<'a>(
+    records: &'a [Record],
+    p: &Pair,
+) -> Option<(&'a Record, Estimate, &'a Record, Estimate, Verdict)> {
+    let rec = |id: &str| {
+        records
+            .iter()
+            .find(|r| format!("{}/{}", r.chapter, r.experiment) == id)
+    };
+    let (ra, rb) = (rec(&p.owner.0)?, rec(&p.other.0)?);
+    let (a, b) = (ra.estimate(&p.owner.1)?, rb.estimate(&p.other.1)?);
+    Some((ra, a, rb, b, verdict(&b, &a)))
+}
+
+/// The view on "How we measure": every pair, and for those the rule calls different,
+/// what each run measured of its context.
+pub fn view(records: &[Record]) -> String {
+    let ps = pairs(records);
+    let mut t = Table::new([
+        "quantity",
+        "designed to measure it",
+        "measured again",
+        "the rule says",
+    ]);
+    let mut differ = Vec::new();
+    let mut used: Vec<&Record> = Vec::new();
+    for p in &ps {
+        let Some((ra, a, rb, b, v)) = judge(records, p) else {
+            continue;
+        };
+        for r in [ra, rb] {
+            if !used.iter().any(|u| std::ptr::eq(*u, r)) {
+                used.push(r);
+            }
+        }
+        let unit = ra.unit(&p.owner.1).unwrap_or(harness::Unit::Nanos);
+        let said = match v {
+            Verdict::Unclear => "agree (intervals overlap)".to_string(),
+            Verdict::Same => format!("about the same (within {})", threshold_text()),
+            _ => {
+                differ.push((p, ra, rb));
+                format!("**different**: {}× — see below", sig3(b.median / a.median))
+            }
+        };
+        t.row([
+            p.what.clone(),
+            format!(
+                "{} in [{}]({}.md)",
+                fmt_estimate(&a, unit),
+                p.owner.0,
+                ra.chapter
+            ),
+            format!(
+                "{} in [{}]({}.md)",
+                fmt_estimate(&b, unit),
+                p.other.0,
+                rb.chapter
+            ),
+            said,
+        ]);
+    }
+    if t.is_empty() {
+        return format!(
+            "No two experiments of this build measured the same configuration.\n\n{}",
+            summary_provenance(&records.iter().collect::<Vec<_>>())
+        );
+    }
+    let mut out = t.to_markdown();
+    out.push('\n');
+    let n = t_len(&ps, records);
+    out.push_str(&format!(
+        "- {} of {n} pairs agree by the book's rule; {} differ.\n",
+        n - differ.len(),
+        differ.len()
+    ));
+    for (p, ra, rb) in &differ {
+        out.push_str(&format!(
+            "- **{}** differs between the two experiments. They measure it inside different experiments (other variants share their rounds, with other parameters); what each run measured of its context — `{}`: {} rounds, {}; {}. `{}`: {} rounds, {}; {}.\n",
+            p.what,
+            p.owner.0,
+            ra.rounds.len(),
+            params_text(ra),
+            escape_html(&noise_summary(ra)),
+            p.other.0,
+            rb.rounds.len(),
+            params_text(rb),
+            escape_html(&noise_summary(rb)),
+        ));
+    }
+    out.push('\n');
+    out.push_str(&summary_provenance(&used));
+    out
+}
+
+fn t_len(ps: &[Pair], records: &[Record]) -> usize {
+    ps.iter().filter(|p| judge(records, p).is_some()).count()
+}
+
+/// A parameter value as the reading keys write it: `10`, `0.5`.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn params_text(r: &Record) -> String {
+    r.params
+        .iter()
+        .map(|p| format!("{} = {}", p.name, p.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The view of the records in `$COW_SAME_DIR` (for looking at a real run).
+    #[test]
+    #[ignore]
+    fn print_the_view_of_a_results_folder() {
+        let dir = std::env::var("COW_SAME_DIR").expect("COW_SAME_DIR");
+        let records = harness::cache::all_records(std::path::Path::new(&dir));
+        println!("{}", view(&records));
+    }
+}
