@@ -170,7 +170,8 @@ fn main() -> ExitCode {
             )
         }),
         Command::Changes => Ok(match changes::load_snapshot(&dir) {
-            Some(before) => changes::report_and_remember(&before, &changes::current(&dir), &dir),
+            // Only reported: the measuring session that made `after` remembered it.
+            Some(before) => changes::compare(&before, &changes::current(&dir)).render(),
             None => format!(
                 "What changed since the previous run: nothing to compare with (no {}).\n",
                 changes::snapshot_path(&dir).display()

@@ -98,10 +98,10 @@ pub fn two_runs_view(dir: &Path) -> String {
         )
     };
     let Some(last) = all.last() else {
-        return "<p class=\"cow-provenance\">No two runs have been compared on this machine yet: \
-                every <code>make regenerate</code> (or <code>all-results measure</code> without \
-                <code>--missing</code>) ends by comparing its results with the ones before it, \
-                and this page then shows the count.</p>\n"
+        return "No two runs have been compared on this machine yet: every `make regenerate` (or \
+                `all-results measure` without `--missing`) ends by comparing its results with \
+                the ones before it, and this page then shows the count.\n\n\
+                <p class=\"cow-provenance\">No comparison stored on this machine.</p>\n"
             .to_string();
     };
     let mut t = Table::new([
