@@ -232,10 +232,26 @@ impl Bundle {
     pub fn read(path: &Path) -> anyhow::Result<Bundle> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
-        let format = v.get("format").and_then(|f| f.as_str());
-        let version = v.get("version").and_then(|f| f.as_u64());
+        // First only the tags (the rest is skipped, not built), then the typed bundle:
+        // no tree of the whole file is held in memory.
+        #[derive(Deserialize)]
+        struct Tags {
+            format: Option<serde_json::Value>,
+            version: Option<serde_json::Value>,
+            results: Option<serde::de::IgnoredAny>,
+        }
+        let tags: Tags = serde_json::from_str(&text).map_err(|e| {
+            if e.classify() == serde_json::error::Category::Data {
+                anyhow::anyhow!(
+                    "{} is not a results file of this book (no \"format\": \"{BUNDLE_FORMAT}\")",
+                    path.display()
+                )
+            } else {
+                anyhow::anyhow!("{} is not JSON: {e}", path.display())
+            }
+        })?;
+        let format = tags.format.as_ref().and_then(|f| f.as_str());
+        let version = tags.version.as_ref().and_then(|f| f.as_u64());
         match (format, version) {
             (Some(BUNDLE_FORMAT), Some(v)) if v == u64::from(BUNDLE_VERSION) => {}
             (Some(BUNDLE_FORMAT), Some(v)) => anyhow::bail!(
@@ -243,7 +259,7 @@ impl Bundle {
                  Publish it again with this version (`make publish`, or `target/release/all-results json`).",
                 path.display()
             ),
-            _ if v.get("results").is_some() => anyhow::bail!(
+            _ if tags.results.is_some() => anyhow::bail!(
                 "{} was written by an older version of the book (results before rounds, without headline figures). \
                  Publish it again with this version (`make publish`, or `target/release/all-results json`).",
                 path.display()
@@ -254,7 +270,7 @@ impl Bundle {
             ),
         }
         let bundle: Bundle =
-            serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         bundle
             .check()
             .map_err(|why| anyhow::anyhow!("{} is refused: {why}", path.display()))?;
