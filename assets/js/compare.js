@@ -72,20 +72,63 @@ function render(out, mine, theirs, fileName) {
     cell(head, h, true);
   });
   table.appendChild(head);
-  var byName = function (list, name) {
-    return list.filter(function (f) { return f.name === name; })[0];
+  // Matched by name through maps: linear in the size of the file (a name given twice
+  // counts once, its first figure).
+  var index = function (list) {
+    var m = new Map();
+    list.forEach(function (f) { if (!m.has(f.name)) { m.set(f.name, f); } });
+    return m;
   };
-  var names = mine.figures.map(function (f) { return f.name; });
-  theirs.figures.forEach(function (f) {
-    if (names.indexOf(f.name) < 0) { names.push(f.name); }
+  var inMine = index(mine.figures);
+  var inTheirs = index(theirs.figures);
+  var names = Array.from(inMine.keys());
+  inTheirs.forEach(function (f, name) {
+    if (!inMine.has(name)) { names.push(name); }
   });
   names.forEach(function (name) {
-    table.appendChild(figureRow(name, byName(mine.figures, name), byName(theirs.figures, name)));
+    table.appendChild(figureRow(name, inMine.get(name), inTheirs.get(name)));
   });
   var wrap = document.createElement('div');
   wrap.className = 'table-wrapper';
   wrap.appendChild(table);
   out.appendChild(wrap);
+}
+
+// The schema the book's own `all-results` checks: names of lower-case letters, digits
+// and `-`; a unit from the known set; finite numbers no larger than 1e18 with
+// lo ≤ median ≤ hi. The first figure that breaks it refuses the whole file.
+var UNITS = ['ns', 'bytes', 'ops/s', '1'];
+var NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+function number(x) {
+  return typeof x === 'number' && isFinite(x) && Math.abs(x) <= 1e18;
+}
+function problem(doc) {
+  if (!Array.isArray(doc.figures)) { return 'it has no list of figures'; }
+  if (typeof doc.machine !== 'string' || typeof doc.generated_at !== 'string') {
+    return 'it does not say which machine made it, or when';
+  }
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(doc.machine + doc.generated_at)) {
+    return 'its machine line or date holds control characters';
+  }
+  for (var i = 0; i < doc.figures.length; i += 1) {
+    var f = doc.figures[i];
+    if (!f || typeof f.name !== 'string' || !NAME.test(f.name)) {
+      return 'figure ' + (i + 1) + ' has no valid name';
+    }
+    if (UNITS.indexOf(f.unit) < 0) {
+      return 'the figure ' + f.name + ' has an unknown unit';
+    }
+    if (!number(f.median) || !number(f.lo) || !number(f.hi)) {
+      return 'the figure ' + f.name + ' has a median or interval that is not a number';
+    }
+    if (!(f.lo <= f.median && f.median <= f.hi)) {
+      return 'the figure ' + f.name + ' has an interval that does not hold its median';
+    }
+    if (!f.params || typeof f.params !== 'object' || Array.isArray(f.params)) {
+      return 'the figure ' + f.name + ' has no parameters object';
+    }
+  }
+  return null;
 }
 
 // ANCHOR: read
@@ -102,6 +145,8 @@ function compareFile(file, mine, out) {
       if (doc.version !== mine.version) {
         throw new Error('it has results format ' + doc.version + ', this page reads ' + mine.version);
       }
+      var why = problem(doc);
+      if (why) { throw new Error(why); }
       render(out, mine, doc, file.name);
     } catch (e) {
       out.textContent = 'Cannot compare ' + file.name + ': ' + e.message + '.';

@@ -926,6 +926,22 @@ fn the_compare_page_reads_a_chosen_results_file() {
         assert!(other.contains("beyond both intervals"), "{other}");
         let old = choose(old_path).await;
         assert!(old.contains("older version of the book"), "{old}");
+        // Issue 19: an unknown unit was shown without one and compared; a median given
+        // as a string showed "NaN×". Both files are refused, saying why.
+        let hostile = book_root().join("book-tests/tests/fixtures/hostile");
+        for (file, why) in [
+            ("unknown-unit.json", "unknown unit"),
+            ("string-median.json", "not a number"),
+            ("absurd-value.json", "not a number"),
+            ("lo-above-hi.json", "does not hold its median"),
+            ("backtick-name.json", "no valid name"),
+        ] {
+            let text = choose(hostile.join(file)).await;
+            assert!(
+                text.starts_with("Cannot compare") && text.contains(why) && !text.contains("NaN"),
+                "{file}: {text}"
+            );
+        }
     });
 }
 
