@@ -216,3 +216,36 @@ fn bad_input_is_refused_with_the_valid_choices() {
         assert!(text(&out).contains(expect), "{line}: {}", text(&out));
     }
 }
+
+/// Issue 19: a relative `COW_RESULTS_DIR` was read against `src/`, where the markers
+/// run, so `make build` measured twice and wrote into `src/` (which `mdbook serve`
+/// watches). `run.sh` makes it absolute against the book's root.
+#[test]
+fn a_relative_results_folder_is_the_book_root_s() {
+    bin("fixture-chapter");
+    let rel = format!("target/book-tests/relative-{}", std::process::id());
+    let root = book_root();
+    let _ = std::fs::remove_dir_all(root.join(&rel));
+    let lock = tempfile::tempdir().unwrap();
+    let out = Command::new("sh")
+        .arg("../chapters-code/harness/run.sh")
+        .args(["harness/fixture-chapter", "table", "steady"])
+        .current_dir(root.join("src"))
+        .env("COW_RESULTS_DIR", &rel)
+        .env("COW_LOCK_FILE", lock.path().join("measure.lock"))
+        .env_remove("COW_PROFILE")
+        .env_remove("COW_SET")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !root.join("src").join("target").exists(),
+        "results were written under src/"
+    );
+    let stored = files(&root.join(&rel));
+    let _ = std::fs::remove_dir_all(root.join(&rel));
+    assert!(
+        stored.iter().any(|f| f.ends_with(".json")),
+        "nothing stored in the book root's {rel}: {stored:?}"
+    );
+}

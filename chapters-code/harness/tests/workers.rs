@@ -198,6 +198,65 @@ fn run_missing_measures_only_what_is_missing() {
     assert!(md.contains("n = 3"), "{md}");
 }
 
+/// Issue 19: `--missing` decided what was missing before waiting for the lock, so a
+/// second `make build` re-measured everything the first had just stored. It looks
+/// again once it holds the lock.
+#[test]
+fn run_missing_looks_again_once_it_holds_the_lock() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("measure.lock");
+    let held = cache::MeasureLock::acquire_at(&lock).unwrap();
+    let mut child = Command::new(exe())
+        .args(["run", "--only", "ok", "--missing"])
+        .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_LOCK_FILE", &lock)
+        .env_remove("COW_PROFILE")
+        .env_remove("COW_SET")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until it says it waits for the lock: it has decided the result is missing.
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("waiting for the measurement") {
+                let _ = tx.send(None);
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        let _ = tx.send(Some(all));
+    });
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(60)).unwrap(),
+        None,
+        "it never waited for the lock"
+    );
+    // Meanwhile the other build stores the result.
+    let stored = run(&fixture::OK);
+    cache::store(dir.path(), &stored).unwrap();
+    drop(held);
+    let out = child.wait_with_output().unwrap();
+    let err = rx.recv_timeout(Duration::from_secs(60)).unwrap().unwrap();
+    assert!(out.status.success(), "{err}");
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("up to date"), "{s}{err}");
+    assert!(!err.contains("measuring "), "{err}");
+    let now = cache::all_records(dir.path());
+    assert_eq!(now.len(), 1);
+    assert_eq!(
+        now[0].provenance.measured_unix,
+        stored.provenance.measured_unix
+    );
+}
+
 #[test]
 fn parameters_are_set_validated_and_kept_apart() {
     let dir = tempfile::tempdir().unwrap();
