@@ -175,10 +175,8 @@ fn poison(record: &mut serde_json::Value) {
             notes.push(serde_json::json!({"kind": "Info", "text": p}));
         }
     }
-    for field in ["isolation"] {
-        let old = record[field].as_str().unwrap_or("").to_string();
-        record[field] = format!("{old} {all}").into();
-    }
+    let isolation = record["isolation"].as_str().unwrap_or("").to_string();
+    record["isolation"] = format!("{isolation} {all}").into();
     let cpu = record["provenance"]["machine"]["cpu"]
         .as_str()
         .unwrap_or("")
