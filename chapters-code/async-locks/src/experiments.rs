@@ -84,7 +84,8 @@ pub fn key(design: Design, flavour: Flavour) -> String {
 
 /// The design and runtime whose A/A twin runs in every round of the designs
 /// experiment: the baseline on the multi-thread runtime, the cheapest run of the round
-/// (about 2 % of its time) and the reference of the chapter's main verdicts.
+/// (2–3 % of a round's run time on a 2-vCPU VM) and the reference of the chapter's main
+/// verdicts.
 pub const TWINNED: (Design, Flavour) = (Design::Baseline, Flavour::MultiThread);
 
 /// The reading key of the twin: the original's key followed by [`harness::AA_TWIN`].
