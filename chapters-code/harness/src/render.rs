@@ -10,7 +10,8 @@ use crate::cache::Shown;
 use crate::experiment::{AnyView, ViewKind};
 use crate::record::{Note, NoteKind, Record, Status};
 use crate::stats::{
-    Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, Verdict, relative_difference, verdict,
+    Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, VERDICT_MIN_ROUNDS, Verdict,
+    relative_difference, verdict,
 };
 
 /// The table cell for a comparison the verdict rule leaves undecided: "no clear
@@ -95,6 +96,13 @@ pub fn compare_sentence(
                  their medians differ by only {} %{short}",
                 threshold_text(),
                 sig3(relative_difference(ae.median, be.median) * 100.0)
+            );
+        }
+        (Verdict::Unclear, _) if ae.n.min(be.n) < VERDICT_MIN_ROUNDS => {
+            return format!(
+                "there is no clear difference between {an} and {bn} (only {} round(s) behind \
+                 one of them; the rule needs {VERDICT_MIN_ROUNDS})",
+                ae.n.min(be.n)
             );
         }
         (Verdict::Unclear, _) => {

@@ -213,6 +213,9 @@ pub fn threshold() -> f64 {
     threshold_from(std::env::var("COW_THRESHOLD").ok().as_deref())
 }
 
+/// The fewest rounds behind each side of a comparison for the rule to decide it.
+pub const VERDICT_MIN_ROUNDS: u32 = 3;
+
 /// The default practical threshold (5 %).
 pub const DEFAULT_THRESHOLD: f64 = 0.05;
 
@@ -255,6 +258,11 @@ pub fn verdict(a: &Estimate, b: &Estimate) -> Verdict {
 /// intervals alone). The difference is relative to the smaller median's magnitude, so
 /// 1.05 against 1.00 is a 5 % difference either way round.
 pub fn verdict_with(a: &Estimate, b: &Estimate, threshold: f64) -> Verdict {
+    // One or two rounds give no interval worth the name (one round's "interval" is a
+    // point): no verdict from them, however far apart they are.
+    if a.n < VERDICT_MIN_ROUNDS || b.n < VERDICT_MIN_ROUNDS {
+        return Verdict::Unclear;
+    }
     let apart = if a.hi < b.lo {
         Verdict::Below
     } else if a.lo > b.hi {
@@ -644,6 +652,10 @@ mod tests {
         assert_eq!(threshold_from(Some("2.5 %")), 0.025);
         assert_eq!(threshold_from(Some("fast")), 0.05);
         assert_eq!(threshold_from(Some("-3")), 0.05);
+        // Two single rounds far apart: no verdict.
+        let one = Estimate::of(&[1.0]).unwrap();
+        let other = Estimate::of(&[100.0]).unwrap();
+        assert_eq!(verdict(&one, &other), Verdict::Unclear);
     }
 
     #[test]
