@@ -194,3 +194,113 @@ fn the_code_key_leaves_out_the_page_layer_only() {
         "HARNESS_PAGE_LAYER and the page layer disagree"
     );
 }
+
+/// The modules a chapter's source refers to: `crate::m`, `super::m`, and in the crate
+/// root a bare `m::` (outside `mod m;` and `pub use m::…;` lines, which declare and
+/// re-export, and outside its test module).
+fn chapter_edges(m: &str, src: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let body = without_tests(src);
+    // `crate::name` of an item that is no module names something in the crate root.
+    let mut root_items = BTreeMap::new();
+    for (i, _) in body.match_indices("crate::") {
+        let rest = &body[i + "crate::".len()..];
+        let names: Vec<String> = match rest.strip_prefix('{') {
+            Some(inner) => inner[..inner.find('}').unwrap_or(inner.len())]
+                .split(',')
+                .map(|p| p.trim().split("::").next().unwrap_or("").trim().to_string())
+                .collect(),
+            None => vec![
+                rest.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect(),
+            ],
+        };
+        for n in names {
+            if !n.is_empty() && !modules.contains(&n) {
+                root_items.insert(n, "lib".to_string());
+            }
+        }
+    }
+    let mut out = edges(&body, modules, &root_items);
+    for prefix in ["super::"] {
+        for (i, _) in body.match_indices(prefix) {
+            let name: String = body[i + prefix.len()..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if modules.contains(&name) {
+                out.insert(name);
+            }
+        }
+    }
+    if m == "lib" {
+        for line in body.lines() {
+            let t = line.trim();
+            if t.starts_with("pub mod ") || t.starts_with("mod ") || t.starts_with("pub use ") {
+                continue;
+            }
+            for other in modules {
+                let pat = format!("{other}::");
+                if let Some(i) = t.find(&pat)
+                    && !t[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+                {
+                    out.insert(other.clone());
+                }
+            }
+        }
+    }
+    out.remove(m);
+    out
+}
+
+/// No chapter's modules import each other in a circle: `lib.rs` is the mechanism,
+/// which imports none of the experiments, views or the registry (`chapter.rs`) that
+/// build on it.
+#[test]
+fn no_chapter_has_an_import_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let src_dir = e.path().join("src");
+        if e.file_name() == "harness" || !src_dir.join("lib.rs").is_file() {
+            continue;
+        }
+        let mut sources = BTreeMap::new();
+        for f in std::fs::read_dir(&src_dir).unwrap().flatten() {
+            let p = f.path();
+            if p.extension().is_some_and(|x| x == "rs") {
+                let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+                sources.insert(name, std::fs::read_to_string(&p).unwrap());
+            }
+        }
+        sources.remove("main");
+        let modules: BTreeSet<String> = sources.keys().cloned().collect();
+        let graph: BTreeMap<String, BTreeSet<String>> = sources
+            .iter()
+            .map(|(m, s)| (m.clone(), chapter_edges(m, s, &modules)))
+            .collect();
+        // Kahn's algorithm: whatever cannot be ordered sits on a cycle.
+        let mut left = graph.clone();
+        loop {
+            let free: Vec<String> = left
+                .iter()
+                .filter(|(_, deps)| deps.iter().all(|d| !left.contains_key(d)))
+                .map(|(m, _)| m.clone())
+                .collect();
+            if free.is_empty() {
+                break;
+            }
+            for m in free {
+                left.remove(&m);
+            }
+        }
+        assert!(
+            left.is_empty(),
+            "{}: these modules import each other in a circle: {:?}",
+            e.path().display(),
+            left
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} chapter crates found");
+}

@@ -20,8 +20,10 @@ use std::time::{Duration, Instant};
 pub mod experiments;
 pub mod views;
 
-use experiments::{NAIVE, OMISSION, RATES, SWEEP};
-use harness::{Counters, Headline};
+pub mod chapter;
+pub use chapter::CHAPTER;
+
+use harness::Counters;
 
 /// The names of the chapter's headline figures: the guide, the appendix and the
 /// comparisons read them by these constants, so a renamed figure fails to compile.
@@ -30,27 +32,6 @@ pub mod headline {
     pub const DEADLINE_RATE_AT_10K: &str = "deadline-rate-at-10k";
     pub const SLEEP_1MS_LATENESS: &str = "sleep-1ms-lateness";
 }
-
-/// The chapter: its experiments, views and headline figures.
-pub static CHAPTER: harness::Chapter = harness::chapter!(
-    experiments: [SWEEP, NAIVE, RATES, OMISSION],
-    views: [
-        views::ANSWER, views::NAIVE_TABLE, views::SWEEP_TABLE, views::SWEEP_REFERENCE, views::ACHIEVED,
-        views::ACHIEVED_PLOT, views::FINDINGS, views::STALL, views::JITTER_1K, views::JITTER_10K,
-        views::WHY_1K, views::CPU, views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
-    ],
-    headlines: [
-        Headline::new(headline::NAIVE_RATE_AT_10K, &RATES, "naive · 10,000/s")
-            .params(&["run_ms"])
-            .about("achieved ops/s of the naive `op; sleep(period)` loop asked for 10,000 ops/s"),
-        Headline::new(headline::DEADLINE_RATE_AT_10K, &RATES, "deadline · 10,000/s")
-            .params(&["run_ms"])
-            .about("achieved ops/s of the deadline throttle asked for 10,000 ops/s"),
-        Headline::new(headline::SLEEP_1MS_LATENESS, &SWEEP, "sleep(1 ms) · late by")
-            .params(&["sleeps"])
-            .about("how much later than asked a 1 ms std::thread::sleep returns (median of the rounds' medians)"),
-    ],
-);
 
 // ------------------------------------------------------------------ sleeping, timed
 

@@ -1,0 +1,28 @@
+//! The chapter's registry: its experiments, views and headline figures, as the
+//! command line, the book-wide measuring driver, the guide and the appendix find them.
+//! It lives apart from the mechanism (`lib.rs`), which never imports the views.
+
+use crate::experiments::{NAIVE, OMISSION, RATES, SWEEP};
+use crate::{headline, views};
+use harness::Headline;
+
+/// The chapter: its experiments, views and headline figures.
+pub static CHAPTER: harness::Chapter = harness::chapter!(
+    experiments: [SWEEP, NAIVE, RATES, OMISSION],
+    views: [
+        views::ANSWER, views::NAIVE_TABLE, views::SWEEP_TABLE, views::SWEEP_REFERENCE, views::ACHIEVED,
+        views::ACHIEVED_PLOT, views::FINDINGS, views::STALL, views::JITTER_1K, views::JITTER_10K,
+        views::WHY_1K, views::CPU, views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
+    ],
+    headlines: [
+        Headline::new(headline::NAIVE_RATE_AT_10K, &RATES, "naive · 10,000/s")
+            .params(&["run_ms"])
+            .about("achieved ops/s of the naive `op; sleep(period)` loop asked for 10,000 ops/s"),
+        Headline::new(headline::DEADLINE_RATE_AT_10K, &RATES, "deadline · 10,000/s")
+            .params(&["run_ms"])
+            .about("achieved ops/s of the deadline throttle asked for 10,000 ops/s"),
+        Headline::new(headline::SLEEP_1MS_LATENESS, &SWEEP, "sleep(1 ms) · late by")
+            .params(&["sleeps"])
+            .about("how much later than asked a 1 ms std::thread::sleep returns (median of the rounds' medians)"),
+    ],
+);
