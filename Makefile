@@ -13,8 +13,10 @@
 #   make clean       remove build outputs, results and the built book
 
 # A relative results folder is made absolute here, once: the markers run in src/.
+# (`override`: also when given on the command line, `make build COW_RESULTS_DIR=r`.)
 ifneq ($(strip $(COW_RESULTS_DIR)),)
-export COW_RESULTS_DIR := $(abspath $(COW_RESULTS_DIR))
+override COW_RESULTS_DIR := $(abspath $(COW_RESULTS_DIR))
+export COW_RESULTS_DIR
 endif
 
 SHELL := /bin/bash
