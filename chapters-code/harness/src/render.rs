@@ -11,7 +11,7 @@ use crate::experiment::{AnyView, ViewKind};
 use crate::record::{Note, NoteKind, Record, Status};
 use crate::stats::{
     Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, VERDICT_MIN_ROUNDS, Verdict,
-    relative_difference, verdict,
+    relative_difference, threshold, verdict,
 };
 
 /// The table cell for a comparison the verdict rule leaves undecided: "no clear
@@ -89,13 +89,23 @@ pub fn compare_sentence(
             )
         })
         .unwrap_or_default();
-    let decided = match (verdict(ae, be), better) {
+    // The ratio shown is the rounds' own (paired) ratio where there is one: a verdict
+    // whose shown ratio lies within the threshold would read "faster … 1.03×", so it
+    // reads "about the same" instead, like a pair of medians that close.
+    let mut v = verdict(ae, be);
+    if v.is_clear() && ratio_ab.is_some_and(|r| relative_difference(r.median, 1.0) <= threshold()) {
+        v = Verdict::Same;
+    }
+    let decided = match (v, better) {
         (Verdict::Same, _) => {
             return format!(
-                "{an} and {bn} are about the same (within {}): their intervals are apart, but \
-                 their medians differ by only {} %{short}",
+                "{an} and {bn} are about the same (within {}): they differ by only {} %{short}",
                 threshold_text(),
-                sig3(relative_difference(ae.median, be.median) * 100.0)
+                sig3(
+                    ratio_ab.map_or(relative_difference(ae.median, be.median), |r| {
+                        relative_difference(r.median, 1.0)
+                    }) * 100.0
+                )
             );
         }
         (Verdict::Unclear, _) if ae.n.min(be.n) < VERDICT_MIN_ROUNDS => {
