@@ -283,13 +283,16 @@ pub fn handoffs(g: &Guide) -> String {
             ),
             g.best_of(
                 &[
-                    ("threads-per-hop", "a thread brigade over socket pairs"),
                     (
-                        "async-current-socket-per-hop",
+                        brigades::headline::THREADS_PER_HOP,
+                        "a thread brigade over socket pairs",
+                    ),
+                    (
+                        brigades::headline::ASYNC_CURRENT_SOCKET_PER_HOP,
                         "an async brigade over socket pairs",
                     ),
                     (
-                        "async-current-channel-per-hop",
+                        brigades::headline::ASYNC_CURRENT_CHANNEL_PER_HOP,
                         "an async brigade over channels",
                     ),
                 ],
@@ -333,14 +336,14 @@ pub fn sleeps(g: &Guide) -> String {
             g.best_of(
                 &[
                     (
-                        "nanosleep-1ns-default-slack",
+                        short_sleeps::headline::NANOSLEEP_1NS_DEFAULT_SLACK,
                         "a 1 ns `nanosleep` with the default slack",
                     ),
                     (
-                        "nanosleep-1ns-slack-1ns",
+                        short_sleeps::headline::NANOSLEEP_1NS_SLACK_1NS,
                         "a 1 ns `nanosleep` with 1 ns of slack",
                     ),
-                    ("sched-yield", "`sched_yield`"),
+                    (short_sleeps::headline::SCHED_YIELD, "`sched_yield`"),
                 ],
                 Better::Lower,
                 "is the shortest way to give up the CPU",
@@ -434,9 +437,18 @@ pub fn locks(g: &Guide) -> String {
             ),
             g.best_of(
                 &[
-                    ("std-mutex-multi-thread-lateness-p50", "the std mutex"),
-                    ("design2-multi-thread-lateness-p50", "design 2"),
-                    ("fix-multi-thread-lateness-p50", "the fix"),
+                    (
+                        async_locks::headline::STD_MUTEX_MULTI_THREAD_LATENESS_P50,
+                        "the std mutex",
+                    ),
+                    (
+                        async_locks::headline::DESIGN2_MULTI_THREAD_LATENESS_P50,
+                        "design 2",
+                    ),
+                    (
+                        async_locks::headline::FIX_MULTI_THREAD_LATENESS_P50,
+                        "the fix",
+                    ),
                 ],
                 Better::Lower,
                 "handles its timeouts least late",
