@@ -6,9 +6,7 @@
 
 use all_results::{CHAPTERS, all_shown, records};
 use harness::render::capitalise;
-use harness::render::{
-    Better, Table, compare_sentence, escape_html, fmt_estimate, provenance_line_of, threshold_text,
-};
+use harness::render::{Better, Table, compare_sentence, escape_html, fmt_estimate, threshold_text};
 use harness::stats::{Verdict, verdict};
 use harness::{Figure, Profile, Record};
 use std::path::Path;
@@ -131,12 +129,36 @@ impl<'a> Guide<'a> {
                 escape_html(&why)
             ));
         }
-        for r in used {
-            let label = format!("{} / {}", r.chapter, r.experiment);
-            out.push_str(&provenance_line_of(r, Some(&label)));
-        }
+        out.push_str(&provenance_of_section(&used));
         out
     }
+}
+
+/// One short line for a section's figures: which runs they come from (profile,
+/// rounds, when). Each figure's full record is one click away under its table in the
+/// chapter the "measured by" column links to, so the guide does not repeat it.
+fn provenance_of_section(used: &[&Record]) -> String {
+    if used.is_empty() {
+        return "<p class=\"cow-provenance\">No result of this machine's yet.</p>\n".into();
+    }
+    let runs: Vec<String> = used
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{} ({}, {} rounds, {})",
+                r.chapter,
+                r.experiment,
+                r.profile.name(),
+                r.rounds.len(),
+                r.provenance.measured_at
+            )
+        })
+        .collect();
+    format!(
+        "<p class=\"cow-provenance\">From {}; the full record of each is under its table in \
+         the chapter.</p>\n",
+        escape_html(&runs.join("; "))
+    )
 }
 
 /// The experiment a headline figure comes from, linked to its chapter:
