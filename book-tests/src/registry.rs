@@ -5,7 +5,8 @@
 //!
 //! The places:
 //!
-//! 1. the chapter folders: every crate in `chapters-code/` whose `src/lib.rs` declares
+//! 1. the chapter folders: every crate in `chapters-code/` whose registry (`src/chapter.rs`,
+//!    or `src/lib.rs`) declares
 //!    `harness::chapter!(` (with its page `src/<slug>.md`);
 //! 2. `src/SUMMARY.md`, the entries under `# The experiments`;
 //! 3. the introduction's numbered list under `## The chapters`;
@@ -82,8 +83,12 @@ pub fn places(root: &Path, appendix_tables: &[&str]) -> Places {
         .map(|d| {
             d.flatten()
                 .filter(|e| {
-                    std::fs::read_to_string(e.path().join("src/lib.rs"))
-                        .is_ok_and(|s| s.contains("harness::chapter!("))
+                    // As harness::cli::declares_a_chapter: the registry, in chapter.rs
+                    // (or lib.rs), holds `harness::chapter!(`.
+                    ["src/chapter.rs", "src/lib.rs"].iter().any(|f| {
+                        std::fs::read_to_string(e.path().join(f))
+                            .is_ok_and(|s| s.contains("harness::chapter!("))
+                    })
                 })
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect()
@@ -181,7 +186,7 @@ pub fn problems(root: &Path, appendix_tables: &[&str]) -> Vec<String> {
     for slug in registry {
         if !p.folders.contains(slug) {
             out.push(format!(
-                "{reg} lists {slug}, but chapters-code/{slug}/src/lib.rs declares no chapter"
+                "{reg} lists {slug}, but chapters-code/{slug} declares no chapter (no harness::chapter! in src/chapter.rs or src/lib.rs)"
             ));
         }
         if !root.join("src").join(format!("{slug}.md")).is_file() {

@@ -96,7 +96,7 @@ fn insert_after(path: &Path, after: impl Fn(&str) -> bool, new: &str) {
     std::fs::write(path, out.join("\n") + "\n").unwrap();
 }
 
-/// The new files of a chapter, as the README lists them (a crate whose `lib.rs`
+/// The new files of a chapter, as the README lists them (a crate whose `chapter.rs`
 /// declares the chapter, and its page).
 fn new_files(root: &Path) {
     let dir = root.join("chapters-code").join(SLUG);
@@ -112,7 +112,12 @@ fn new_files(root: &Path) {
     .unwrap();
     std::fs::write(
         dir.join("src/lib.rs"),
-        "pub mod experiments;\npub mod views;\n\n\
+        "pub mod chapter;\npub mod experiments;\npub mod views;\n\npub use chapter::CHAPTER;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/chapter.rs"),
+        "use crate::{experiments, views};\n\n\
          pub static CHAPTER: harness::Chapter = harness::chapter!(\n    \
          experiments: [experiments::WAITS],\n    views: [views::WAITS],\n    headlines: [],\n);\n",
     )

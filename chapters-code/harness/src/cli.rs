@@ -154,9 +154,17 @@ pub fn overrides_from_env(chapter: &str) -> Result<Vec<Override>, String> {
     Ok(out)
 }
 
+/// Whether the crate in `dir` declares a chapter: its registry (`src/chapter.rs`, or
+/// `src/lib.rs` for a chapter that keeps it there) holds `harness::chapter!(`.
+pub fn declares_a_chapter(dir: &Path) -> bool {
+    ["src/chapter.rs", "src/lib.rs"].iter().any(|f| {
+        std::fs::read_to_string(dir.join(f)).is_ok_and(|s| s.contains("harness::chapter!("))
+    })
+}
+
 /// The chapters of the book, by slug, for the binaries that know only their own
-/// chapter (`dir` is the chapter crate's folder): the crates beside it whose
-/// `src/lib.rs` declares a chapter (`harness::chapter!(`), so no second list of
+/// chapter (`dir` is the chapter crate's folder): the crates beside it whose registry
+/// (`src/chapter.rs`, or `src/lib.rs`) declares a chapter (`harness::chapter!(`), so no second list of
 /// chapters is kept here. `all-results` holds the registry, and `book-tests`' registry
 /// test checks that the folders and the registry agree. Empty where the sources are not
 /// on disk.
@@ -168,10 +176,7 @@ pub fn book_chapters(dir: &Path) -> Vec<String> {
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("src/lib.rs"))
-                .is_ok_and(|s| s.contains("harness::chapter!("))
-        })
+        .filter(|e| declares_a_chapter(&e.path()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     out.sort();
