@@ -136,28 +136,35 @@ impl<'a> Guide<'a> {
 
 /// One short line for a section's figures: which runs they come from (profile,
 /// rounds, when). Each figure's full record is one click away under its table in the
-/// chapter the "measured by" column links to, so the guide does not repeat it.
+/// chapter the "measured by" column links to, so the guide does not repeat it (the
+/// page says so once).
 fn provenance_of_section(used: &[&Record]) -> String {
     if used.is_empty() {
         return "<p class=\"cow-provenance\">No result of this machine's yet.</p>\n".into();
     }
-    let runs: Vec<String> = used
+    let names: Vec<String> = used
         .iter()
-        .map(|r| {
-            format!(
-                "{}/{} ({}, {} rounds, {})",
-                r.chapter,
-                r.experiment,
-                r.profile.name(),
-                r.rounds.len(),
-                r.provenance.measured_at
-            )
-        })
+        .map(|r| format!("{}/{}", r.chapter, r.experiment))
         .collect();
+    let mut profiles: Vec<&str> = used.iter().map(|r| r.profile.name()).collect();
+    profiles.dedup();
+    let rounds = used.iter().map(|r| r.rounds.len());
+    let (lo, hi) = (rounds.clone().min().unwrap_or(0), rounds.max().unwrap_or(0));
+    let rounds = if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    };
+    let latest = used
+        .iter()
+        .max_by_key(|r| r.provenance.measured_unix)
+        .map(|r| r.provenance.measured_at.as_str())
+        .unwrap_or_default();
     format!(
-        "<p class=\"cow-provenance\">From {}; the full record of each is under its table in \
-         the chapter.</p>\n",
-        escape_html(&runs.join("; "))
+        "<p class=\"cow-provenance\">From {}: {} profile, {rounds} rounds, up to {}.</p>\n",
+        escape_html(&names.join(", ")),
+        escape_html(&profiles.join("/")),
+        escape_html(latest)
     )
 }
 
