@@ -797,8 +797,8 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
         };
         out.push(format!(
             "{lead}: the std channel {} after the {gap} ms gap, {} with none ({how})",
-            Unit::Nanos.format(g.median),
-            Unit::Nanos.format(z.median),
+            harness::render::fmt_estimate(&g, Unit::Nanos),
+            harness::render::fmt_estimate(&z, Unit::Nanos),
         ));
     }
     Ok(answer_block(out, &writeup_answer()?))
