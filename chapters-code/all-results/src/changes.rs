@@ -60,8 +60,23 @@ pub fn snapshot(dir: &Path) -> anyhow::Result<usize> {
     Ok(records.len())
 }
 
+/// The previous run, if its file reads and every record in it passes the schema
+/// (`harness::validate`); a file that fails is named with the first reason and
+/// read as absent.
 pub fn load_snapshot(dir: &Path) -> Option<Vec<Record>> {
-    serde_json::from_slice(&std::fs::read(snapshot_path(dir)).ok()?).ok()
+    let path = snapshot_path(dir);
+    let records: Vec<Record> = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    match records.iter().try_for_each(harness::validate::record) {
+        Ok(()) => Some(records),
+        Err(why) => {
+            eprintln!(
+                "warning: ignoring {}: {}",
+                harness::safe::terminal(&path.display().to_string()),
+                harness::safe::terminal(&why)
+            );
+            None
+        }
+    }
 }
 
 /// One summary whose interval moved clear of its previous one.
