@@ -150,53 +150,25 @@ pub fn two_runs_view(dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::Profile;
-    use harness::machine::Machine;
-    use harness::noise::Noise;
-    use harness::record::{FORMAT, Provenance, Reading, RoundRecord, Status, Unit};
+    use harness::record::{Reading, Unit};
 
     /// A synthetic record with `pairs` A/A pairs, of which `wrong` differ by 20 %.
     fn record(pairs: usize, wrong: usize) -> Record {
-        Record {
-            format: FORMAT,
-            chapter: "short-sleeps".into(),
-            experiment: "calls".into(),
-            key: "k".into(),
-            profile: Profile::Quick,
-            build: "release".into(),
-            provenance: Provenance {
-                machine: Machine::current(),
-                measured_at: "now".into(),
-                measured_unix: 1,
-            },
-            params: vec![],
-            details: vec![],
-            isolation: String::new(),
-            status: Status::Ok,
-            notes: vec![],
-            wall_s: 1.0,
-            rounds: (0..6)
-                .map(|i| RoundRecord {
-                    index: i,
-                    noise: Noise::default(),
-                    readings: (0..pairs)
-                        .flat_map(|p| {
-                            let v = 100.0 + f64::from(i) * 0.1;
-                            let twin = if p < wrong { v * 1.2 } else { v + 0.05 };
-                            [
-                                Reading::new(format!("v{p}"), Unit::Nanos, v),
-                                Reading::new(
-                                    format!("v{p}{}", harness::AA_TWIN),
-                                    Unit::Nanos,
-                                    twin,
-                                ),
-                            ]
-                        })
-                        .collect(),
-                    data: serde_json::Value::Null,
-                })
-                .collect(),
-        }
+        let rounds = (0..6)
+            .map(|i| {
+                (0..pairs)
+                    .flat_map(|p| {
+                        let v = 100.0 + f64::from(i) * 0.1;
+                        let twin = if p < wrong { v * 1.2 } else { v + 0.05 };
+                        [
+                            Reading::new(format!("v{p}"), Unit::Nanos, v),
+                            Reading::new(format!("v{p}{}", harness::AA_TWIN), Unit::Nanos, twin),
+                        ]
+                    })
+                    .collect()
+            })
+            .collect();
+        harness::fixture::record_of_readings("short-sleeps", "calls", rounds)
     }
 
     #[test]

@@ -79,47 +79,22 @@ pub fn note(r: &Record) -> Option<Note> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::Machine;
-    use crate::noise::Noise;
-    use crate::profile::Profile;
-    use crate::record::{FORMAT, Provenance, Reading, RoundRecord, Status};
+    use crate::record::Reading;
 
     /// A record whose rounds read `x` and its twin as given.
     pub(crate) fn record(x: &[f64], twin: &[f64]) -> Record {
-        Record {
-            format: FORMAT,
-            chapter: "ch".into(),
-            experiment: "exp".into(),
-            key: "k".into(),
-            profile: Profile::Quick,
-            build: "release".into(),
-            provenance: Provenance {
-                machine: Machine::current(),
-                measured_at: "now".into(),
-                measured_unix: 1,
-            },
-            params: vec![],
-            details: vec![],
-            isolation: String::new(),
-            status: Status::Ok,
-            notes: vec![],
-            wall_s: 1.0,
-            rounds: x
-                .iter()
-                .zip(twin)
-                .enumerate()
-                .map(|(i, (a, b))| RoundRecord {
-                    index: i as u32,
-                    noise: Noise::default(),
-                    readings: vec![
-                        Reading::new("x", Unit::Nanos, *a),
-                        Reading::new(format!("x{}", crate::AA_TWIN), Unit::Nanos, *b),
-                        Reading::new("y", Unit::Nanos, *a),
-                    ],
-                    data: serde_json::Value::Null,
-                })
-                .collect(),
-        }
+        let rounds = x
+            .iter()
+            .zip(twin)
+            .map(|(a, b)| {
+                vec![
+                    Reading::new("x", Unit::Nanos, *a),
+                    Reading::new(format!("x{}", crate::AA_TWIN), Unit::Nanos, *b),
+                    Reading::new("y", Unit::Nanos, *a),
+                ]
+            })
+            .collect();
+        crate::fixture::record_of_readings("ch", "exp", rounds)
     }
 
     #[test]

@@ -140,3 +140,43 @@ pub static CHAPTER: Chapter = Chapter {
     views: &[&TABLE, &FAILS_TABLE],
     headlines: &[Headline::new("steady-median", &OK, "steady").params(&["n"])],
 };
+
+/// A good quick record of `chapter`/`experiment` whose rounds read `rounds[i]`, for
+/// tests of what reads records (the A/A self-test, `changes`, the appendix): one
+/// builder instead of a hand-written `Record` in each of them.
+pub fn record_of_readings(
+    chapter: &str,
+    experiment: &str,
+    rounds: Vec<Vec<Reading>>,
+) -> crate::Record {
+    use crate::record::{FORMAT, Provenance, RoundRecord, Status};
+    crate::Record {
+        format: FORMAT,
+        chapter: chapter.into(),
+        experiment: experiment.into(),
+        key: "k".into(),
+        profile: crate::Profile::Quick,
+        build: "release".into(),
+        provenance: Provenance {
+            machine: crate::machine::Machine::current(),
+            measured_at: "now".into(),
+            measured_unix: 1,
+        },
+        params: vec![],
+        details: vec![],
+        isolation: String::new(),
+        status: Status::Ok,
+        notes: vec![],
+        wall_s: 1.0,
+        rounds: rounds
+            .into_iter()
+            .enumerate()
+            .map(|(i, readings)| RoundRecord {
+                index: i as u32,
+                noise: crate::noise::Noise::default(),
+                readings,
+                data: serde_json::Value::Null,
+            })
+            .collect(),
+    }
+}
