@@ -108,24 +108,8 @@ pub fn measure(
             .unwrap_or_default();
         for e in ch.experiments {
             let values = params::resolve(e.name(), e.params(), profile, &overrides)?;
-            if missing
-                && let Some(s) = cache::best(
-                    dir,
-                    ch.name,
-                    e.name(),
-                    ch.key,
-                    ch.build,
-                    params::tag(&values),
-                )
-                && s.record.is_ok()
-            {
-                println!(
-                    "{}/{}: up to date ({} result of {})",
-                    ch.name,
-                    e.name(),
-                    s.record.profile,
-                    s.record.provenance.measured_at
-                );
+            if missing && let Some(line) = runner::up_to_date(ch, *e, &values, dir) {
+                println!("{line}");
                 continue;
             }
             todo.push(Todo {

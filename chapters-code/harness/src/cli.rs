@@ -336,28 +336,14 @@ fn run(
             return true;
         }
         let values = params::resolve(e.name(), e.params(), profile, overrides).unwrap_or_default();
-        let shown = cache::best(
-            dir,
-            ch.name,
-            e.name(),
-            ch.key,
-            ch.build,
-            params::tag(&values),
-        );
-        match shown {
-            Some(s) if s.record.is_ok() => {
+        match runner::up_to_date(ch, ***e, &values, dir) {
+            Some(line) => {
                 if say {
-                    println!(
-                        "{}/{}: up to date ({} result of {})",
-                        ch.name,
-                        e.name(),
-                        s.record.profile,
-                        s.record.provenance.measured_at
-                    );
+                    println!("{line}");
                 }
                 false
             }
-            _ => true,
+            None => true,
         }
     };
     let todo: Vec<_> = selected.iter().filter(|e| still_missing(e, true)).collect();

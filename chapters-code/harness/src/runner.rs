@@ -175,6 +175,34 @@ fn tick(bar: &indicatif::ProgressBar, start: Instant, rounds_done: u32) {
     bar.set_message(format!("round {}", rounds_done + 1));
 }
 
+/// `--missing`'s question, asked by a chapter's `run` and by the book-wide session
+/// alike: the line saying `exp` is up to date, when a good result for this code and
+/// these parameter values is stored (full or quick); `None` when it must be measured.
+pub fn up_to_date(
+    chapter: &Chapter,
+    exp: &dyn AnyExperiment,
+    values: &[ParamValue],
+    dir: &Path,
+) -> Option<String> {
+    let s = cache::best(
+        dir,
+        chapter.name,
+        exp.name(),
+        chapter.key,
+        chapter.build,
+        params::tag(values),
+    )?;
+    s.record.is_ok().then(|| {
+        format!(
+            "{}/{}: up to date ({} result of {})",
+            chapter.name,
+            exp.name(),
+            s.record.profile,
+            s.record.provenance.measured_at
+        )
+    })
+}
+
 /// The record to show for `exp` with `overrides`: the best good one stored for the
 /// code, or, if none, a fresh measurement in `profile` (stored). A stored failure
 /// with no good result is measured again once per build ([`cache::claim_retry`]). Measuring takes the
