@@ -122,7 +122,7 @@ pub fn judge<'a>(
 pub fn view(records: &[Record]) -> String {
     let ps = pairs(records);
     let mut t = Table::new([
-        "quantity",
+        "quantity: where it is designed to be measured, where again",
         "designed to measure it",
         "measured again",
         "the rule says",
@@ -147,20 +147,15 @@ pub fn view(records: &[Record]) -> String {
                 format!("**different**: {}× — see below", sig3(b.median / a.median))
             }
         };
+        // The experiments are named in the text column, which wraps, so that the two
+        // number columns stay narrow enough for the text column of the page.
         t.row([
-            p.what.clone(),
             format!(
-                "{} in [{}]({}.md)",
-                fmt_estimate(&a, unit),
-                p.owner.0,
-                ra.chapter
+                "{}: [{}]({}.md), [{}]({}.md)",
+                p.what, p.owner.0, ra.chapter, p.other.0, rb.chapter
             ),
-            format!(
-                "{} in [{}]({}.md)",
-                fmt_estimate(&b, unit),
-                p.other.0,
-                rb.chapter
-            ),
+            fmt_estimate(&a, unit),
+            fmt_estimate(&b, unit),
             said,
         ]);
     }

@@ -208,11 +208,18 @@ impl Table {
 
     pub fn to_markdown(&self) -> String {
         let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-        let line = |cells: &[String]| {
-            let inner: Vec<String> = cells.iter().map(|c| esc(c)).collect();
+        let line = |cells: &[String], numbers: bool| {
+            let inner: Vec<String> = cells
+                .iter()
+                .zip(&self.align)
+                .map(|(c, a)| match (numbers, a) {
+                    (true, Align::Right) => esc(&interval_may_wrap(c)),
+                    _ => esc(c),
+                })
+                .collect();
             format!("| {} |\n", inner.join(" | "))
         };
-        let mut out = line(&self.headers);
+        let mut out = line(&self.headers, false);
         let seps: Vec<&str> = self
             .align
             .iter()
@@ -223,10 +230,32 @@ impl Table {
             .collect();
         out.push_str(&format!("| {} |\n", seps.join(" | ")));
         for r in &self.rows {
-            out.push_str(&line(r));
+            out.push_str(&line(r, true));
         }
         out
     }
+}
+
+/// A number cell `value (interval)` marked so that, in a narrow column, the interval may
+/// go to a second line under its value; neither part ever breaks inside. (Number cells
+/// do not wrap otherwise, see `assets/css/cow.css`.) Only a trailing group made of the
+/// characters our number formats write is marked; any other cell is left as it is.
+fn interval_may_wrap(cell: &str) -> String {
+    let Some(open) = cell.rfind(" (") else {
+        return cell.to_string();
+    };
+    let (value, interval) = (&cell[..open], &cell[open + 1..]);
+    let numeric = |c: char| c.is_ascii_alphanumeric() || " .,–−×%µ+".contains(c);
+    let is_interval = interval.len() > 2
+        && interval.ends_with(')')
+        && interval[1..interval.len() - 1].chars().all(numeric)
+        && interval.chars().any(|c| c.is_ascii_digit());
+    if value.is_empty() || !is_interval {
+        return cell.to_string();
+    }
+    format!(
+        "{value}<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">{interval}</span></span>"
+    )
 }
 
 /// Which tail columns a set of distributions supports: p99 only when every one has at
@@ -558,6 +587,26 @@ pub fn render_view(view: &dyn AnyView, shown: &Shown) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interval_may_wrap_under_its_value_and_nothing_else_does() {
+        let mut t = Table::new(["design", "CPU per op", "note"]).align(2, Align::Left);
+        t.row(["a (b)", "1.01 µs (740 ns–1.44 µs)", "x (1)"]);
+        t.row(["c", "−436 µs (−448 to −430)", "y"]);
+        t.row(["d", "– (our variant)", "z"]);
+        t.row(["e", "1.07–1.22 ms", "w"]);
+        let md = t.to_markdown();
+        assert!(md.contains(
+            "| a (b) | 1.01 µs<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">(740 ns–1.44 µs)</span></span> | x (1) |"
+        ), "{md}");
+        assert!(md.contains("−436 µs<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">(−448 to −430)</span></span>"), "{md}");
+        // Not an interval: words, or no group at all; headers are never marked.
+        assert!(md.contains("| d | – (our variant) | z |"), "{md}");
+        assert!(md.contains("| e | 1.07–1.22 ms | w |"), "{md}");
+        assert!(md.starts_with("| design | CPU per op | note |"), "{md}");
+        // Escaped text from a record is never marked: `&` and `;` are not number characters.
+        assert_eq!(interval_may_wrap("1 (&#91;2&#93;)"), "1 (&#91;2&#93;)");
+    }
 
     #[test]
     fn numbers_read_naturally() {

@@ -884,24 +884,21 @@ fn pooled_unpreempted(r: &Results<Runs>, key: &str) -> Dist {
 /// the sender's send call, whether the receiver kept its CPU, where the two threads ran.
 fn gap_why_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut t = Table::new([
-        "gap",
-        "sender",
+        "gap: sender",
         "median latency",
         "send call",
         "never preempted",
         "their median",
         "same CPU",
         "run-queue delay",
-    ])
-    .align(1, Align::Left);
+    ]);
     for (g, busy) in gap_rows() {
         let k = chan_key(g, busy);
         let Some(e) = r.estimate(&k) else { continue };
         let est = |f: fn(&Run) -> Option<f64>| per_run(r, &k, f);
         let calm = pooled_unpreempted(r, &k);
         t.row([
-            format!("{g} ms"),
-            if busy { "busy-waits" } else { "sleeps" }.to_string(),
+            format!("{g} ms: {}", if busy { "busy-waits" } else { "sleeps" }),
             fmt_estimate(&e, Unit::Nanos),
             fmt_opt_estimate(est(|x| x.send_p50_ns), Unit::Nanos),
             est(|x| x.unpreempted).map_or_else(|| "–".into(), |e| fmt_share(&e)),
