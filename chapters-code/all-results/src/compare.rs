@@ -140,7 +140,7 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
         escape_html(&b.machine),
         b.figures.len(),
         escape_html(&b.generated_at),
-        t.to_markdown(),
+        t.to_plain_markdown(),
         threshold_text()
     )
 }

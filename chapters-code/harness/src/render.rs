@@ -206,7 +206,17 @@ impl Table {
         self.rows.is_empty()
     }
 
+    /// The table for a page: a number cell's interval may wrap under its value.
     pub fn to_markdown(&self) -> String {
+        self.markdown(true)
+    }
+
+    /// The table for a terminal or a file read outside the book: Markdown only.
+    pub fn to_plain_markdown(&self) -> String {
+        self.markdown(false)
+    }
+
+    fn markdown(&self, page: bool) -> String {
         let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
         let line = |cells: &[String], numbers: bool| {
             let inner: Vec<String> = cells
@@ -230,7 +240,7 @@ impl Table {
             .collect();
         out.push_str(&format!("| {} |\n", seps.join(" | ")));
         for r in &self.rows {
-            out.push_str(&line(r, true));
+            out.push_str(&line(r, page));
         }
         out
     }
@@ -248,6 +258,7 @@ fn interval_may_wrap(cell: &str) -> String {
     let numeric = |c: char| c.is_ascii_alphanumeric() || " .,–−×%µ+".contains(c);
     let is_interval = interval.len() > 2
         && interval.ends_with(')')
+        && interval[1..].starts_with(|c: char| c.is_ascii_digit() || c == '−' || c == '-')
         && interval[1..interval.len() - 1].chars().all(numeric)
         && interval.chars().any(|c| c.is_ascii_digit());
     if value.is_empty() || !is_interval {
@@ -603,6 +614,15 @@ mod tests {
         // Not an interval: words, or no group at all; headers are never marked.
         assert!(md.contains("| d | – (our variant) | z |"), "{md}");
         assert!(md.contains("| e | 1.07–1.22 ms | w |"), "{md}");
+        assert_eq!(
+            interval_may_wrap("about the same (within 5 %)"),
+            "about the same (within 5 %)"
+        );
+        // Outside the book, plain Markdown.
+        assert!(
+            t.to_plain_markdown()
+                .contains("| a (b) | 1.01 µs (740 ns–1.44 µs) | x (1) |")
+        );
         assert!(md.starts_with("| design | CPU per op | note |"), "{md}");
         // Escaped text from a record is never marked: `&` and `;` are not number characters.
         assert_eq!(interval_may_wrap("1 (&#91;2&#93;)"), "1 (&#91;2&#93;)");
