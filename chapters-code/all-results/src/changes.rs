@@ -321,43 +321,24 @@ pub fn report_and_remember(before: &[Record], after: &[Record], dir: &Path) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::machine::Machine;
-    use harness::noise::Noise;
-    use harness::record::{FORMAT, Provenance, Reading, RoundRecord, Status, Unit};
+    use harness::record::{Reading, Unit};
 
+    /// A record measured at `at` whose rounds read a steady figure and `values`.
     fn record(values: &[f64], at: u64) -> Record {
-        Record {
-            format: FORMAT,
-            chapter: "ch".into(),
-            experiment: "exp".into(),
-            key: "k".into(),
-            profile: Profile::Quick,
-            build: "release".into(),
-            provenance: Provenance {
-                machine: Machine::current(),
-                measured_at: format!("t{at}"),
-                measured_unix: at,
-            },
-            params: vec![],
-            details: vec![],
-            isolation: String::new(),
-            status: Status::Ok,
-            notes: vec![],
-            wall_s: 1.0,
-            rounds: values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| RoundRecord {
-                    index: i as u32,
-                    noise: Noise::default(),
-                    readings: vec![
-                        Reading::new("steady", Unit::Nanos, 100.0 + (i % 3) as f64),
-                        Reading::new("moving", Unit::Nanos, *v),
-                    ],
-                    data: serde_json::Value::Null,
-                })
-                .collect(),
-        }
+        let rounds = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                vec![
+                    Reading::new("steady", Unit::Nanos, 100.0 + (i % 3) as f64),
+                    Reading::new("moving", Unit::Nanos, *v),
+                ]
+            })
+            .collect();
+        let mut r = harness::fixture::record_of_readings("ch", "exp", rounds);
+        r.provenance.measured_at = format!("t{at}");
+        r.provenance.measured_unix = at;
+        r
     }
 
     #[test]

@@ -825,6 +825,7 @@ mod tests {
                 1.0,
             )],
             data: serde_json::json!({"why": "Vec<u8> [1] `x`", "n": 3}),
+            ..Default::default()
         });
         store(dir.path(), &r).unwrap();
         let shown = best_of(dir.path(), "k").unwrap().record;

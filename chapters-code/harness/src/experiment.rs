@@ -8,6 +8,7 @@
 //! the budget says stop, stores them, and hands views the typed rounds back
 //! ([`Results<R>`]). Erasure to JSON, caching and Markdown happen here, once.
 
+use crate::noise::Noise;
 use crate::params::{Param, ParamValue};
 use crate::profile::Profile;
 use crate::record::{Note, NoteKind, Reading, Record, RoundRecord, Unit};
@@ -247,15 +248,6 @@ fn default_budget(p: Profile) -> Budget {
     p.pick(Budget::quick(5), Budget::full(60, 10))
 }
 
-/// What one round produced, erased for the worker protocol and the record.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-pub struct RoundOutput {
-    pub readings: Vec<Reading>,
-    pub data: serde_json::Value,
-    pub notes: Vec<Note>,
-    pub details: Vec<(String, String)>,
-}
-
 /// An experiment with its data type erased: what the harness's runner, cache and
 /// command line see.
 pub trait AnyExperiment: Sync {
@@ -264,8 +256,8 @@ pub trait AnyExperiment: Sync {
     fn params(&self) -> &'static [Param];
     fn budget(&self, profile: Profile) -> Budget;
     fn isolation(&self) -> Isolation;
-    /// Runs one round and erases its data to JSON.
-    fn run_round(&self, ctx: Ctx) -> anyhow::Result<RoundOutput>;
+    /// Runs one round and erases its data to JSON; the executor fills in its noise.
+    fn run_round(&self, ctx: Ctx) -> anyhow::Result<RoundRecord>;
 }
 
 impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> {
@@ -284,11 +276,14 @@ impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> 
     fn isolation(&self) -> Isolation {
         self.isolation
     }
-    fn run_round(&self, mut ctx: Ctx) -> anyhow::Result<RoundOutput> {
+    fn run_round(&self, mut ctx: Ctx) -> anyhow::Result<RoundRecord> {
         let data = (self.round)(&mut ctx)?;
         let readings = (self.readings)(&data);
+        let index = ctx.round;
         let (notes, details) = ctx.into_parts();
-        Ok(RoundOutput {
+        Ok(RoundRecord {
+            index,
+            noise: Noise::default(),
             readings,
             data: serde_json::to_value(&data)?,
             notes,

@@ -175,7 +175,7 @@ pub fn record_of_readings(
                 index: i as u32,
                 noise: crate::noise::Noise::default(),
                 readings,
-                data: serde_json::Value::Null,
+                ..RoundRecord::default()
             })
             .collect(),
     }

@@ -67,15 +67,29 @@ impl Reading {
     }
 }
 
-/// One round as stored.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// One round: the one type that carries a round from the experiment's function
+/// (`AnyExperiment::run_round`) through the worker's pipe and the
+/// round loop into the stored record. The executor fills in `noise` around the round;
+/// the round loop moves `notes` and `details` up to the run (they say the same thing
+/// every round), so a stored round never carries them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct RoundRecord {
     pub index: u32,
     pub noise: Noise,
     pub readings: Vec<Reading>,
     /// The experiment's own data for this round; its views know its type.
     pub data: serde_json::Value,
+    /// What the round noted about itself (limits reached, an OS feature missing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+    /// What the round recorded of its set-up, for the provenance.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<(String, String)>,
 }
+
+/// How a round ended: the round, or the [`Status`] that ended the run (never
+/// [`Status::Ok`]).
+pub type RoundEnd = Result<RoundRecord, Status>;
 
 /// How the run ended.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

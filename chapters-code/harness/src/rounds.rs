@@ -3,29 +3,13 @@
 //! them — worker processes (`worker.rs`) or this process ([`InProcess`]). It knows
 //! nothing of processes or pages; `runner.rs` and `worker.rs` both build on it.
 
-use crate::experiment::{AnyExperiment, Budget, Ctx, MIN_ROUNDS, RoundOutput, latin_row};
-use crate::noise::{self, Noise};
+use crate::experiment::{AnyExperiment, Budget, Ctx, MIN_ROUNDS, latin_row};
+use crate::noise;
 use crate::params::ParamValue;
 use crate::profile::Profile;
-use crate::record::{Note, NoteKind, RoundRecord, Status, reading_keys, reading_values};
+use crate::record::{Note, NoteKind, RoundEnd, RoundRecord, Status, reading_keys, reading_values};
 use crate::stats::Estimate;
 use std::time::{Duration, Instant};
-
-/// How a round ended.
-pub enum RoundEnd {
-    Done {
-        out: RoundOutput,
-        noise: Noise,
-    },
-    /// The round returned an error or panicked.
-    Failed(String),
-    /// The worker did not finish before it was killed.
-    TimedOut {
-        after_s: f64,
-    },
-    /// The worker died of a signal or exited without a result.
-    Crashed(String),
-}
 
 /// Runs rounds: in worker processes, or in this process.
 pub trait Exec {
@@ -58,9 +42,13 @@ impl Exec for InProcess<'_> {
             migrations,
         );
         match out {
-            Ok(Ok(out)) => RoundEnd::Done { out, noise },
-            Ok(Err(e)) => RoundEnd::Failed(crate::privacy::scrub(&format!("{e:#}"))),
-            Err(panic) => RoundEnd::Failed(format!("it panicked: {}", panic_message(&*panic))),
+            Ok(Ok(round)) => Ok(RoundRecord { noise, ..round }),
+            Ok(Err(e)) => Err(Status::Failed {
+                error: crate::privacy::scrub(&format!("{e:#}")),
+            }),
+            Err(panic) => Err(Status::Failed {
+                error: format!("it panicked: {}", panic_message(&*panic)),
+            }),
         }
     }
 }
@@ -194,26 +182,21 @@ impl Plan {
         self.round_walls.push(wall.as_secs_f64());
         self.spent += wall;
         let ended = match end {
-            RoundEnd::Done { out, noise } => {
-                for n in out.notes {
+            Ok(mut round) => {
+                for n in std::mem::take(&mut round.notes) {
                     if !self.notes.contains(&n) {
                         self.notes.push(n);
                     }
                 }
+                let details = std::mem::take(&mut round.details);
                 if self.details.is_empty() {
-                    self.details = out.details;
+                    self.details = details;
                 }
-                self.rounds.push(RoundRecord {
-                    index,
-                    noise,
-                    readings: out.readings,
-                    data: out.data,
-                });
+                round.index = index;
+                self.rounds.push(round);
                 return self.rounds.last();
             }
-            RoundEnd::Failed(error) => Status::Failed { error },
-            RoundEnd::TimedOut { after_s } => Status::TimedOut { after_s },
-            RoundEnd::Crashed(what) => Status::Crashed { what },
+            Err(status) => status,
         };
         self.ended = Some(ended);
         self.done = true;

@@ -11,9 +11,10 @@ use crate::worker;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+pub use crate::record::RoundEnd;
 pub use crate::rounds::{
-    Exec, InProcess, Job, Plan, Progress, RoundEnd, Rounds, ended_early_note, interleave,
-    panic_message, run_rounds,
+    Exec, InProcess, Job, Plan, Progress, Rounds, ended_early_note, interleave, panic_message,
+    run_rounds,
 };
 
 /// Where rounds run.
@@ -260,9 +261,7 @@ pub fn obtain(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::RoundOutput;
-    use crate::noise::Noise;
-    use crate::record::{Note, NoteKind, Reading, Status, Unit};
+    use crate::record::{Note, NoteKind, Reading, RoundRecord, Status, Unit};
 
     /// Rounds that take `ms` each and read `value(index)`.
     struct Fake {
@@ -279,18 +278,16 @@ mod tests {
                 return end();
             }
             std::thread::sleep(Duration::from_millis(self.ms));
-            RoundEnd::Done {
-                out: RoundOutput {
-                    readings: vec![Reading::new("x", Unit::Nanos, (self.value)(index))],
-                    data: serde_json::Value::Null,
-                    notes: vec![Note {
-                        kind: NoteKind::Info,
-                        text: "same every round".into(),
-                    }],
-                    details: vec![("d".into(), index.to_string())],
-                },
-                noise: Noise::default(),
-            }
+            Ok(RoundRecord {
+                index,
+                readings: vec![Reading::new("x", Unit::Nanos, (self.value)(index))],
+                notes: vec![Note {
+                    kind: NoteKind::Info,
+                    text: "same every round".into(),
+                }],
+                details: vec![("d".into(), index.to_string())],
+                ..RoundRecord::default()
+            })
         }
     }
 
@@ -388,7 +385,11 @@ mod tests {
         let mut f = Fake {
             ms: 1,
             value: |_| 1.0,
-            end_at: Some((2, || RoundEnd::Crashed("was killed (signal 9)".into()))),
+            end_at: Some((2, || {
+                Err(Status::Crashed {
+                    what: "was killed (signal 9)".into(),
+                })
+            })),
         };
         let r = run_rounds(Budget::quick(5), &mut f, |_| {});
         // Not a good result: it must not replace one. Its rounds are kept.
@@ -403,7 +404,7 @@ mod tests {
         let mut f = Fake {
             ms: 1,
             value: |_| 1.0,
-            end_at: Some((0, || RoundEnd::TimedOut { after_s: 7.0 })),
+            end_at: Some((0, || Err(Status::TimedOut { after_s: 7.0 }))),
         };
         let r = run_rounds(Budget::quick(5), &mut f, |_| {});
         assert_eq!(r.status, Status::TimedOut { after_s: 7.0 });
@@ -448,7 +449,11 @@ mod tests {
             fake(
                 2,
                 |_| 1.0,
-                Some((2, || RoundEnd::Crashed("was killed (signal 9)".into()))),
+                Some((2, || {
+                    Err(Status::Crashed {
+                        what: "was killed (signal 9)".into(),
+                    })
+                })),
             ),
         ];
         let mut done: Vec<(usize, usize, Status)> = Vec::new();

@@ -193,6 +193,13 @@ pub fn record(r: &Record) -> Result<(), String> {
     check_number("the time taken", r.wall_s)?;
     for round in &r.rounds {
         let what = format!("round {}", round.index);
+        // The round loop moves a round's notes and details up to the run before it
+        // stores it, so a stored round carries none.
+        if !round.notes.is_empty() || !round.details.is_empty() {
+            return Err(format!(
+                "{what} carries notes or details of its own, which a stored round never does"
+            ));
+        }
         for x in &round.readings {
             check_data_text(&format!("{what}: a reading's name"), &x.key)?;
             check_number(&format!("{what}: the reading {}", x.key), x.value)?;
@@ -321,5 +328,34 @@ pub fn sanitize(r: &mut Record) {
             data_text(&mut x.key);
         }
         json(&mut round.data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Note, NoteKind, Reading, Unit};
+
+    #[test]
+    fn a_stored_round_with_notes_or_details_of_its_own_is_refused() {
+        let good = crate::fixture::record_of_readings(
+            "ch",
+            "exp",
+            vec![vec![Reading::new("x", Unit::Nanos, 1.0)]],
+        );
+        assert_eq!(record(&good), Ok(()));
+        let mut noted = good.clone();
+        noted.rounds[0].notes.push(Note {
+            kind: NoteKind::Info,
+            text: "hello".into(),
+        });
+        assert!(
+            record(&noted)
+                .unwrap_err()
+                .contains("round 0 carries notes")
+        );
+        let mut detailed = good;
+        detailed.rounds[0].details.push(("a".into(), "b".into()));
+        assert!(record(&detailed).is_err());
     }
 }

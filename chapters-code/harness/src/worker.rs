@@ -6,13 +6,13 @@
 //! code key is not the parent's (the binary was rebuilt in between). On Linux the
 //! worker dies with its parent, so a killed build leaves no measurement running.
 
-use crate::experiment::RoundOutput;
 use crate::experiment::{Budget, Chapter};
 use crate::noise::{self, Usage};
 use crate::params::Override;
 use crate::profile::Profile;
-use crate::record::{Note, RoundRecord, Status};
-use crate::rounds::{self, Exec, InProcess, RoundEnd, Rounds};
+use crate::record::{Note, RoundEnd, RoundRecord, Status};
+use crate::rounds::{self, Exec, InProcess, Rounds};
+use clap::Parser;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::io::Read;
@@ -25,16 +25,6 @@ pub const WORKER_ARG: &str = "__worker";
 const RESULT_PREFIX: &str = "COW-WORKER-RESULT ";
 /// A finished round of a one-process worker, sent before the next one starts.
 const ROUND_PREFIX: &str = "COW-WORKER-ROUND ";
-
-/// A one-round worker's answer.
-#[derive(Serialize, Deserialize)]
-enum RoundReply {
-    Done {
-        out: RoundOutput,
-        migrations: Option<u64>,
-    },
-    Failed(String),
-}
 
 /// A one-process worker's last answer; its rounds came one by one before it.
 #[derive(Serialize, Deserialize)]
@@ -98,17 +88,22 @@ impl Exec for PerRound<'_> {
         let mut args = base_args(self.chapter, self.experiment, self.profile, deadline);
         args.extend(["--round".into(), index.to_string().into()]);
         args.extend(override_args(self.overrides));
-        let run = supervise(self.exe, &args, kill_at);
-        match run.ended {
-            Ended::Reply(line) => match serde_json::from_str::<RoundReply>(&line) {
-                Ok(RoundReply::Done { out, migrations }) => {
-                    let noise = run.watch.finish(run.usage, run.own_cpu_s, migrations);
-                    RoundEnd::Done { out, noise }
-                }
-                Ok(RoundReply::Failed(e)) => RoundEnd::Failed(e),
-                Err(e) => RoundEnd::Crashed(format!("sent an unreadable result ({e})")),
-            },
-            other => other.into_end(),
+        let Supervised {
+            ended,
+            usage,
+            own_cpu_s,
+            watch,
+            ..
+        } = supervise(self.exe, &args, kill_at);
+        // The worker measured its own migrations around the round; the rest of the
+        // noise is seen from here, around the whole process.
+        match serde_json::from_str::<RoundEnd>(&ended?) {
+            Ok(Ok(round)) => Ok(RoundRecord {
+                noise: watch.finish(usage, own_cpu_s, round.noise.migrations),
+                ..round
+            }),
+            Ok(Err(status)) => Err(status),
+            Err(e) => Err(unreadable(e)),
         }
     }
 }
@@ -136,37 +131,22 @@ pub fn all_rounds(
         .filter_map(|l| l.strip_prefix(ROUND_PREFIX))
         .filter_map(|j| serde_json::from_str(j).ok())
         .collect();
-    let (mut notes, details, status) = match run.ended {
-        Ended::Reply(line) => match serde_json::from_str::<AllReply>(&line) {
-            Ok(r) => {
-                return Rounds {
-                    rounds,
-                    notes: r.notes,
-                    details: r.details,
-                    status: r.status,
-                };
-            }
-            Err(e) => (
-                Vec::new(),
-                Vec::new(),
-                Status::Crashed {
-                    what: format!("sent an unreadable result ({e})"),
-                },
-            ),
-        },
-        other => (
-            Vec::new(),
-            Vec::new(),
-            match other.into_end() {
-                RoundEnd::TimedOut { after_s } => Status::TimedOut { after_s },
-                RoundEnd::Failed(error) => Status::Failed { error },
-                RoundEnd::Crashed(what) => Status::Crashed { what },
-                RoundEnd::Done { .. } => Status::Crashed {
-                    what: "ended oddly".into(),
-                },
-            },
-        ),
+    let status = match run
+        .ended
+        .map(|line| serde_json::from_str::<AllReply>(&line))
+    {
+        Ok(Ok(r)) => {
+            return Rounds {
+                rounds,
+                notes: r.notes,
+                details: r.details,
+                status: r.status,
+            };
+        }
+        Ok(Err(e)) => unreadable(e),
+        Err(status) => status,
     };
+    let (mut notes, details) = (Vec::new(), Vec::new());
     if !rounds.is_empty() {
         rounds::ended_early_note(&status, rounds.len(), &mut notes);
     }
@@ -178,43 +158,38 @@ pub fn all_rounds(
     }
 }
 
-/// How a supervised worker ended.
-enum Ended {
-    /// It printed its result line (the JSON after the prefix).
-    Reply(String),
-    TimedOut(f64),
-    /// Killed by a signal it did not get from us.
-    Signal(i32),
-    /// Exited without a result line.
-    Exit(Option<i32>, String),
-    /// It could not be started.
-    Spawn(String),
+fn unreadable(e: serde_json::Error) -> Status {
+    Status::Crashed {
+        what: format!("sent an unreadable result ({e})"),
+    }
 }
 
-impl Ended {
-    fn into_end(self) -> RoundEnd {
-        match self {
-            Ended::Reply(_) => RoundEnd::Crashed("ended oddly".into()),
-            Ended::TimedOut(after_s) => RoundEnd::TimedOut { after_s },
-            Ended::Signal(sig) => RoundEnd::Crashed(describe_signal(sig)),
-            Ended::Exit(code, tail) => {
-                let code = code.map_or("no code".to_string(), |c| format!("code {c}"));
-                let last = tail
-                    .lines()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("");
-                RoundEnd::Crashed(crate::privacy::scrub(&format!(
-                    "exited with {code} without a result{}",
-                    if last.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {last}")
-                    }
-                )))
+/// How a worker that exited without a result line ended: a signal, or an exit code
+/// with the last line it wrote to its standard error.
+fn died(status: Option<std::process::ExitStatus>, stderr_tail: &str) -> Status {
+    #[cfg(unix)]
+    if let Some(sig) = status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s)) {
+        return Status::Crashed {
+            what: describe_signal(sig),
+        };
+    }
+    let code = status
+        .and_then(|s| s.code())
+        .map_or("no code".to_string(), |c| format!("code {c}"));
+    let last = stderr_tail
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Status::Crashed {
+        what: crate::privacy::scrub(&format!(
+            "exited with {code} without a result{}",
+            if last.is_empty() {
+                String::new()
+            } else {
+                format!(": {last}")
             }
-            Ended::Spawn(e) => RoundEnd::Failed(format!("could not start a worker process: {e}")),
-        }
+        )),
     }
 }
 
@@ -229,7 +204,8 @@ fn describe_signal(sig: i32) -> String {
 }
 
 struct Supervised {
-    ended: Ended,
+    /// The worker's result line (the JSON after the prefix), or how it ended without one.
+    ended: Result<String, Status>,
     /// Everything the worker wrote to its standard output.
     stdout: String,
     usage: Option<Usage>,
@@ -252,7 +228,9 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
         Ok(c) => c,
         Err(e) => {
             return Supervised {
-                ended: Ended::Spawn(e.to_string()),
+                ended: Err(Status::Failed {
+                    error: format!("could not start a worker process: {e}"),
+                }),
                 stdout: String::new(),
                 usage: None,
                 own_cpu_s: 0.0,
@@ -302,7 +280,7 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => output = Some(String::new()),
         }
     }
-    let (status, usage) = wait(&mut child, kill_at);
+    let waited = wait(&mut child, kill_at);
     if output.is_none() {
         // Killed: what it had written before (a one-process worker's finished rounds).
         output = rx.recv_timeout(Duration::from_secs(2)).ok();
@@ -317,30 +295,29 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
     });
     // A result that arrived counts even if the worker then lingered and was killed.
     let ended = if let Some(line) = reply {
-        Ended::Reply(line)
-    } else if killed || status == WaitStatus::KilledByUs {
-        Ended::TimedOut(started.elapsed().as_secs_f64())
+        Ok(line)
+    } else if killed || waited.killed_by_us {
+        Err(Status::TimedOut {
+            after_s: started.elapsed().as_secs_f64(),
+        })
     } else {
-        match status {
-            WaitStatus::Signal(s) => Ended::Signal(s),
-            WaitStatus::Code(c) => Ended::Exit(c, stderr_tail),
-            WaitStatus::KilledByUs => unreachable!("handled above"),
-        }
+        Err(died(waited.status, &stderr_tail))
     };
     Supervised {
         ended,
         stdout: output.unwrap_or_default(),
-        usage,
+        usage: waited.usage,
         own_cpu_s,
         watch,
     }
 }
 
-#[derive(Debug, PartialEq)]
-enum WaitStatus {
-    Code(Option<i32>),
-    Signal(i32),
-    KilledByUs,
+/// How a worker process ended: its exit status (none if it could not be read), whether
+/// we killed it, and its resource usage.
+struct Waited {
+    status: Option<std::process::ExitStatus>,
+    killed_by_us: bool,
+    usage: Option<Usage>,
 }
 
 fn kill(child: &mut std::process::Child) {
@@ -350,7 +327,8 @@ fn kill(child: &mut std::process::Child) {
 /// Waits for the child (killing it at `kill_at` if it has closed its output but not
 /// exited) and returns how it ended with its resource usage.
 #[cfg(unix)]
-fn wait(child: &mut std::process::Child, kill_at: Instant) -> (WaitStatus, Option<Usage>) {
+fn wait(child: &mut std::process::Child, kill_at: Instant) -> Waited {
+    use std::os::unix::process::ExitStatusExt;
     let pid = child.id() as libc::pid_t;
     let mut killed = false;
     loop {
@@ -360,29 +338,22 @@ fn wait(child: &mut std::process::Child, kill_at: Instant) -> (WaitStatus, Optio
         let flags = if killed { 0 } else { libc::WNOHANG };
         let r = unsafe { libc::wait4(pid, &mut status, flags, &mut ru) };
         if r == pid {
-            let usage = Some(Usage::from_rusage(&ru));
-            let ws = if killed {
-                WaitStatus::KilledByUs
-            } else if libc::WIFSIGNALED(status) {
-                WaitStatus::Signal(libc::WTERMSIG(status))
-            } else {
-                WaitStatus::Code(libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)))
+            return Waited {
+                status: Some(std::process::ExitStatus::from_raw(status)),
+                killed_by_us: killed,
+                usage: Some(Usage::from_rusage(&ru)),
             };
-            return (ws, usage);
         }
         if r < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
             continue;
         }
         if r < 0 {
             // Already reaped (e.g. by `kill`'s error path): nothing more to learn.
-            return (
-                if killed {
-                    WaitStatus::KilledByUs
-                } else {
-                    WaitStatus::Code(None)
-                },
-                None,
-            );
+            return Waited {
+                status: None,
+                killed_by_us: killed,
+                usage: None,
+            };
         }
         if !killed && Instant::now() >= kill_at {
             kill(child);
@@ -394,17 +365,33 @@ fn wait(child: &mut std::process::Child, kill_at: Instant) -> (WaitStatus, Optio
 }
 
 #[cfg(not(unix))]
-fn wait(child: &mut std::process::Child, kill_at: Instant) -> (WaitStatus, Option<Usage>) {
+fn wait(child: &mut std::process::Child, kill_at: Instant) -> Waited {
     loop {
         match child.try_wait() {
-            Ok(Some(s)) => return (WaitStatus::Code(s.code()), None),
+            Ok(Some(s)) => {
+                return Waited {
+                    status: Some(s),
+                    killed_by_us: false,
+                    usage: None,
+                };
+            }
             Ok(None) if Instant::now() >= kill_at => {
                 kill(child);
                 let _ = child.wait();
-                return (WaitStatus::KilledByUs, None);
+                return Waited {
+                    status: None,
+                    killed_by_us: true,
+                    usage: None,
+                };
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => return (WaitStatus::Code(None), None),
+            Err(_) => {
+                return Waited {
+                    status: None,
+                    killed_by_us: false,
+                    usage: None,
+                };
+            }
         }
     }
 }
@@ -444,91 +431,102 @@ fn reply<T: Serialize>(value: &T) -> ExitCode {
     }
 }
 
-/// The worker's side: `__worker <chapter> <experiment> --profile P --deadline-ms N
-/// --parent PID (--round I | --all-rounds) [--set NAME=VALUE]…`. `args` starts after
-/// `__worker`.
+/// The worker's command line (after `__worker`); only the parent writes it, so a
+/// mistake in it is the harness's, and the worker says what it was and exits 2.
+#[derive(Parser, Debug)]
+#[command(name = "__worker", no_binary_name = true)]
+struct WorkerArgs {
+    chapter: String,
+    experiment: String,
+    /// The parent's code key: a rebuilt binary refuses to measure.
+    #[arg(long)]
+    key: String,
+    #[arg(long, value_enum)]
+    profile: Profile,
+    /// Milliseconds until the run's hard bound.
+    #[arg(long)]
+    deadline_ms: u64,
+    /// The parent's process id: the worker dies with it.
+    #[arg(long)]
+    parent: u32,
+    /// Run this one round and answer with it.
+    #[arg(
+        long,
+        required_unless_present = "all_rounds",
+        conflicts_with = "all_rounds"
+    )]
+    round: Option<u32>,
+    /// Run every round, each sent as soon as it finishes.
+    #[arg(long)]
+    all_rounds: bool,
+    /// `NAME=VALUE` or `EXPERIMENT.NAME=VALUE`.
+    #[arg(long = "set", value_parser = Override::parse)]
+    set: Vec<Override>,
+}
+
+/// The worker's side: `__worker <chapter> <experiment> --key K --profile P
+/// --deadline-ms N --parent PID (--round I | --all-rounds) [--set NAME=VALUE]…`.
+/// `args` starts after `__worker`.
 pub fn worker_main(chapters: &[&Chapter], args: &[String]) -> ExitCode {
     let fail = |msg: String| {
         eprintln!("worker: {msg}");
         ExitCode::from(2)
     };
-    let [chapter, experiment, rest @ ..] = args else {
-        return fail("usage: __worker CHAPTER EXPERIMENT …".into());
+    let a = match WorkerArgs::try_parse_from(args) {
+        Ok(a) => a,
+        Err(e) => return fail(e.to_string()),
     };
-    let Some(ch) = chapters.iter().find(|c| c.name == chapter) else {
-        return fail(format!("no chapter `{chapter}` in this binary"));
+    follow_parent(a.parent);
+    let Some(ch) = chapters.iter().find(|c| c.name == a.chapter) else {
+        return fail(format!("no chapter `{}` in this binary", a.chapter));
     };
-    let Some(exp) = ch.experiment(experiment) else {
-        return fail(format!("no experiment `{experiment}` in `{chapter}`"));
+    let Some(exp) = ch.experiment(&a.experiment) else {
+        return fail(format!(
+            "no experiment `{}` in `{}`",
+            a.experiment, a.chapter
+        ));
     };
-    let mut profile = Profile::Quick;
-    let mut key = String::new();
-    let mut deadline_ms = 0u64;
-    let mut round: Option<u32> = None;
-    let mut all = false;
-    let mut overrides = Vec::new();
-    let mut it = rest.iter();
-    while let Some(a) = it.next() {
-        let mut value = || it.next().cloned().unwrap_or_default();
-        match a.as_str() {
-            "--profile" => match Profile::parse(&value()) {
-                Ok(p) => profile = p,
-                Err(e) => return fail(e.to_string()),
-            },
-            "--key" => key = value(),
-            "--deadline-ms" => deadline_ms = value().parse().unwrap_or(0),
-            "--parent" => follow_parent(value().parse().unwrap_or(0)),
-            "--round" => round = value().parse().ok(),
-            "--all-rounds" => all = true,
-            "--set" => match Override::parse(&value()) {
-                Ok(o) => overrides.push(o),
-                Err(e) => return fail(e),
-            },
-            other => return fail(format!("unknown worker argument `{other}`")),
-        }
+    if a.key != ch.key {
+        let refused = Status::Failed {
+            error: format!(
+                "the measuring binary was rebuilt while it measured (its code key is {}, the measurement's {}); measure again",
+                ch.key, a.key
+            ),
+        };
+        return if a.all_rounds {
+            reply(&AllReply {
+                notes: Vec::new(),
+                details: Vec::new(),
+                status: refused,
+            })
+        } else {
+            reply(&RoundEnd::Err(refused))
+        };
     }
-    if key != ch.key {
-        return reply(&RoundReply::Failed(format!(
-            "the measuring binary was rebuilt while it measured (its code key is {}, the measurement's {key}); measure again",
-            ch.key
-        )));
-    }
-    let params = match crate::params::resolve(exp.name(), exp.params(), profile, &overrides) {
+    let params = match crate::params::resolve(exp.name(), exp.params(), a.profile, &a.set) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
-    let deadline = Instant::now() + Duration::from_millis(deadline_ms);
+    let deadline = Instant::now() + Duration::from_millis(a.deadline_ms);
     let mut exec = InProcess {
         experiment: exp,
-        profile,
+        profile: a.profile,
         params,
     };
-    if all {
+    match a.round {
         // Each round goes out as soon as it finishes, so a later crash loses nothing.
-        let r = rounds::run_rounds(exp.budget(profile), &mut exec, |round| {
-            let _ = send_line(ROUND_PREFIX, round);
-        });
-        return reply(&AllReply {
-            notes: r.notes,
-            details: r.details,
-            status: r.status,
-        });
-    }
-    let Some(index) = round else {
-        return fail("--round or --all-rounds is required".into());
-    };
-    let counter = noise::MigrationCounter::open();
-    let m0 = counter.as_ref().and_then(|c| c.read());
-    let ended = exec.round(index, deadline, deadline);
-    let migrations = match (m0, counter.as_ref().and_then(|c| c.read())) {
-        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-        _ => None,
-    };
-    match ended {
-        RoundEnd::Done { out, .. } => reply(&RoundReply::Done { out, migrations }),
-        RoundEnd::Failed(e) => reply(&RoundReply::Failed(e)),
-        RoundEnd::TimedOut { .. } | RoundEnd::Crashed(_) => {
-            reply(&RoundReply::Failed("the round ended oddly".into()))
+        None => {
+            let r = rounds::run_rounds(exp.budget(a.profile), &mut exec, |round| {
+                let _ = send_line(ROUND_PREFIX, round);
+            });
+            reply(&AllReply {
+                notes: r.notes,
+                details: r.details,
+                status: r.status,
+            })
         }
+        // The round with its own notes, details and migrations; the parent adds the
+        // rest of its noise.
+        Some(index) => reply(&exec.round(index, deadline, deadline)),
     }
 }
