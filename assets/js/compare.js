@@ -21,9 +21,20 @@ function ratio(r) {
 }
 
 // ANCHOR: rule
-// A clear difference only when the two intervals do not overlap.
-function differs(a, b) {
-  return a.hi < b.lo || b.hi < a.lo;
+// The book's verdict rule, with its threshold and least rounds taken from the page's
+// data (`rule`): a clear difference only when both figures rest on enough rounds, their
+// intervals do not overlap and their medians differ by more than the threshold.
+function difference(a, b, rule) {
+  var apart = a.hi < b.lo || b.hi < a.lo;
+  if (a.rounds < rule.min_rounds || b.rounds < rule.min_rounds || !apart) {
+    return 'no clear difference';
+  }
+  var d = Math.abs(a.median - b.median);
+  var base = Math.min(Math.abs(a.median), Math.abs(b.median));
+  var relative = d === 0 ? 0 : (base === 0 ? Infinity : d / base);
+  return relative > rule.threshold
+    ? 'beyond both intervals and the ' + rule.threshold_text + ' threshold'
+    : 'about the same (within ' + rule.threshold_text + ')';
 }
 // ANCHOR_END: rule
 
@@ -40,7 +51,7 @@ function params(f) {
 // ANCHOR: row
 // One headline figure: this book's, the file's, the ratio of the medians, the verdict.
 // Figures measured with other parameters are shown, not compared.
-function figureRow(name, mine, theirs) {
+function figureRow(name, mine, theirs, rule) {
   var row = document.createElement('tr');
   cell(row, name);
   cell(row, mine ? estimate(mine) : '–');
@@ -50,7 +61,7 @@ function figureRow(name, mine, theirs) {
   if (mine && theirs) {
     verdict = params(mine) !== params(theirs)
       ? 'not comparable: other parameters (' + params(mine) + ' / ' + params(theirs) + ')'
-      : differs(mine, theirs) ? 'beyond both intervals' : 'no clear difference';
+      : difference(mine, theirs, rule);
   }
   cell(row, verdict);
   return row;
@@ -86,7 +97,7 @@ function render(out, mine, theirs, fileName) {
     if (!inMine.has(name)) { names.push(name); }
   });
   names.forEach(function (name) {
-    table.appendChild(figureRow(name, inMine.get(name), inTheirs.get(name)));
+    table.appendChild(figureRow(name, inMine.get(name), inTheirs.get(name), mine.rule));
   });
   var wrap = document.createElement('div');
   wrap.className = 'table-wrapper';
@@ -164,6 +175,10 @@ if (!input || !built || !out) {
   return; // every page loads this script; only the compare page has these
 }
 var mine = JSON.parse(built.textContent);
+if (!mine.rule) {
+  out.textContent = 'This page was built without the verdict rule; build the book again.';
+  return;
+}
 input.addEventListener('change', function () {
   if (input.files && input.files[0]) { compareFile(input.files[0], mine, out); }
 });

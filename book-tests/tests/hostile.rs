@@ -157,6 +157,18 @@ fn the_compare_page_script_refuses_hostile_files() {
     };
     let same = run("good.json");
     assert_eq!(same.matches("1.00×").count(), 2, "{same}");
+    // The page calls a difference by the book's rule, with the threshold and the least
+    // rounds from its data: 20 % apart on 6 rounds is clear, on 2 rounds it is not.
+    let moved = run("moved.json");
+    assert_eq!(
+        moved
+            .matches("beyond both intervals and the 5 % threshold")
+            .count(),
+        1,
+        "{moved}"
+    );
+    let few = run("moved-two-rounds.json");
+    assert!(!few.contains("beyond"), "{few}");
     for (file, why) in [
         ("unknown-unit.json", "unknown unit"),
         ("string-median.json", "not a number"),

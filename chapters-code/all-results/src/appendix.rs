@@ -280,14 +280,20 @@ pub fn download(bundle: &crate::Bundle) -> anyhow::Result<String> {
 /// (`<script type="application/json">`, with `<`, `>` and `&` escaped so the data
 /// cannot close the element), then the visible machine line and the provenance.
 pub fn compare_data(bundle: &crate::Bundle) -> anyhow::Result<String> {
-    // The format tag and version the page's script accepts come from here, and each
-    // figure carries its text (`shown`): the script repeats neither.
+    // The format tag and version the page's script accepts and the verdict rule come
+    // from here, and each figure carries its text (`shown`): the script repeats none.
     let data = serde_json::json!({
         "format": bundle.format,
         "version": bundle.version,
         "machine": bundle.machine,
         "generated_at": bundle.generated_at,
         "figures": bundle.figures,
+        // The verdict rule of every page, so the script calls a difference as they do.
+        "rule": {
+            "threshold": harness::stats::threshold(),
+            "threshold_text": harness::render::threshold_text(),
+            "min_rounds": harness::stats::VERDICT_MIN_ROUNDS,
+        },
     });
     // `<`, `>` and `&` only occur inside JSON strings, where `\u003c` … mean the same:
     // no text from a record can close the element or open a comment in it.
