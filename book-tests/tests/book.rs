@@ -514,7 +514,10 @@ fn paired_quantities_agree_or_say_what_differed() {
         .count();
     let agree = pairs
         .iter()
-        .filter(|r| r.contains("agree (intervals overlap)") || r.contains("about the same (within"))
+        .filter(|r| {
+            r.contains("no clear difference (intervals overlap)")
+                || r.contains("about the same (within")
+        })
         .count();
     assert_eq!(
         differ + agree,

@@ -140,7 +140,7 @@ pub fn view(records: &[Record]) -> String {
         }
         let unit = ra.unit(&p.owner.1).unwrap_or(harness::Unit::Nanos);
         let said = match v {
-            Verdict::Unclear => "agree (intervals overlap)".to_string(),
+            Verdict::Unclear => "no clear difference (intervals overlap)".to_string(),
             Verdict::Same => format!("about the same (within {})", threshold_text()),
             _ => {
                 differ.push((p, ra, rb));
@@ -169,7 +169,7 @@ pub fn view(records: &[Record]) -> String {
     out.push('\n');
     let n = t_len(&ps, records);
     out.push_str(&format!(
-        "- {} of {n} pairs agree by the book's rule; {} differ.\n",
+        "- By the book's rule, {} of {n} pairs show no clear difference or are about the same; {} differ.\n",
         n - differ.len(),
         differ.len()
     ));

@@ -19,6 +19,35 @@ fn percent(k: usize, n: usize) -> String {
     )
 }
 
+/// The largest true rate of false verdicts that `k` of `n` still leaves plausible: the
+/// one-sided 95 % upper bound (Clopper–Pearson), the `p` at which seeing `k` or fewer
+/// has probability 5 %. Found by bisection on the binomial distribution.
+pub fn upper_bound(k: usize, n: usize) -> f64 {
+    if k >= n {
+        return 1.0;
+    }
+    let at_most_k = |p: f64| -> f64 {
+        // P(X ≤ k) for X ~ Binomial(n, p), term by term.
+        let mut term = (1.0 - p).powi(n as i32);
+        let mut sum = term;
+        for i in 0..k {
+            term *= (n - i) as f64 / (i + 1) as f64 * p / (1.0 - p);
+            sum += term;
+        }
+        sum
+    };
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if at_most_k(mid) > 0.05 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
 /// Every A/A pair in the records, with the result it came from.
 pub fn aa_pairs(records: &[Record]) -> Vec<(&Record, Pair)> {
     records
@@ -74,11 +103,13 @@ pub fn aa_view(records: &[Record]) -> String {
         v
     };
     format!(
-        "{verdict}{}\n- With the book's rule (intervals apart **and** medians more than {} apart), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the intervals alone, without the threshold, {apart} of {n} would have been ({}).\n\n{}",
+        "{verdict}{}\n- With the book's rule (intervals apart **and** medians more than {} apart), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the intervals alone, without the threshold, {apart} of {n} would have been ({}).\n- {n} pairs are a small sample: {called} of {n} is consistent with a true false-verdict rate of up to {} (one-sided 95 % bound). The self-test catches a rule that misfires often; it cannot show that the rule misfires less than {} of the time.\n\n{}",
         t.to_markdown(),
         threshold_text(),
         percent(called, n),
         percent(apart, n),
+        format!("{:.0} %", upper_bound(called, n) * 100.0),
+        sig3(AA_LIMIT * 100.0).replace(".00", "") + " %",
         summary_provenance(&records_used)
     )
 }
@@ -110,7 +141,8 @@ pub fn two_runs_view(dir: &Path) -> String {
         "summaries moved",
         "headline figures moved",
     ]);
-    for r in all.iter().rev().take(5) {
+    const SHOWN: usize = 5;
+    for r in all.iter().rev().take(SHOWN) {
         t.row([
             r.at.clone(),
             r.profiles.clone(),
@@ -132,17 +164,52 @@ pub fn two_runs_view(dir: &Path) -> String {
             },
         ]);
     }
+    // Only two runs of one profile (same parameters) say how well an interval covers
+    // a rebuild; a comparison across profiles also counts what the profiles change.
+    let same_profile = |r: &TwoRuns| {
+        r.profiles.split(", ").all(|p| {
+            p.split(" → ")
+                .collect::<Vec<_>>()
+                .windows(2)
+                .all(|w| w[0] == w[1])
+        })
+    };
+    let headline = |r: &TwoRuns| {
+        format!(
+            "**{} of {} summaries moved ({})** — intervals apart and medians more than {} % apart — and {} of {} headline figures",
+            r.moved,
+            r.summaries,
+            percent(r.moved, r.summaries),
+            r.threshold_percent,
+            r.headlines_moved.len(),
+            r.headlines,
+        )
+    };
+    let mut out = match all.iter().rev().find(|r| same_profile(r)) {
+        Some(r) => format!(
+            "The last two runs of one profile compared on this machine ({}, {}): {}.",
+            r.at,
+            r.profiles,
+            headline(r)
+        ),
+        None => "No two runs of the same profile have been compared on this machine yet; \
+                 only such a pair says how well an interval covers a rebuild."
+            .to_string(),
+    };
+    if !same_profile(last) {
+        out.push_str(&format!(
+            " The newest comparison ({}, {}: {}) is across profiles, whose parameters differ, \
+             so it counts what the profiles change as well as what the machine does.",
+            last.at,
+            last.profiles,
+            headline(last)
+        ));
+    }
     format!(
-        "The last two runs compared on this machine ({}, {}): **{} of {} summaries moved ({})** — intervals apart and medians more than {} % apart — and {} of {} headline figures.\n\n{}\n{}",
-        last.at,
-        last.profiles,
-        last.moved,
-        last.summaries,
-        percent(last.moved, last.summaries),
-        last.threshold_percent,
-        last.headlines_moved.len(),
-        last.headlines,
+        "{out}\n\n{}\nThe newest {} of the {} comparisons kept.\n\n{}",
         t.to_markdown(),
+        SHOWN.min(all.len()),
+        all.len(),
         provenance(last)
     )
 }
@@ -207,5 +274,26 @@ mod tests {
         let v = two_runs_view(dir.path());
         assert!(v.contains("**1 of 2 summaries moved (50.0 %)**"), "{v}");
         assert!(v.contains("cow-provenance"), "{v}");
+        assert!(v.contains("The last two runs of one profile"), "{v}");
+        assert!(!v.contains("across profiles"), "{v}");
+        // A newer quick → full comparison is flagged, and the headline stays with the
+        // same-profile pair.
+        let mut full = rec(2.0, 3);
+        full.profile = harness::Profile::Full;
+        crate::changes::report_and_remember(&[rec(2.0, 2)], &[full], dir.path());
+        let v = two_runs_view(dir.path());
+        assert!(v.contains("is across profiles"), "{v}");
+        assert!(v.contains("quick → quick"), "{v}");
+        assert!(v.contains("The newest 2 of the 2 comparisons kept."), "{v}");
+    }
+
+    #[test]
+    fn the_aa_bound_is_clopper_pearson() {
+        // 0 of n: 1 − 0.05^(1/n); 0 of 5 leaves up to 45 % plausible.
+        assert!((upper_bound(0, 5) - (1.0 - 0.05f64.powf(0.2))).abs() < 1e-9);
+        assert!((upper_bound(0, 5) - 0.4507).abs() < 1e-3);
+        // 1 of 10: the known value 0.3942.
+        assert!((upper_bound(1, 10) - 0.3942).abs() < 1e-3);
+        assert_eq!(upper_bound(5, 5), 1.0);
     }
 }

@@ -66,14 +66,29 @@ pub fn compare_sentence(
     ratio_ab: Option<&Estimate>,
     better: Better,
 ) -> String {
+    let ratio_ba = ratio_ab.map(Estimate::inverse);
+    compare_sentence_paired(a, b, ratio_ab, ratio_ba.as_ref(), better)
+}
+
+/// [`compare_sentence`] given both per-round ratios, a ÷ b and b ÷ a. With an even
+/// number of rounds the median of the ratios b ÷ a is not exactly the reciprocal of the
+/// median of a ÷ b (each is the mean of two middle values), so where both are at hand
+/// the sentence shows the one it names, as the chapter that measured them does.
+pub fn compare_sentence_paired(
+    a: (&str, &Estimate),
+    b: (&str, &Estimate),
+    ratio_ab: Option<&Estimate>,
+    ratio_ba: Option<&Estimate>,
+    better: Better,
+) -> String {
     let (an, ae) = a;
     let (bn, be) = b;
     let ab = |r: Option<&Estimate>| match r {
         Some(r) => fmt_ratio_estimate(r),
         None => fmt_ratio(Some(ae.median / be.median)),
     };
-    let ba = || match ratio_ab {
-        Some(r) => fmt_ratio_estimate(&r.inverse()),
+    let ba = || match ratio_ba {
+        Some(r) => fmt_ratio_estimate(r),
         None => fmt_ratio(Some(be.median / ae.median)),
     };
     // With too few rounds for the stated confidence, the sentence says how sure it is.
@@ -379,7 +394,7 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
         let listed: Vec<String> = wide
             .iter()
             .take(3)
-            .map(|(s, k)| format!("{k} varies {}× between rounds", sig3(*s)))
+            .map(|(s, k)| format!("{k}: a {}× spread between rounds", sig3(*s)))
             .collect();
         out.push(Note {
             kind: NoteKind::Noise,
@@ -387,7 +402,11 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
                 "On this machine {}{}. That spread is part of what the intervals describe.",
                 listed.join("; "),
                 if wide.len() > 3 {
-                    format!(" (and {} more figures by 2× or more)", wide.len() - 3)
+                    let more = wide.len() - 3;
+                    format!(
+                        " (and {more} more figure{} by 2× or more)",
+                        if more == 1 { "" } else { "s" }
+                    )
                 } else {
                     String::new()
                 }

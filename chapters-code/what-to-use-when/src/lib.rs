@@ -6,7 +6,9 @@
 
 use all_results::{CHAPTERS, all_shown, records};
 use harness::render::capitalise;
-use harness::render::{Better, Table, compare_sentence, escape_html, fmt_estimate, threshold_text};
+use harness::render::{
+    Better, Table, compare_sentence_paired, escape_html, fmt_estimate, threshold_text,
+};
 use harness::stats::{Verdict, verdict};
 use harness::{Figure, Profile, Record};
 use std::path::Path;
@@ -66,10 +68,11 @@ impl<'a> Guide<'a> {
     /// A sentence comparing two figures, decided by their intervals.
     fn compare(&self, a: &str, an: &str, b: &str, bn: &str, better: Better) -> Option<String> {
         let (fa, fb) = (self.figure(a)?, self.figure(b)?);
-        Some(compare_sentence(
+        Some(compare_sentence_paired(
             (an, &fa.estimate()),
             (bn, &fb.estimate()),
             self.paired_ratio(a, b).as_ref(),
+            self.paired_ratio(b, a).as_ref(),
             better,
         ))
     }
@@ -244,8 +247,9 @@ pub fn waiting(g: &Guide) -> String {
         .map(|below| {
             if below {
                 "so on this machine spinning buys latency, at the price of a core kept busy for \
-                 as long as it waits (the chapter's CPU table): spin only with a core to spare \
-                 per waiter and only where the wake-up matters"
+                 as long as it waits (the chapter's CPU table); our advice, which this book does \
+                 not measure with more spinners than cores: spin only with a core to spare per \
+                 waiter and only where the wake-up matters"
                     .to_string()
             } else {
                 "so this run gives no latency reason to spin on a channel here".to_string()
@@ -362,21 +366,23 @@ pub fn sleeps(g: &Guide) -> String {
                 "a 1 ns `nanosleep` with 1 ns of timer slack",
                 Better::Lower,
             ),
-            g.best_of(
-                &[
-                    (
-                        short_sleeps::headline::NANOSLEEP_1NS_DEFAULT_SLACK,
-                        "a 1 ns `nanosleep` with the default slack",
-                    ),
-                    (
-                        short_sleeps::headline::NANOSLEEP_1NS_SLACK_1NS,
-                        "a 1 ns `nanosleep` with 1 ns of slack",
-                    ),
-                    (short_sleeps::headline::SCHED_YIELD, "`sched_yield`"),
-                ],
-                Better::Lower,
-                "is the shortest way to give up the CPU",
-            ),
+            g.clearly_below(
+                short_sleeps::headline::NANOSLEEP_1NS_SLACK_1NS,
+                short_sleeps::headline::NANOSLEEP_1NS_DEFAULT_SLACK,
+            )
+            .map(|below| {
+                let slack = if below {
+                    "so on this machine the shortest sleep comes from lowering the thread's timer \
+                     slack (`prctl(PR_SET_TIMERSLACK)`) before a short sleep"
+                } else {
+                    "so on this machine lowering the timer slack gave no clear gain for a short sleep"
+                };
+                format!(
+                    "{slack}. A `sched_yield` is not a sleep: it only offers the CPU to another \
+                     runnable thread and returns at once when there is none (the chapter's calls \
+                     table counts whether it gave the CPU away)"
+                )
+            }),
         ],
     )
 }
@@ -401,7 +407,7 @@ pub fn throttles(g: &Guide) -> String {
     // sweep), the figure that chapter shows, not from the throttles' own sweep.
     let late = g.figure(short_sleeps::headline::THREAD_SLEEP_1MS_LATE).map(|f| {
         format!(
-            "a 1 ms `thread::sleep` wakes {} late on this machine (from the short-sleeps chapter's sweep, the experiment that measures how late sleeps wake)",
+            "for scale, a 1 ms `thread::sleep` wakes {} late on this machine (the short-sleeps chapter's sweep, the experiment that measures how late sleeps wake); our hypothesis, which the throttles chapter measures for its own loop: the naive loop falls short because each of its sleeps wakes late by about that much and it never makes the time up",
             fmt_estimate(&f.estimate(), f.unit)
         )
     });
@@ -440,7 +446,7 @@ pub fn locks(g: &Guide) -> String {
         ),
         w(
             async_locks::headline::DESIGN2_MULTI_THREAD_LATENESS_P50,
-            "tokio mutex plus a channel (design 2)",
+            "tokio mutex plus a one-slot channel (design 2)",
         ),
         w(
             async_locks::headline::FIX_MULTI_THREAD_LATENESS_P50,
