@@ -103,12 +103,12 @@ pub fn aa_view(records: &[Record]) -> String {
         v
     };
     format!(
-        "{verdict}{}\n- With the book's rule (intervals apart **and** medians more than {} apart), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the intervals alone, without the threshold, {apart} of {n} would have been ({}).\n- {n} pairs are a small sample: {called} of {n} is consistent with a true false-verdict rate of up to {} (one-sided 95 % bound). The self-test catches a rule that misfires often; it cannot show that the rule misfires less than {} of the time.\n\n{}",
+        "{verdict}{}\n- With the book's rule (intervals apart **and** medians more than {} apart), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the intervals alone, without the threshold, {apart} of {n} would have been ({}).\n- {n} pairs are a small sample: {called} of {n} is consistent with a true false-verdict rate of up to {:.0} % (one-sided 95 % bound). The self-test catches a rule that misfires often; it cannot show that the rule misfires less than {} of the time.\n\n{}",
         t.to_markdown(),
         threshold_text(),
         percent(called, n),
         percent(apart, n),
-        format!("{:.0} %", upper_bound(called, n) * 100.0),
+        upper_bound(called, n) * 100.0,
         sig3(AA_LIMIT * 100.0).replace(".00", "") + " %",
         summary_provenance(&records_used)
     )
