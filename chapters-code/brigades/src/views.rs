@@ -267,14 +267,17 @@ fn how_far(r: &Results<VariantsRound>) -> Option<String> {
     let threads = match (sockets, room) {
         (Some(s), Some(t)) if s <= t => format!(
             "a thread brigade over socket pairs stops at about {} members, at the open-file \
-             limit of {} descriptors (two a member; threads alone: about {} more, at {})",
+             limit of {} descriptors (two a member); with more descriptors, the chapter's \
+             thread guard would stop it at about {} threads (from {}, less a margin for \
+             other programs and the threads already running)",
             fmt_count(round3(s as f64)),
             fmt_count(l.open_files.unwrap_or(0)),
             fmt_count(round3(t as f64)),
             l.thread_limit
         ),
         (_, Some(t)) => format!(
-            "a thread brigade stops after about {} more threads, at {}",
+            "a thread brigade stops at about {} threads, at the chapter's thread guard (from \
+             {}, less a margin for other programs and the threads already running)",
             fmt_count(round3(t as f64)),
             l.thread_limit
         ),
@@ -286,18 +289,22 @@ fn how_far(r: &Results<VariantsRound>) -> Option<String> {
         ),
         (None, None) => "no limit on threads or descriptors could be read here".to_string(),
     };
-    let tasks = memory_of(r, Kind::AsyncCurrentChannel)
-        .filter(|e| e.median > 0.0)
-        .map(|e| {
-            format!(
-                "; a task brigade over channels needs neither, so memory stops it: at {} a \
-                 task, the chapter's {} budget holds about {} (our arithmetic)",
-                fmt_bytes(e.median),
-                fmt_bytes(l.memory_budget as f64),
-                fmt_count(round3(l.memory_budget as f64 / e.median))
-            )
-        })
-        .unwrap_or_default();
+    // How far a task brigade went is measured by the limits experiment, shown in its
+    // own table: this view reads only the variants' rounds, so it names what can stop
+    // one and points there rather than extrapolating from a member's memory.
+    let budget = if l.memory_budget == u64::MAX {
+        "memory".to_string()
+    } else {
+        format!(
+            "the chapter's own budget of {} of added resident memory",
+            fmt_bytes(l.memory_budget as f64)
+        )
+    };
+    let tasks = format!(
+        "; a task brigade over tokio's in-memory pipes needs neither threads nor \
+         descriptors, so only {budget}, or the round's time, stops it (how far it got here: \
+         the limit runs below)"
+    );
     Some(format!(
         "How far, from the limits read live: {threads}{tasks}"
     ))
@@ -344,15 +351,16 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         ));
     }
     let med = |k: Kind, f: fn(&crate::Usage) -> Option<f64>| counter(r, k, f).map(|e| e.median);
-    if let (Some(vt), Some(vc), Some(ct_cpu), Some(th_cpu), Some(cpu)) = (
+    // The same pair as the first sentence: threads against multi-thread tasks.
+    if let (Some(vt), Some(vm), Some(mt_cpu), Some(th_cpu), Some(cpu)) = (
         med(th, voluntary_of),
-        med(ct, voluntary_of),
-        med(ct, cpu_of),
+        med(mt, voluntary_of),
+        med(mt, cpu_of),
         med(th, cpu_of),
         compare_counter(
             r,
             (th, "a thread hop's CPU time"),
-            (ct, "a task hop's"),
+            (mt, "a multi-thread task hop's"),
             cpu_of,
         ),
     ) {
@@ -374,11 +382,11 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         };
         out.push(format!(
             "Why, measured: a thread hop made {} voluntary context switches{blocks} and used \
-             {} of CPU, a current-thread task hop {} and {}; {cpu}.{waited}",
+             {} of CPU, a multi-thread task hop {} and {}; {cpu}.{waited}",
             sig3(vt),
             Unit::Nanos.format(th_cpu),
-            sig3(vc),
-            Unit::Nanos.format(ct_cpu),
+            sig3(vm),
+            Unit::Nanos.format(mt_cpu),
         ));
     }
     if let (Some(mth), Some(mct)) = (memory_of(r, th), memory_of(r, ct)) {
@@ -390,8 +398,10 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             (a > 0.0 && b > 0.0).then(|| a / b)
         });
         out.push(format!(
-            "A member's memory, as the resident memory a brigade of {members} added ÷ \
-             {members}: {} per thread, {} per task; {}",
+            "A member's memory, as the resident memory building a brigade of {members} added \
+             ÷ {members} (the last column of the table of every brigade; user memory only, so \
+             a thread's kernel stack comes on top): {} per thread, {} per current-thread \
+             socket task; {}",
             fmt_estimate(&mth, Unit::Bytes),
             fmt_estimate(&mct, Unit::Bytes),
             compare_values(
@@ -446,6 +456,7 @@ fn variants_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         } else {
             "max per hop"
         },
+        "resident added ÷ members",
     ]);
     for (&k, d) in kinds.iter().zip(&dists) {
         let Some(s) = d.summary() else { continue };
@@ -459,6 +470,12 @@ fn variants_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             fmt_opt_estimate(r.estimate(k.key()), Unit::Nanos),
             fmt_count(s.n),
             Unit::Nanos.format(tail),
+            // The baseline has no members: what its sockets added is no member's cost.
+            if k == Kind::OneThread {
+                "–".into()
+            } else {
+                fmt_opt_estimate(memory_of(r, k), Unit::Bytes)
+            },
         ]);
     }
     Ok(t.to_markdown())
@@ -749,6 +766,10 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let mut md = t.to_markdown();
     md.push_str(
         "\nWhole process, per hop over the timed laps; yours are medians over rounds. \
+         *Per hop* is, as in every table, a round's median lap ÷ members; the counters are \
+         read around all of a round's timed laps, so they are per average hop (the counters' \
+         wall time ÷ hops, the *wall time a hop* below), which slow laps pull above the \
+         median: a counter can therefore exceed the *per hop* beside it. \
          *Waiting for a CPU*: time its threads were runnable but not running (Linux's \
          run-queue delay), summed over the threads, so it can exceed the hop when several \
          wait at once.",
@@ -837,13 +858,18 @@ fn why_sentences(r: &Results<VariantsRound>) -> Option<String> {
             t(wait)
         ));
     }
-    if let Some(cmp) = compare_counter(
-        r,
-        (Kind::Thread, "a thread hop's CPU time"),
+    for (k, what) in [
+        (Kind::AsyncMultiSocket, "a multi-thread task hop's"),
         (Kind::AsyncCurrentSocket, "a current-thread task hop's"),
-        cpu_of,
-    ) {
-        out.push(cmp);
+    ] {
+        if let Some(cmp) = compare_counter(
+            r,
+            (Kind::Thread, "a thread hop's CPU time"),
+            (k, what),
+            cpu_of,
+        ) {
+            out.push(cmp);
+        }
     }
     (!out.is_empty()).then(|| harness::render::findings(out))
 }
@@ -901,11 +927,28 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         out.push(s);
     }
     if let (Some(u), Some(p)) = (r.estimate(un.key()), r.estimate(pin.key())) {
+        // Which counter the difference is in, by the same rule as the sentences above.
+        let differs =
+            |f: fn(&crate::Usage) -> Option<f64>| match (counter(r, pin, f), counter(r, un, f)) {
+                (Some(a), Some(b)) => verdict(&a, &b),
+                _ => Verdict::Unclear,
+            };
+        let (cpu, wait) = (differs(cpu_of), differs(wait_of));
         out.push(match verdict(&p, &u) {
-            Verdict::Below => "our hypothesis for the difference: unpinned, a wake-up often \
-                               has to reach the other CPU, which costs an interrupt and, on a \
-                               virtual machine, possibly the hypervisor running that CPU \
-                               first; pinned, none does"
+            Verdict::Below if cpu == Verdict::Below && wait != Verdict::Below => {
+                "so what pinning saved is CPU time spent per hop, not time spent waiting for a \
+                 CPU. Our hypothesis for that CPU time, which these counters do not split: \
+                 unpinned, a member is often woken on the other CPU, so the waker has to \
+                 signal that CPU (an interrupt, unless that CPU is idle and polling; on a \
+                 virtual machine, possibly by way of the hypervisor), and the byte and the \
+                 member's state move between the CPUs' caches; pinned, every wake-up stays on \
+                 one CPU"
+                    .to_string()
+            }
+            Verdict::Below => "the counters above do not say which part of the hop pinning \
+                               saved; our hypothesis: unpinned, a member is often woken on \
+                               the other CPU, and signalling it and moving data between the \
+                               CPUs' caches costs time that a wake-up on the same CPU does not"
                 .to_string(),
             Verdict::Above => "our hypothesis for the difference: pinned, the driver and every \
                                member share one CPU, and that crowding cost more than the \
@@ -1025,16 +1068,22 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         });
         md.push(' ');
     }
+    let b = &rf.brigade;
     md.push_str(&format!(
         "Theirs: the write-up's own figures, for its thread brigade and its async brigade \
-         (the multi-thread row, by our reading), from whole-process resident sizes at {} \
-         tasks of {} and {}; our division of those sizes by {} gives {} and {}.\n\n{}\n",
+         (the multi-thread row, by our reading), stated beside whole-process resident sizes \
+         at {} tasks of {} and {}; that they come from dividing those sizes by {} is our \
+         inference, and that division gives {} and {}. At {} tasks the write-up gives \
+         whole-process resident sizes of {} and {}, which this chapter does not measure.\n\n{}\n",
         fmt_count(m.tasks as u64),
         fmt_published_mib(m.thread_rss_bytes),
         fmt_published_mib(m.async_rss_bytes),
         fmt_count(m.tasks as u64),
         fmt_bytes(m.thread_per_task_bytes),
         fmt_bytes(m.async_per_task_bytes),
+        fmt_count(b.tasks as u64),
+        fmt_published_mib(b.thread_rss_bytes),
+        fmt_published_mib(b.async_rss_bytes),
         rf.attribution()
     ));
     Ok(md)
