@@ -69,11 +69,18 @@ pub fn aa_view(records: &[Record]) -> String {
     let n = pairs.len();
     let called = pairs.iter().filter(|(_, p)| p.called_different()).count();
     let apart = pairs.iter().filter(|(_, p)| p.apart()).count();
-    let mut t = Table::new(["result", "reading", "original", "its twin", "the rule says"]);
+    // The result and its reading share the one text column, which wraps, so that the
+    // table fits the page's text column whatever the names.
+    let mut t = Table::new(["result: reading", "original", "its twin", "the rule says"]);
     for (r, p) in &pairs {
         t.row([
-            format!("[{}/{}](./{}.md)", r.chapter, r.experiment, r.chapter),
-            escape_html(&p.key),
+            format!(
+                "[{}/{}](./{}.md): {}",
+                r.chapter,
+                r.experiment,
+                r.chapter,
+                escape_html(&p.key)
+            ),
             fmt_estimate(&p.original, p.unit),
             fmt_estimate(&p.twin, p.unit),
             if p.called_different() {
