@@ -144,6 +144,8 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         default,
         format!("slack {}", fmt_slack(low)),
         "default ÷ low".to_string(),
+        format!("blocked: default · {}", fmt_slack(low)),
+        format!("CPU per call, slack {}", fmt_slack(low)),
     ]);
     for v in VARIANTS.iter().filter(|v| v.call.sleeps()) {
         let (dk, lk) = (
@@ -164,6 +166,12 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
             fmt_estimate(&de, Unit::Nanos),
             fmt_estimate(&le, Unit::Nanos),
             ratio,
+            format!(
+                "{} · {}",
+                per_call_count(per_loop(r, &dk, |s| s.voluntary)),
+                per_call_count(per_loop(r, &lk, |s| s.voluntary))
+            ),
+            fmt_opt_estimate(per_loop(r, &lk, |s| s.cpu_ns), Unit::Nanos),
         ]);
     }
     anyhow::ensure!(
@@ -174,7 +182,10 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         "{}\nBoth columns come from the same rounds: each round runs every call once with the \
          thread's slack and once after `prctl(PR_SET_TIMERSLACK, {low})`. *Default ÷ low* is \
          the median of the rounds' own ratios, with its interval; where the two columns' \
-         intervals overlap it says so instead.\n",
+         intervals overlap it says so instead. *Blocked* is the thread's voluntary context \
+         switches per call with each slack, medians over the rounds (0.00: in the median round, \
+         fewer than one call in 200 blocked), and *CPU per call* the measuring thread's own CPU \
+         time with the low slack, as in the calls table.\n",
         t.to_markdown()
     ))
 }
@@ -188,19 +199,24 @@ fn code(call: &str) -> String {
     }
 }
 
-/// The comparisons the page draws: (key a, key b, name a, name b). Pairs whose keys
-/// this system does not measure are left out when the findings are written.
-pub fn finding_pairs(low: u64) -> Vec<(String, String, String, String)> {
+/// A comparison the page draws: key a, key b, name a, name b, and the call both keys
+/// share where they differ only in the slack (the sentence then names it once, first).
+pub type FindingPair = (String, String, String, String, Option<String>);
+
+/// The comparisons the page draws. Pairs whose keys this system does not measure are
+/// left out when the findings are written.
+pub fn finding_pairs(low: u64) -> Vec<FindingPair> {
     let s = fmt_slack(low);
     let slack = |call: &str| {
         (
             format!("{call} · slack {s}"),
             call.to_string(),
-            format!("{} with slack {s}", code(call)),
-            format!("{} with the default slack", code(call)),
+            format!("slack {s}"),
+            "the default slack".to_string(),
+            Some(code(call)),
         )
     };
-    let plain = |a: &str, b: &str| (a.to_string(), b.to_string(), code(a), code(b));
+    let plain = |a: &str, b: &str| (a.to_string(), b.to_string(), code(a), code(b), None);
     vec![
         slack("nanosleep(1 ns)"),
         slack("timerfd re-armed (1 ns)"),
@@ -211,12 +227,14 @@ pub fn finding_pairs(low: u64) -> Vec<(String, String, String, String)> {
             "nanosleep(1 ns)".to_string(),
             code("timerfd re-armed (1 ns)"),
             format!("{} with the default slack", code("nanosleep(1 ns)")),
+            None,
         ),
         (
             format!("timerfd re-armed (1 ns) · slack {s}"),
             format!("nanosleep(1 ns) · slack {s}"),
             format!("{} with slack {s}", code("timerfd re-armed (1 ns)")),
             format!("{} with slack {s}", code("nanosleep(1 ns)")),
+            None,
         ),
         plain("nanosleep(0)", "nanosleep(1 ns)"),
         plain("sched_yield()", "yield_now()"),
@@ -232,19 +250,23 @@ pub fn finding_pairs(low: u64) -> Vec<(String, String, String, String)> {
 /// Sentences decided by the intervals: what this run shows, and what it cannot tell.
 fn findings(r: &Results<CallsRound>) -> anyhow::Result<String> {
     let mut out = Vec::new();
-    for (a, b, an, bn) in finding_pairs(low_slack(r)) {
+    for (a, b, an, bn, call) in finding_pairs(low_slack(r)) {
         let (Some(ae), Some(be)) = (r.estimate(&a), r.estimate(&b)) else {
             continue;
         };
         // The ratio b ÷ a, inverted: the sentence then prints exactly the slack
         // table's *default ÷ low* (a median of per-round ratios is not the
         // reciprocal of the inverse ratio's median when the rounds are even).
-        out.push(compare_sentence(
+        let sentence = compare_sentence(
             (&an, &ae),
             (&bn, &be),
             r.ratio(&b, &a).map(|x| x.inverse()).as_ref(),
             Better::Lower,
-        ));
+        );
+        out.push(match call {
+            Some(call) => format!("{call}: {sentence}"),
+            None => sentence,
+        });
     }
     anyhow::ensure!(!out.is_empty(), "no pair of calls has results to compare");
     if let Some(line) = twin_sentence(r) {
@@ -268,8 +290,11 @@ fn twin_sentence(r: &Results<CallsRound>) -> Option<String> {
         Better::Lower,
     );
     Some(format!(
-        "self-check (A/A): {} ran twice in every round, as two arms of the same code; {verdict_text}",
-        code(&a)
+        "self-check (A/A): {} ran twice in every round, as two arms of the same code: the \
+         original took {} per call, its twin {}; {verdict_text}",
+        code(&a),
+        est(&ae),
+        est(&be)
     ))
 }
 
@@ -403,6 +428,21 @@ fn reference_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
             )
         },
     );
+    // The one count of context switches the write-up gives, beside this run's.
+    let interval = "timerfd interval (1 ns)";
+    let switches = match (
+        per_loop(r, interval, |s| s.voluntary),
+        per_loop(r, interval, |s| s.involuntary),
+    ) {
+        (Some(v), Some(i)) => format!(
+            " Context switches: for its interval timerfd the write-up reports \"about 3000 \
+             context switches\" (counted with GNU Time), which we read as about one per call \
+             of its 3,000-call loop; here `{interval}` *blocked* {:.2} and was *preempted* \
+             {:.2} times per call (calls table).",
+            v.median, i.median
+        ),
+        _ => String::new(),
+    };
     Ok(format!(
         "{}\n{} The first three columns are the write-up's: its value for one call ± the \
          half-width of the 99.9 % confidence interval it gives, in nanoseconds; that the value is a mean over \
@@ -413,7 +453,7 @@ fn reference_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
          C++ call it measured, *thread::sleep* the Rust call measured here. *Yours* is this \
          machine's median over rounds with its 95 % confidence interval, with the thread's own \
          slack (the line below says how it was measured). {compare} A dash: not measured on \
-         that system.\n",
+         that system.{switches}\n",
         t.to_markdown(),
         ref_attribution(&refs)
     ))
@@ -514,11 +554,54 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nHow late each sleep ended (actual − requested): in each round, the median over \
          that round's sleeps of one length; in the table, the median over the {} rounds with \
-         a 95 % confidence interval for this machine's median. {}\n",
+         a 95 % confidence interval for this machine's median. {}\n\n{}",
         t.to_markdown(),
         r.rounds.len(),
-        legend(&modes, low)
+        legend(&modes, low),
+        harness::render::findings(sweep_growth(r, &modes, low))
     ))
+}
+
+/// For each native way of sleeping, its lateness at the shortest request against the
+/// longest, by the verdict rule: does a longer sleep end later?
+fn sweep_growth(r: &Results<SweepRound>, modes: &[Mode], low: u64) -> Vec<String> {
+    let requests = request_ns();
+    let (Some(&first), Some(&last)) = (requests.first(), requests.last()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for &m in modes {
+        let name = match m {
+            Mode::Sleep => "`thread::sleep`".to_string(),
+            Mode::SleepLowSlack => format!("`thread::sleep` with slack {}", fmt_slack(low)),
+            Mode::TimerFd => "the re-armed timerfd".to_string(),
+            Mode::Hybrid => continue,
+        };
+        let (kf, kl) = (sweep_key(m, first, low), sweep_key(m, last, low));
+        let (Some(ef), Some(el)) = (r.estimate(&kf), r.estimate(&kl)) else {
+            continue;
+        };
+        let (lf, ll) = (request_label(first), request_label(last));
+        let outcome = match undecided_text(verdict(&el, &ef)) {
+            Some(text) => text,
+            None => format!(
+                "{} at {ll}, {} as late",
+                if el.median > ef.median {
+                    "later"
+                } else {
+                    "earlier"
+                },
+                r.ratio(&kl, &kf)
+                    .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x))
+            ),
+        };
+        out.push(format!(
+            "{name} ended {} late at {lf} and {} late at {ll}: {outcome}",
+            est(&ef),
+            est(&el)
+        ));
+    }
+    out
 }
 
 /// The pooled tail of the lateness: p99 where every point of a row pooled at least
@@ -611,10 +694,11 @@ fn est(e: &Estimate) -> String {
     fmt_estimate(e, Unit::Nanos)
 }
 
-/// The calls that sleep for the shortest time the API accepts: every non-zero request
+/// The sleep calls asked for the shortest time the API accepts: every non-zero request
 /// below a millisecond, and `nanosleep(0)`, which arms a timer too (Linux), with each
-/// slack; not tokio's (a whole tick) and not the twin.
-fn shortest_candidates(low: u64) -> Vec<(String, String)> {
+/// slack; not tokio's (a whole tick) and not the twin. Each with the table that shows
+/// its counters.
+fn shortest_candidates(low: u64) -> Vec<(String, String, &'static str)> {
     plan()
         .into_iter()
         .filter(|c| !c.twin && !c.variant.call.slow())
@@ -632,7 +716,11 @@ fn shortest_candidates(low: u64) -> Vec<(String, String)> {
                     fmt_slack(low)
                 ),
             };
-            (c.key(low), name)
+            let table = match c.slack {
+                Slack::Default => "calls",
+                Slack::Low => "slack",
+            };
+            (c.key(low), name, table)
         })
         .collect()
 }
@@ -651,26 +739,31 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
     let low = low_slack(r);
     let mut out = Vec::new();
     // The shortest sleep, and the calls this run cannot tell from it.
-    let measured: Vec<(String, String, Estimate)> = shortest_candidates(low)
+    let measured: Vec<(String, String, &str, Estimate)> = shortest_candidates(low)
         .into_iter()
-        .filter_map(|(k, n)| Some((k.clone(), n, r.estimate(&k)?)))
+        .filter_map(|(k, n, t)| Some((k.clone(), n, t, r.estimate(&k)?)))
         .collect();
-    if let Some((best_key, best_name, best)) = measured
+    if let Some((best_key, best_name, table, best)) = measured
         .iter()
-        .min_by(|a, b| a.2.median.total_cmp(&b.2.median))
+        .min_by(|a, b| a.3.median.total_cmp(&b.3.median))
     {
         let ties: Vec<String> = measured
             .iter()
-            .filter(|(_, n, e)| n != best_name && !verdict(e, best).is_clear())
-            .map(|(_, n, _)| n.clone())
+            .filter(|(_, n, _, e)| n != best_name && !verdict(e, best).is_clear())
+            .map(|(_, n, ..)| n.clone())
             .collect();
         let others = measured.len() - 1;
+        // Whether it blocked, with the table that shows the count.
         let blocked = r
             .estimate_of(|x| x.find(best_key).and_then(|l| l.sample.voluntary))
-            .filter(|b| b.median < 0.5)
             .map(|b| {
                 format!(
-                    ", without giving up the CPU ({:.2} voluntary context switches per call)",
+                    " ({} *blocked* {:.2} times per call, {table} table)",
+                    if b.median < 0.5 {
+                        "it returned without blocking:"
+                    } else {
+                        "it blocked:"
+                    },
                     b.median
                 )
             })
@@ -678,19 +771,19 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
         let within = format!("intervals overlap, or within {}", threshold_text());
         out.push(match ties.len() {
             0 => format!(
-                "the shortest sleep here was {best_name}: {} per call{blocked}; each of the \
-                 {others} other calls that sleep took clearly longer",
+                "the shortest return from a sleep call was {}, by {best_name}{blocked}; each of \
+                 the {others} other sleep calls took clearly longer",
                 est(best)
             ),
             n if n <= 3 => format!(
-                "the lowest median among the calls that sleep was {} per call, by \
+                "the shortest return from a sleep call (lowest median) was {}, by \
                  {best_name}{blocked}; this run cannot tell it from {} ({within})",
                 est(best),
                 and_list(&ties)
             ),
             n => format!(
-                "the lowest median among the calls that sleep was {} per call, by \
-                 {best_name}{blocked}; {n} of the {others} other calls that sleep are not clearly \
+                "the shortest return from a sleep call (lowest median) was {}, by \
+                 {best_name}{blocked}; {n} of the {others} other sleep calls are not clearly \
                  longer ({within}; the tables below list them), so this run does not single \
                  out one call",
                 est(best)
@@ -725,10 +818,29 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
             fmt_slack(low)
         ));
     }
-    // Giving up the CPU without sleeping.
+    // Offering the CPU without sleeping, and whether it was taken.
     if let (Some(y), Some(p)) = (r.estimate("sched_yield()"), r.estimate("pselect(0)")) {
+        let switches = |k: &str| {
+            let v = per_loop(r, k, |s| s.voluntary).map(|e| e.median);
+            let i = per_loop(r, k, |s| s.involuntary).map(|e| e.median);
+            v.zip(i)
+        };
+        let taken = match (switches("sched_yield()"), switches("pselect(0)")) {
+            (Some((yv, yi)), Some((pv, pi))) if yv.max(yi).max(pv).max(pi) < 0.005 => {
+                format!(
+                    "; neither gave up the CPU here (*blocked* and *preempted* {:.2} per call \
+                     for both: no other thread took it)",
+                    yv.max(yi).max(pv).max(pi)
+                )
+            }
+            (Some((yv, yi)), Some((pv, pi))) => format!(
+                "; per call `sched_yield()` *blocked* {yv:.2} and was *preempted* {yi:.2} \
+                 times, `pselect(0)` {pv:.2} and {pi:.2}"
+            ),
+            _ => String::new(),
+        };
         out.push(format!(
-            "to give up the CPU without sleeping, `sched_yield()` took {} and `pselect(0)` {}; \
+            "without sleeping, `sched_yield()` took {} and `pselect(0)` {} per call{taken}; \
              `thread::sleep(0)` returns without a system call",
             est(&y),
             est(&p)
@@ -738,7 +850,7 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
     let (std_ms, tokio_ms) = ("thread::sleep(1 ms)", "tokio::time::sleep(1 ms)");
     if let Some(late) = r.estimate_of(|x| x.find(std_ms).map(|l| l.sample.ns - TICK_NS as f64)) {
         let mut s = format!(
-            "a 1 ms `thread::sleep` in a loop of them ended {} late on average",
+            "a 1 ms `thread::sleep` in a loop of them ended {} late per call",
             est(&late)
         );
         if let (Some(t), Some(st)) = (r.estimate(tokio_ms), r.estimate(std_ms)) {
