@@ -73,17 +73,12 @@ fn per_run(
 
 /// Every complete round's lateness of one design on one runtime, pooled.
 fn pooled(r: &Results<DesignsRound>, design: Design, flavour: Flavour) -> Dist {
-    let mut d = Dist::new();
-    for run in r
-        .data()
-        .filter_map(|x| x.find(design, flavour))
-        .filter(|x| x.complete())
-    {
-        if let Some(l) = &run.lateness {
-            d.merge(l);
-        }
-    }
-    d
+    harness::render::pooled(r.data(), |round| {
+        round
+            .find(design, flavour)
+            .filter(|run| run.complete())
+            .and_then(|run| run.lateness.as_ref())
+    })
 }
 
 /// Rounds in which a design on a runtime did not handle every expiry in time.

@@ -130,11 +130,7 @@ pub fn fmt_published_mib(bytes: f64) -> String {
 
 /// Every round's per-hop times of one brigade, pooled.
 fn pooled_hops(r: &Results<VariantsRound>, kind: Kind) -> Dist {
-    let mut d = Dist::new();
-    for v in r.data().filter_map(|x| x.find(kind)) {
-        d.merge(&v.hop);
-    }
-    d
+    harness::render::pooled(r.data(), |round| round.find(kind).map(|v| &v.hop))
 }
 
 fn per_variant(

@@ -10,9 +10,23 @@ use crate::cache::Shown;
 use crate::experiment::{AnyView, ViewKind};
 use crate::record::{Note, NoteKind, Record, Status};
 use crate::stats::{
-    Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, VERDICT_MIN_ROUNDS, Verdict,
+    Dist, Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, VERDICT_MIN_ROUNDS, Verdict,
     relative_difference, threshold, verdict,
 };
+
+/// One distribution pooled over every round (`rounds`: a result's rounds' data, as
+/// `Results::data` gives them); `pick` gives a round's part, or none where the round
+/// lacks it. The one way chapter views pool a variant's samples across rounds.
+pub fn pooled<'a, R: 'a>(
+    rounds: impl IntoIterator<Item = &'a R>,
+    pick: impl Fn(&'a R) -> Option<&'a Dist>,
+) -> Dist {
+    let mut d = Dist::new();
+    for part in rounds.into_iter().filter_map(pick) {
+        d.merge(part);
+    }
+    d
+}
 
 /// The table cell for a comparison the verdict rule leaves undecided: "no clear
 /// difference" (intervals overlap) or "about the same (within 5 %)"; `None` for a

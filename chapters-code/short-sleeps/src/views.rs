@@ -481,13 +481,9 @@ fn request_ns() -> Vec<f64> {
 
 /// Every round's lateness at one point, pooled.
 fn pooled(r: &Results<SweepRound>, mode: Mode, request_ns: f64) -> Dist {
-    let mut d = Dist::new();
-    for round in r.data() {
-        if let Some(p) = round.find(mode, request_ns) {
-            d.merge(&p.late);
-        }
-    }
-    d
+    harness::render::pooled(r.data(), |round| {
+        round.find(mode, request_ns).map(|p| &p.late)
+    })
 }
 
 fn request_label(ns: f64) -> String {

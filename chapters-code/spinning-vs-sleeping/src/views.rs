@@ -44,13 +44,7 @@ pub static FLOOR_CDF: View<FloorRound> = View::plot("floor-cdf", &FLOOR, floor_p
 
 /// All rounds' latencies of one variant, pooled.
 fn pooled(r: &Results<Runs>, key: &str) -> Dist {
-    let mut d = Dist::new();
-    for round in r.data() {
-        if let Some(run) = round.find(key) {
-            d.merge(&run.latency);
-        }
-    }
-    d
+    harness::render::pooled(r.data(), |round| round.find(key).map(|run| &run.latency))
 }
 
 /// The keys of an experiment's main variants, in the order the rounds list them (the
@@ -937,11 +931,9 @@ fn fmt_share(e: &Estimate) -> String {
 /// Every round's messages of one key whose receiver was never preempted while it
 /// waited for them, pooled.
 fn pooled_unpreempted(r: &Results<Runs>, key: &str) -> Dist {
-    let mut d = Dist::new();
-    for run in r.data().filter_map(|x| x.find(key)) {
-        d.merge(&run.latency_unpreempted);
-    }
-    d
+    harness::render::pooled(r.data(), |round| {
+        round.find(key).map(|run| &run.latency_unpreempted)
+    })
 }
 
 /// What the gap adds to a spinning std channel, with the counters that can say why:

@@ -370,13 +370,7 @@ fn naive_findings(r: &Results<NaiveRound>) -> Vec<String> {
 
 /// All rounds' sleeps of one length, pooled.
 fn pooled_sleeps(r: &Results<SweepRound>, ms: u64) -> Dist {
-    let mut d = Dist::new();
-    for round in r.data() {
-        if let Some(l) = round.find(ms) {
-            d.merge(&l.actual);
-        }
-    }
-    d
+    harness::render::pooled(r.data(), |round| round.find(ms).map(|l| &l.actual))
 }
 
 fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
@@ -451,13 +445,9 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
 
 /// The back-to-back 1 ms sleeps of every round, pooled.
 fn pooled_back_to_back(r: &Results<SweepRound>) -> Dist {
-    let mut d = Dist::new();
-    for round in r.data() {
-        if let Some(l) = &round.back_to_back {
-            d.merge(&l.actual);
-        }
-    }
-    d
+    harness::render::pooled(r.data(), |round| {
+        round.back_to_back.as_ref().map(|l| &l.actual)
+    })
 }
 
 /// The timer slack the sleeping thread ran with, as the rounds read it.
@@ -950,13 +940,7 @@ fn stall_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
 
 /// All rounds' gaps of one throttle at one target, pooled.
 fn pooled_gaps(r: &Results<RatesRound>, pacer: Pacer, target: f64) -> Dist {
-    let mut d = Dist::new();
-    for round in r.data() {
-        if let Some(x) = round.find(pacer, target) {
-            d.merge(&x.gaps);
-        }
-    }
-    d
+    harness::render::pooled(r.data(), |round| round.find(pacer, target).map(|x| &x.gaps))
 }
 
 /// How evenly each throttle spreads its operations at one target rate, and how late
