@@ -102,32 +102,21 @@ fn designs_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     let tails = Tails::for_counts(dists.iter().map(|(_, d)| d.len()).filter(|n| *n > 0));
     let any_stalled = Design::ALL.iter().any(|&d| stalled(r, d, fl) > 0);
     let mut headers = vec!["design", "median lateness", "n"];
-    if tails.p99 {
-        headers.push("p99");
-    }
-    if tails.p999 {
-        headers.push("p99.9");
-    }
-    headers.push("max");
+    headers.extend(tails.tail_headers());
     if any_stalled {
         headers.push("stalled rounds");
     }
     let mut t = Table::new(headers);
     for (design, d) in &dists {
-        let s = d.summary();
-        let cell = |v: Option<f64>| v.map_or_else(|| "–".into(), fmt_ns);
         let mut row = vec![
             design.label().to_string(),
             fmt_opt_estimate(est(r, *design, fl), Unit::Nanos),
             harness::render::fmt_count(d.len()),
         ];
-        if tails.p99 {
-            row.push(cell(s.as_ref().and_then(|s| s.p99)));
+        match d.summary() {
+            Some(s) => row.extend(tails.tail_cells(&s, fmt_ns)),
+            None => row.extend(tails.tail_headers().iter().map(|_| "–".to_string())),
         }
-        if tails.p999 {
-            row.push(cell(s.as_ref().and_then(|s| s.p999)));
-        }
-        row.push(cell(s.as_ref().map(|s| s.max)));
         if any_stalled {
             row.push(stalled(r, *design, fl).to_string());
         }

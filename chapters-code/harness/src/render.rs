@@ -315,10 +315,18 @@ impl Tails {
         }
     }
 
-    /// Headers for [`Tails::cells`]: `n, min, [p99], [p99.9], max` (the median is the
-    /// table's own column, over rounds).
-    pub fn headers(self) -> Vec<&'static str> {
-        let mut h = vec!["n", "min"];
+    /// Only up to the p99, for a table that keeps its columns few.
+    pub fn without_p999(self) -> Tails {
+        Tails {
+            p999: false,
+            ..self
+        }
+    }
+
+    /// The tail columns alone, `[p99], [p99.9], max`, for a table with columns of its
+    /// own before them.
+    pub fn tail_headers(self) -> Vec<&'static str> {
+        let mut h = Vec::new();
         if self.p99 {
             h.push("p99");
         }
@@ -329,16 +337,32 @@ impl Tails {
         h
     }
 
+    /// The cells for [`Tails::tail_headers`], each formatted by `fmt` ("–" for a tail the
+    /// distribution does not have).
+    pub fn tail_cells(self, s: &Summary, fmt: impl Fn(f64) -> String) -> Vec<String> {
+        let mut c = Vec::new();
+        if self.p99 {
+            c.push(s.p99.map_or_else(|| "–".into(), &fmt));
+        }
+        if self.p999 {
+            c.push(s.p999.map_or_else(|| "–".into(), &fmt));
+        }
+        c.push(fmt(s.max));
+        c
+    }
+
+    /// Headers for [`Tails::cells`]: `n, min, [p99], [p99.9], max` (the median is the
+    /// table's own column, over rounds).
+    pub fn headers(self) -> Vec<&'static str> {
+        let mut h = vec!["n", "min"];
+        h.extend(self.tail_headers());
+        h
+    }
+
     /// The cells of a pooled distribution in nanoseconds.
     pub fn cells(self, s: &Summary) -> Vec<String> {
         let mut c = vec![fmt_count(s.n), fmt_ns(s.min)];
-        if self.p99 {
-            c.push(s.p99.map(fmt_ns).unwrap_or_else(|| "–".into()));
-        }
-        if self.p999 {
-            c.push(s.p999.map(fmt_ns).unwrap_or_else(|| "–".into()));
-        }
-        c.push(fmt_ns(s.max));
+        c.extend(self.tail_cells(s, fmt_ns));
         c
     }
 }

@@ -75,13 +75,10 @@ fn lost(r: &Results<Runs>, key: &str) -> u32 {
 fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let keys = keys(r);
     let dists: Vec<Dist> = keys.iter().map(|k| pooled(r, k)).collect();
-    let tails = Tails::for_counts(dists.iter().map(Dist::len));
+    let tails = Tails::for_counts(dists.iter().map(Dist::len)).without_p999();
     let any_lost = keys.iter().any(|k| lost(r, k) > 0);
     let mut headers = vec!["variant", "median latency", "messages", "min"];
-    if tails.p99 {
-        headers.push("p99");
-    }
-    headers.push("max");
+    headers.extend(tails.tail_headers());
     if any_lost {
         headers.push("lost");
     }
@@ -94,10 +91,7 @@ fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
             fmt_count(s.n),
             Unit::Nanos.format(s.min),
         ];
-        if tails.p99 {
-            row.push(s.p99.map_or_else(|| "–".into(), |v| Unit::Nanos.format(v)));
-        }
-        row.push(Unit::Nanos.format(s.max));
+        row.extend(tails.tail_cells(&s, |v| Unit::Nanos.format(v)));
         if any_lost {
             row.push(lost(r, k).to_string());
         }

@@ -376,7 +376,7 @@ fn pooled_sleeps(r: &Results<SweepRound>, ms: u64) -> Dist {
 fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let mut dists: Vec<Dist> = SWEEP_MS.iter().map(|&ms| pooled_sleeps(r, ms)).collect();
     dists.push(pooled_back_to_back(r));
-    let tails = Tails::for_counts(dists.iter().map(Dist::len));
+    let tails = Tails::for_counts(dists.iter().map(Dist::len)).without_p999();
     let mut headers = vec![
         "requested",
         "actual sleep",
@@ -384,10 +384,7 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         "waiting for a CPU",
         "sleeps",
     ];
-    if tails.p99 {
-        headers.push("p99");
-    }
-    headers.push("max");
+    headers.extend(tails.tail_headers());
     let mut t = Table::new(headers);
     let rows = SWEEP_MS
         .iter()
@@ -416,10 +413,7 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
             fmt_opt_estimate(waiting, Unit::Nanos),
             fmt_count(s.n),
         ];
-        if tails.p99 {
-            row.push(s.p99.map_or("–".into(), |v| Unit::Nanos.format(v)));
-        }
-        row.push(Unit::Nanos.format(s.max));
+        row.extend(tails.tail_cells(&s, |v| Unit::Nanos.format(v)));
         t.row(row);
     }
     anyhow::ensure!(!t.is_empty(), "the sweep recorded no sleeps");
@@ -1173,13 +1167,7 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
     let dists: Vec<Dist> = Measure::ALL.iter().map(|&m| pooled_latency(r, m)).collect();
     let tails = Tails::for_counts(dists.iter().map(Dist::len));
     let mut headers = vec!["latency measured", "p90", "n"];
-    if tails.p99 {
-        headers.push("p99");
-    }
-    if tails.p999 {
-        headers.push("p99.9");
-    }
-    headers.push("max");
+    headers.extend(tails.tail_headers());
     let mut t = Table::new(headers);
     for (&m, d) in Measure::ALL.iter().zip(&dists) {
         let (Some(e), Some(s)) = (r.estimate(&m.key()), d.summary()) else {
@@ -1190,14 +1178,7 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
             fmt_estimate(&e, Unit::Nanos),
             fmt_count(s.n),
         ];
-        let tail = |v: Option<f64>| v.map_or("–".into(), |v| Unit::Nanos.format(v));
-        if tails.p99 {
-            row.push(tail(s.p99));
-        }
-        if tails.p999 {
-            row.push(tail(s.p999));
-        }
-        row.push(Unit::Nanos.format(s.max));
+        row.extend(tails.tail_cells(&s, |v| Unit::Nanos.format(v)));
         t.row(row);
     }
     anyhow::ensure!(!t.is_empty(), "no request was answered");
