@@ -93,7 +93,7 @@ pub fn summary_provenance(records: &[&Record]) -> String {
         records.iter().map(|r| r.profile.name()).collect();
     let rounds: usize = records.iter().map(|r| r.rounds.len()).sum();
     let text = format!(
-        "Measured on {} · {} build · profile {} · {} rounds in all · between {} and {}",
+        "Measured on {} · {} build · profile {} · {} rounds in all · finished between {} and {}",
         machine_line(&first.provenance.machine),
         first.build,
         profiles.into_iter().collect::<Vec<_>>().join(" and "),

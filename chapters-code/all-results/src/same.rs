@@ -169,9 +169,10 @@ pub fn view(records: &[Record]) -> String {
     out.push('\n');
     let n = t_len(&ps, records);
     out.push_str(&format!(
-        "- By the book's rule, {} of {n} pairs show no clear difference or are about the same; {} differ.\n",
+        "- By the book's rule, {} of {n} pairs show no clear difference or are about the same; {} {}.\n",
         n - differ.len(),
-        differ.len()
+        differ.len(),
+        if differ.len() == 1 { "differs" } else { "differ" }
     ));
     for (p, ra, rb) in &differ {
         out.push_str(&format!(

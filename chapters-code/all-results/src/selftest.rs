@@ -213,7 +213,7 @@ pub fn two_runs_view(dir: &Path) -> String {
         ));
     }
     format!(
-        "{out}\n\n{}\nThe newest {} of the {} comparisons kept.\n\n{}",
+        "{out}\n\n{}\nThe table shows the newest {} of the {} comparisons kept.\n\n{}",
         t.to_markdown(),
         SHOWN.min(all.len()),
         all.len(),
@@ -291,7 +291,10 @@ mod tests {
         let v = two_runs_view(dir.path());
         assert!(v.contains("is across profiles"), "{v}");
         assert!(v.contains("quick → quick"), "{v}");
-        assert!(v.contains("The newest 2 of the 2 comparisons kept."), "{v}");
+        assert!(
+            v.contains("The table shows the newest 2 of the 2 comparisons kept."),
+            "{v}"
+        );
     }
 
     #[test]

@@ -473,13 +473,14 @@ fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         used.extend(cpu.estimates);
         out.push(format!(
             "**Did the fix beat design 1?** {}: the fix (own deadline in each message, a task \
-             per timeout, room for every message) gave {}; {}; {} ({} against {})",
+             per timeout, room for every message) gave {}; {}. Its CPU time per timeout was {} \
+             against design 1's {}: {}",
             yes_no(vs1.verdict),
             late(r, Fix, MT),
             without_shortfall(&vs1.text),
-            without_shortfall(&cpu.text),
             fmt_ns(cpu.estimates[0].median),
             fmt_ns(cpu.estimates[1].median),
+            without_shortfall(&cpu.text),
         ));
     }
     out.extend(shortfall_sentence(&used));

@@ -413,12 +413,17 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
         out.push(Note {
             kind: NoteKind::Noise,
             text: format!(
-                "{} of {} rounds {} disturbed ({}{}); they are included in the medians and intervals.",
+                "{} of {} rounds {} disturbed ({}{}); {} included in the medians and intervals.",
                 disturbed.len(),
                 r.rounds.len(),
                 if disturbed.len() == 1 { "was" } else { "were" },
                 shown.join("; "),
-                if disturbed.len() > 3 { "; …" } else { "" }
+                if disturbed.len() > 3 { "; …" } else { "" },
+                if disturbed.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                }
             ),
         });
     }
@@ -432,7 +437,7 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
         let listed: Vec<String> = wide
             .iter()
             .take(3)
-            .map(|(s, k)| format!("{k}: a {}× spread between rounds", sig3(*s)))
+            .map(|(s, k)| format!("{k}: varies {}× between rounds", sig3(*s)))
             .collect();
         out.push(Note {
             kind: NoteKind::Noise,

@@ -994,9 +994,12 @@ fn gap_findings(r: &Results<Runs>) -> anyhow::Result<String> {
         (Some(a), Some(b)) => {
             out.push(format!(
                 "counting only the messages whose receiver was never preempted while it \
-                 waited ({} after {long} ms, {} with no gap, pooled over rounds), {}",
+                 waited ({} after {long} ms, median {}, and {} with no gap, median {}, pooled \
+                 over rounds; these intervals are over messages, not rounds), {}",
                 cl.len(),
+                fmt_estimate(&a, Unit::Nanos),
                 c0.len(),
+                fmt_estimate(&b, Unit::Nanos),
                 compare_sentence(
                     (&format!("their median after {long} ms"), &a),
                     ("with no gap", &b),

@@ -372,8 +372,10 @@ pub fn sleeps(g: &Guide) -> String {
             )
             .map(|below| {
                 let slack = if below {
-                    "so on this machine the shortest sleep comes from lowering the thread's timer \
-                     slack (`prctl(PR_SET_TIMERSLACK)`) before a short sleep"
+                    "so on this machine lowering the thread's timer slack \
+                     (`prctl(PR_SET_TIMERSLACK)`) shortens a short `nanosleep`; which call gives \
+                     the shortest sleep of all, if any one does, is the short-sleeps chapter's \
+                     answer (it compares every sleeping call)"
                 } else {
                     "so on this machine lowering the timer slack gave no clear gain for a short sleep"
                 };
