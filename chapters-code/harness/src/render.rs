@@ -662,6 +662,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tail_columns_come_from_one_place() {
+        let s = Summary::of(&(1..=20_000).map(f64::from).collect::<Vec<_>>()).unwrap();
+        let all = Tails::for_counts([s.n]);
+        assert_eq!(all.tail_headers(), ["p99", "p99.9", "max"]);
+        let cells = all.tail_cells(&s, |v| format!("{v}"));
+        assert_eq!(cells.len(), 3);
+        assert_eq!(cells[2], "20000");
+        let short = all.without_p999();
+        assert_eq!(short.tail_headers(), ["p99", "max"]);
+        assert_eq!(short.tail_cells(&s, |v| format!("{v}")).len(), 2);
+        assert_eq!(Tails::for_counts([10]).tail_headers(), ["max"]);
+        assert_eq!(all.headers(), ["n", "min", "p99", "p99.9", "max"]);
+    }
+
+    #[test]
     fn an_interval_may_wrap_under_its_value_and_nothing_else_does() {
         let mut t = Table::new(["design", "CPU per op", "note"]).align(2, Align::Left);
         t.row(["a (b)", "1.01 µs (740 ns–1.44 µs)", "x (1)"]);
