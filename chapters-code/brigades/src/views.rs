@@ -1001,9 +1001,11 @@ fn sweep_sizes(r: &Results<SweepRound>, kind: Kind) -> Vec<usize> {
 fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let m = &rf.memory;
+    // A round gives a figure only where two of its sizes fitted a line: say how many.
     let mut t = Table::new([
         "brigade",
         "resident per member",
+        "rounds with a fit",
         "kernel stack per member",
         "theirs per task",
     ]);
@@ -1027,6 +1029,7 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         t.row([
             k.short().to_string(),
             fmt_estimate(&e, Unit::Bytes),
+            format!("{} of {}", e.n, r.rounds.len()),
             ks,
             theirs,
         ]);

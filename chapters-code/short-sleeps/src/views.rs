@@ -765,10 +765,13 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
             })
             .unwrap_or_default();
         let within = format!("intervals overlap, or within {}", threshold_text());
+        // Which calls compete, said once: the slow ones are not short sleeps.
+        let compared = "sleep calls under 1 ms, tokio's left out as it counts whole \
+                        milliseconds";
         out.push(match ties.len() {
             0 => format!(
                 "the shortest return from a sleep call was {}, by {best_name}{blocked}; each of \
-                 the {others} other sleep calls took clearly longer",
+                 the {others} other {compared} took clearly longer",
                 est(best)
             ),
             n if n <= 3 => format!(
@@ -779,7 +782,7 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
             ),
             n => format!(
                 "the shortest return from a sleep call (lowest median) was {}, by \
-                 {best_name}{blocked}; {n} of the {others} other sleep calls are not clearly \
+                 {best_name}{blocked}; {n} of the {others} other {compared} are not clearly \
                  longer ({within}; the tables below list them), so this run does not single \
                  out one call",
                 est(best)
