@@ -766,8 +766,8 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
             .unwrap_or_default();
         let within = format!("intervals overlap, or within {}", threshold_text());
         // Which calls compete, said once: the slow ones are not short sleeps.
-        let compared = "sleep calls under 1 ms, tokio's left out as it counts whole \
-                        milliseconds";
+        let compared = "sleep calls under 1 ms (tokio's left out: it counts whole \
+                        milliseconds)";
         out.push(match ties.len() {
             0 => format!(
                 "the shortest return from a sleep call was {}, by {best_name}{blocked}; each of \
