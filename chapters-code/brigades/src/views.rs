@@ -1251,13 +1251,18 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
             .iter()
             .filter(|x| x.stop.as_ref().is_some_and(|s| s.by_time()))
             .count();
+        // A limit that stopped some rounds, with the rounds the time bound stopped first.
+        let by_limit = |limit: String| match timed_out {
+            0 => limit,
+            n => format!("{limit}; time bound ({n} of {} rounds)", runs.len()),
+        };
         let stopped = runs
             .iter()
             .find_map(|x| {
                 x.stop
                     .as_ref()
                     .filter(|s| !s.by_time())
-                    .map(|s| s.limit.clone())
+                    .map(|s| by_limit(s.limit.clone()))
             })
             .or_else(|| runs.iter().find_map(|x| x.error.clone()))
             .unwrap_or_else(|| match timed_out {
@@ -1270,6 +1275,7 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
                     format!("time bound ({n} of {} rounds)", runs.len())
                 }
             });
+        by_time |= timed_out > 0;
         let members = r.estimate(&probe_key(k, "members")).map_or_else(
             || fmt_count(runs.iter().map(|x| x.built).max().unwrap_or(0) as u64),
             |e| {
@@ -1301,7 +1307,8 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
     if by_time {
         legend.push_str(
             " *Time bound*: in that many rounds the round's time ran out before every \
-             member was built; the other rounds built them all.",
+             member was built; the other rounds built them all, or stopped at the limit \
+             named beside it.",
         );
     }
     Ok(format!(
