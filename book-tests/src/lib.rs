@@ -10,6 +10,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::str::FromStr;
 
+/// The hostile results files (in `tests/fixtures/hostile/`) that the Compare page's
+/// script must refuse, each with words of the reason it gives: the Node test and the
+/// browser test check the same list.
+pub const HOSTILE_COMPARE_FILES: [(&str, &str); 6] = [
+    ("unknown-unit.json", "unknown unit"),
+    ("string-median.json", "not a number"),
+    ("absurd-value.json", "not a number"),
+    ("lo-above-hi.json", "does not hold its median"),
+    ("backtick-name.json", "no valid name"),
+    ("control-characters.json", "control characters"),
+];
+
 /// The book's root (where `book.toml` is).
 pub fn book_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

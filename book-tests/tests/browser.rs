@@ -929,13 +929,7 @@ fn the_compare_page_reads_a_chosen_results_file() {
         // Issue 19: an unknown unit was shown without one and compared; a median given
         // as a string showed "NaN×". Both files are refused, saying why.
         let hostile = book_root().join("book-tests/tests/fixtures/hostile");
-        for (file, why) in [
-            ("unknown-unit.json", "unknown unit"),
-            ("string-median.json", "not a number"),
-            ("absurd-value.json", "not a number"),
-            ("lo-above-hi.json", "does not hold its median"),
-            ("backtick-name.json", "no valid name"),
-        ] {
+        for (file, why) in book_tests::HOSTILE_COMPARE_FILES {
             let text = choose(hostile.join(file)).await;
             assert!(
                 text.starts_with("Cannot compare") && text.contains(why) && !text.contains("NaN"),

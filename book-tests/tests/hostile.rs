@@ -169,14 +169,7 @@ fn the_compare_page_script_refuses_hostile_files() {
     );
     let few = run("moved-two-rounds.json");
     assert!(!few.contains("beyond"), "{few}");
-    for (file, why) in [
-        ("unknown-unit.json", "unknown unit"),
-        ("string-median.json", "not a number"),
-        ("absurd-value.json", "not a number"),
-        ("lo-above-hi.json", "does not hold its median"),
-        ("backtick-name.json", "no valid name"),
-        ("control-characters.json", "control characters"),
-    ] {
+    for (file, why) in book_tests::HOSTILE_COMPARE_FILES {
         let text = run(file);
         assert!(
             text.starts_with("Cannot compare") && text.contains(why) && !text.contains("NaN"),

@@ -244,6 +244,20 @@ pub struct TwoRuns {
     pub threshold_percent: f64,
 }
 
+impl TwoRuns {
+    /// Whether both runs of every experiment compared had one profile (and so the same
+    /// parameters): only such a comparison says how well an interval covers a rebuild.
+    /// Read from [`TwoRuns::profiles`], as [`Report::two_runs`] writes it.
+    pub fn same_profile(&self) -> bool {
+        self.profiles.split(", ").all(|p| {
+            p.split(" → ")
+                .collect::<Vec<_>>()
+                .windows(2)
+                .all(|w| w[0] == w[1])
+        })
+    }
+}
+
 pub fn two_runs_path(dir: &Path) -> PathBuf {
     dir.join("two-runs.json")
 }

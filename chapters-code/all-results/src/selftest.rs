@@ -171,16 +171,6 @@ pub fn two_runs_view(dir: &Path) -> String {
             },
         ]);
     }
-    // Only two runs of one profile (same parameters) say how well an interval covers
-    // a rebuild; a comparison across profiles also counts what the profiles change.
-    let same_profile = |r: &TwoRuns| {
-        r.profiles.split(", ").all(|p| {
-            p.split(" → ")
-                .collect::<Vec<_>>()
-                .windows(2)
-                .all(|w| w[0] == w[1])
-        })
-    };
     let headline = |r: &TwoRuns| {
         format!(
             "**{} of {} summaries moved ({})** — intervals apart and medians more than {} % apart — and {} of {} headline figures",
@@ -192,7 +182,8 @@ pub fn two_runs_view(dir: &Path) -> String {
             r.headlines,
         )
     };
-    let mut out = match all.iter().rev().find(|r| same_profile(r)) {
+    // A comparison across profiles also counts what the profiles change.
+    let mut out = match all.iter().rev().find(|r| r.same_profile()) {
         Some(r) => format!(
             "The last two runs of one profile compared on this machine ({}, {}): {}.",
             r.at,
@@ -203,7 +194,7 @@ pub fn two_runs_view(dir: &Path) -> String {
                  only such a pair says how well an interval covers a rebuild."
             .to_string(),
     };
-    if !same_profile(last) {
+    if !last.same_profile() {
         out.push_str(&format!(
             " The newest comparison ({}, {}: {}) is across profiles, whose parameters differ, \
              so it counts what the profiles change as well as what the machine does.",

@@ -1270,10 +1270,7 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
                     all_built = true;
                     "all built".into()
                 }
-                n => {
-                    by_time = true;
-                    format!("time bound ({n} of {} rounds)", runs.len())
-                }
+                n => format!("time bound ({n} of {} rounds)", runs.len()),
             });
         by_time |= timed_out > 0;
         let members = r.estimate(&probe_key(k, "members")).map_or_else(

@@ -914,12 +914,17 @@ fn request_us_label(us: u32) -> String {
 /// This round's wake-up cost: the median lateness of its `thread::sleep(1 ms)` sleeps
 /// begun at the chosen phases (all bins together).
 fn wake_cost(round: &MsRound) -> Option<f64> {
-    let mut v: Vec<f64> = round
+    let v: Vec<f64> = round
         .cells
         .iter()
         .filter(|c| matches!(c.arm, MsArm::Std { .. }))
         .flat_map(|c| c.sleeps.iter().map(|s| s.late_ns))
         .collect();
+    median(v)
+}
+
+/// The median of `v`, `None` when it is empty.
+fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -1008,7 +1013,7 @@ fn tokio_plot(r: &Results<MsRound>) -> anyhow::Result<String> {
 /// This round's median lateness over the sleeps of one kind begun in the first half of
 /// the tick (`second` false) or in the second half.
 fn half_median(round: &MsRound, tokio: bool, request_us: u32, second: bool) -> Option<f64> {
-    let mut v: Vec<f64> = round
+    let v: Vec<f64> = round
         .cells
         .iter()
         .filter(|c| match c.arm {
@@ -1022,11 +1027,7 @@ fn half_median(round: &MsRound, tokio: bool, request_us: u32, second: bool) -> O
         })
         .flat_map(|c| c.sleeps.iter().map(|s| s.late_ns))
         .collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(harness::stats::median_sorted(&v))
+    median(v)
 }
 
 /// What each reading predicts for the second half of the tick minus the first, for a
