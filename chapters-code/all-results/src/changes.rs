@@ -6,11 +6,18 @@
 //! differ by more than the practical threshold — the rule the chapters use for
 //! "faster" and "slower".
 //!
+//! The machine itself is compared too: every round is preceded by the same system
+//! call, timed (`harness::noise::syscall_probe_ns`). When that moved between the runs,
+//! the host ran this machine at another speed, and the report says so: a change
+//! between runs is one that rounds inside one run cannot cover.
+//!
 //! Each comparison is remembered (`two-runs.json` in the results folder), so "How we
 //! measure" can show how often two runs on this machine disagree, the way a test suite
 //! shows its pass rate.
 
 use harness::cache::{self, write_atomically};
+use harness::noise::syscall_estimate;
+use harness::record::Unit;
 use harness::render::{fmt_estimate, sig3, threshold_text};
 use harness::stats::{Estimate, verdict};
 use harness::{Profile, Record};
@@ -102,6 +109,46 @@ pub struct Report {
     pub experiments: usize,
     pub profiles: Vec<(Profile, Profile)>,
     pub notes: Vec<String>,
+    /// The machine's speed (a system call's time, over every round of the experiments
+    /// compared) before and after; `None` where a run has no probe.
+    pub machine: Option<(Estimate, Estimate)>,
+}
+
+impl Report {
+    /// Whether the machine itself moved between the runs, by the same rule as a summary.
+    pub fn machine_moved(&self) -> bool {
+        self.machine.is_some_and(|(b, a)| moved(&a, &b))
+    }
+
+    /// The machine's speed before → after, as the page's table shows it: `214 → 262 ns
+    /// (×1.22, moved)`.
+    pub fn machine_cell(&self) -> Option<String> {
+        let (b, a) = self.machine?;
+        Some(format!(
+            "{} → {}{}",
+            fmt_estimate(&b, Unit::Nanos),
+            fmt_estimate(&a, Unit::Nanos),
+            if self.machine_moved() {
+                format!(", moved ×{}", sig3(a.median / b.median))
+            } else {
+                String::new()
+            }
+        ))
+    }
+
+    /// One sentence on whether the machine itself moved between the runs.
+    pub fn machine_text(&self) -> Option<String> {
+        let cell = self.machine_cell()?;
+        Some(if self.machine_moved() {
+            format!(
+                "The machine itself moved between the runs: a system call (timed before every round) took {cell}. Figures that enter the kernel may have moved with it; intervals over the rounds of one run cannot cover a change between runs."
+            )
+        } else {
+            format!(
+                "The machine itself did not clearly move: a system call (timed before every round) took {cell}."
+            )
+        })
+    }
 }
 
 const NEW: &str = " (nothing to compare with)";
@@ -117,6 +164,7 @@ fn headline_of(chapter: &str, experiment: &str, key: &str) -> Option<&'static st
 
 pub fn compare(before: &[Record], after: &[Record]) -> Report {
     let mut rep = Report::default();
+    let (mut noise_before, mut noise_after) = (Vec::new(), Vec::new());
     for a in after {
         let id = format!("{}/{}", a.chapter, a.experiment);
         let Some(b) = before
@@ -148,6 +196,8 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             ));
         }
         rep.experiments += 1;
+        noise_before.extend(b.rounds.iter().map(|x| &x.noise));
+        noise_after.extend(a.rounds.iter().map(|x| &x.noise));
         if !rep.profiles.contains(&(b.profile, a.profile)) {
             rep.profiles.push((b.profile, a.profile));
         }
@@ -175,6 +225,7 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             }
         }
     }
+    rep.machine = syscall_estimate(noise_before).zip(syscall_estimate(noise_after));
     rep
 }
 
@@ -201,6 +252,9 @@ impl Report {
                 format!(" ({})", self.headlines_moved.join(", "))
             }
         );
+        if let Some(m) = self.machine_text() {
+            out.push_str(&format!("{m}\n"));
+        }
         let new: Vec<&String> = self.notes.iter().filter(|n| n.ends_with(NEW)).collect();
         if new.len() > 3 {
             out.push_str(&format!("  note: {} experiments are new{NEW}\n", new.len()));
@@ -242,6 +296,12 @@ pub struct TwoRuns {
     pub headlines_moved: Vec<String>,
     /// The practical threshold in force, in percent.
     pub threshold_percent: f64,
+    /// The machine's speed before → after ([`Report::machine_cell`]) and whether it
+    /// moved; absent in comparisons of runs without the probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_speed: Option<String>,
+    #[serde(default)]
+    pub machine_speed_moved: bool,
 }
 
 impl TwoRuns {
@@ -302,6 +362,8 @@ impl Report {
             headlines: self.headlines,
             headlines_moved: self.headlines_moved.clone(),
             threshold_percent: harness::stats::threshold() * 100.0,
+            machine_speed: self.machine_cell(),
+            machine_speed_moved: self.machine_moved(),
         })
     }
 }
@@ -385,6 +447,46 @@ mod tests {
             &after.estimate("moving").unwrap().scaled(1.1),
             &before.estimate("moving").unwrap()
         ));
+    }
+
+    /// `r` with every round's probe reading `ns` (plus a little jitter).
+    fn probed(mut r: Record, ns: f64) -> Record {
+        for (i, round) in r.rounds.iter_mut().enumerate() {
+            round.noise.syscall_ns = Some(ns + (i % 3) as f64);
+        }
+        r
+    }
+
+    #[test]
+    fn the_machine_is_compared_and_named_when_it_moved() {
+        let before = record(&[10.0, 11.0, 12.0, 10.5, 11.5, 10.8], 1);
+        let after = record(&[20.0, 21.0, 22.0, 20.5, 21.5, 20.8], 2);
+        // No probe in either run (older results): nothing said about the machine.
+        let rep = compare(std::slice::from_ref(&before), std::slice::from_ref(&after));
+        assert_eq!(rep.machine, None);
+        assert!(!rep.render().contains("machine"));
+        // The same speed: compared, not moved.
+        let rep = compare(
+            &[probed(before.clone(), 200.0)],
+            &[probed(after.clone(), 201.0)],
+        );
+        assert!(rep.machine.is_some() && !rep.machine_moved());
+        assert!(
+            rep.render()
+                .contains("The machine itself did not clearly move"),
+            "{}",
+            rep.render()
+        );
+        // 25 % slower system calls: the machine moved, and the page's record says so.
+        let rep = compare(&[probed(before, 200.0)], &[probed(after, 250.0)]);
+        assert!(rep.machine_moved());
+        let text = rep.render();
+        assert!(
+            text.contains("The machine itself moved between the runs") && text.contains("×1.25"),
+            "{text}"
+        );
+        let t = rep.two_runs("m".into()).unwrap();
+        assert!(t.machine_speed_moved && t.machine_speed.unwrap().contains("moved ×1.25"));
     }
 
     #[test]

@@ -147,12 +147,14 @@ pub fn two_runs_view(dir: &Path) -> String {
         "profiles",
         "summaries moved",
         "headline figures moved",
+        "the machine: a system call, before → after",
     ]);
     const SHOWN: usize = 5;
+    // The file is data from the results folder: its text is escaped like any other.
     for r in all.iter().rev().take(SHOWN) {
         t.row([
-            r.at.clone(),
-            r.profiles.clone(),
+            escape_html(&r.at),
+            escape_html(&r.profiles),
             format!(
                 "{} of {} ({})",
                 r.moved,
@@ -169,25 +171,35 @@ pub fn two_runs_view(dir: &Path) -> String {
                     escape_html(&r.headlines_moved.join(", "))
                 )
             },
+            r.machine_speed
+                .as_deref()
+                .map_or_else(|| "not timed".to_string(), escape_html),
         ]);
     }
     let headline = |r: &TwoRuns| {
         format!(
-            "**{} of {} summaries moved ({})** — intervals apart and medians more than {} % apart — and {} of {} headline figures",
+            "**{} of {} summaries moved ({})** — intervals apart and medians more than {} % apart — and {} of {} headline figures{}",
             r.moved,
             r.summaries,
             percent(r.moved, r.summaries),
             r.threshold_percent,
             r.headlines_moved.len(),
             r.headlines,
+            match (&r.machine_speed, r.machine_speed_moved) {
+                (Some(m), true) => format!(
+                    "; between them the machine itself moved (a system call, timed before every round: {}), which intervals over one run's rounds cannot cover",
+                    escape_html(m)
+                ),
+                _ => String::new(),
+            }
         )
     };
     // A comparison across profiles also counts what the profiles change.
     let mut out = match all.iter().rev().find(|r| r.same_profile()) {
         Some(r) => format!(
             "The last two runs of one profile compared on this machine ({}, {}): {}.",
-            r.at,
-            r.profiles,
+            escape_html(&r.at),
+            escape_html(&r.profiles),
             headline(r)
         ),
         None => "No two runs of the same profile have been compared on this machine yet; \
@@ -198,8 +210,8 @@ pub fn two_runs_view(dir: &Path) -> String {
         out.push_str(&format!(
             " The newest comparison ({}, {}: {}) is across profiles, whose parameters differ, \
              so it counts what the profiles change as well as what the machine does.",
-            last.at,
-            last.profiles,
+            escape_html(&last.at),
+            escape_html(&last.profiles),
             headline(last)
         ));
     }
@@ -286,6 +298,35 @@ mod tests {
             v.contains("The table shows the newest 2 of the 2 comparisons kept."),
             "{v}"
         );
+        assert!(v.contains("not timed"), "{v}");
+    }
+
+    #[test]
+    fn the_two_runs_view_names_a_machine_that_moved_and_escapes_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = crate::changes::TwoRuns {
+            at: "<script>at</script>".into(),
+            at_unix: 1,
+            machine: "m".into(),
+            profiles: "quick → quick".into(),
+            experiments: 1,
+            summaries: 10,
+            moved: 1,
+            headlines: 2,
+            headlines_moved: vec!["h".into()],
+            threshold_percent: 5.0,
+            machine_speed: Some("200 ns (199–201) → 250 ns (249–251), moved ×1.25 <b>".into()),
+            machine_speed_moved: true,
+        };
+        std::fs::write(
+            crate::changes::two_runs_path(dir.path()),
+            serde_json::to_vec(&[run]).unwrap(),
+        )
+        .unwrap();
+        let v = two_runs_view(dir.path());
+        assert!(v.contains("the machine itself moved"), "{v}");
+        assert!(v.contains("moved ×1.25"), "{v}");
+        assert!(!v.contains("<script>") && !v.contains("<b>"), "{v}");
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //! Linux: `/proc/stat` (steal, all CPUs' busy time, `procs_running`), the worker's
 //! resource usage (involuntary context switches) and a software perf counter for CPU
 //! migrations. Elsewhere: the resource usage where `getrusage` exists.
+//!
+//! None of those sees the host run this virtual machine slower for a minute (a busy
+//! sibling hyperthread, a costlier path into the kernel). So before every round the
+//! parent also times the cheapest system call there is ([`syscall_probe_ns`]): the
+//! same work every time, so a change in it is the machine's, not the code's.
 
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +41,10 @@ pub struct Noise {
     pub cpu_s: Option<f64>,
     /// Peak resident memory of the measured process, bytes.
     pub max_rss_bytes: Option<u64>,
+    /// What one `getppid` system call took just before the round, in nanoseconds
+    /// ([`syscall_probe_ns`]): the machine's own speed at entering the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscall_ns: Option<f64>,
     pub wall_s: f64,
 }
 
@@ -236,17 +245,63 @@ impl MigrationCounter {
     }
 }
 
-/// Watches one round from outside the measured code: system counters at the start,
-/// `procs_running` samples during, and the difference at the end.
+/// Batches of calls [`syscall_probe_ns`] times, and calls per batch: 1,024 calls,
+/// about a quarter of a millisecond where a call takes 250 ns.
+const PROBE_BATCHES: usize = 16;
+const PROBE_CALLS: u32 = 64;
+
+/// The machine's speed at entering the kernel: the time of one `getppid` system call
+/// (no work inside the kernel, nothing cached by the C library), as the median over
+/// 16 batches of 64 calls of each batch's mean, in nanoseconds. The same work every
+/// time, so when it changes between rounds or between runs, the machine changed: a
+/// host running this virtual machine slower moves it, and every figure that makes
+/// system calls moves with it. `None` where there is no such call (not Unix).
+pub fn syscall_probe_ns() -> Option<f64> {
+    #[cfg(unix)]
+    {
+        let mut batches = [0.0f64; PROBE_BATCHES];
+        for b in &mut batches {
+            let t0 = std::time::Instant::now();
+            for _ in 0..PROBE_CALLS {
+                // SAFETY: getppid takes nothing and cannot fail.
+                std::hint::black_box(unsafe { libc::getppid() });
+            }
+            *b = t0.elapsed().as_nanos() as f64 / f64::from(PROBE_CALLS);
+        }
+        batches.sort_by(f64::total_cmp);
+        Some(crate::stats::median_sorted(&batches))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The machine's speed over a set of rounds: the median of their probes
+/// ([`Noise::syscall_ns`]) with its interval. Rounds without a probe are left out.
+pub fn syscall_estimate<'a>(
+    noise: impl IntoIterator<Item = &'a Noise>,
+) -> Option<crate::stats::Estimate> {
+    let probes: Vec<f64> = noise.into_iter().filter_map(|n| n.syscall_ns).collect();
+    crate::stats::Estimate::of(&probes)
+}
+
+/// Watches one round from outside the measured code: the machine's speed
+/// ([`syscall_probe_ns`]) and the system counters at the start, `procs_running`
+/// samples during, and the difference at the end.
 pub struct Watch {
     start: Option<SystemTimes>,
     started: std::time::Instant,
     runnable: Vec<f64>,
+    syscall_ns: Option<f64>,
 }
 
 impl Watch {
     pub fn start() -> Watch {
+        // Before the round's counters start: the probe is ours, not the round's.
+        let syscall_ns = syscall_probe_ns();
         Watch {
+            syscall_ns,
             start: system_times(),
             started: std::time::Instant::now(),
             runnable: Vec::new(),
@@ -297,6 +352,7 @@ impl Watch {
             migrations,
             cpu_s: measured.map(|m| m.cpu_s),
             max_rss_bytes: measured.map(|m| m.max_rss_bytes).filter(|b| *b > 0),
+            syscall_ns: self.syscall_ns,
             wall_s,
         }
     }
@@ -367,5 +423,8 @@ mod tests {
             MigrationCounter::open().and_then(|c| c.read()),
         );
         assert!(n.steal.is_some() && n.others_busy.is_some() && n.wall_s > 0.0);
+        // A system call takes more than nothing and less than a millisecond.
+        let probe = n.syscall_ns.unwrap();
+        assert!(probe > 0.0 && probe < 1e6, "{probe}");
     }
 }

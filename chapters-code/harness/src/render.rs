@@ -496,6 +496,19 @@ pub fn noise_summary(r: &Record) -> String {
         Some(v) => parts.push(format!("{} migrations", sig3(v))),
         None => parts.push("migrations not readable".into()),
     }
+    // The machine's own speed (`noise::syscall_probe_ns`): its median, and its range,
+    // which says whether the machine changed during the session.
+    let probes: Vec<f64> = rs.iter().filter_map(|x| x.noise.syscall_ns).collect();
+    if let Some(e) = crate::stats::Estimate::of(&probes) {
+        let (lo, hi) = probes.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
+            (lo.min(*p), hi.max(*p))
+        });
+        parts.push(format!(
+            "a system call {} ({} over rounds)",
+            fmt_ns(e.median),
+            crate::fmt::fmt_range(lo, hi, crate::fmt::Unit::Nanos)
+        ));
+    }
     let disturbed = rs
         .iter()
         .filter(|x| x.noise.disturbance().is_some())

@@ -210,6 +210,7 @@ pub fn record(r: &Record) -> Result<(), String> {
             n.others_busy,
             n.others_runnable,
             n.cpu_s,
+            n.syscall_ns,
             Some(n.wall_s),
         ]
         .into_iter()
