@@ -505,6 +505,7 @@ impl Figure {
             hi: self.hi,
             confidence: self.confidence,
             n: self.rounds,
+            drift: None,
         }
     }
 

@@ -387,13 +387,60 @@ pub fn notes(notes: &[Note]) -> String {
 pub fn noise_notes(r: &Record) -> Vec<Note> {
     let mut out = Vec::new();
     if let Some(e) = lowest_coverage(r) {
+        let why = match e.drift {
+            Some(rho) => format!(
+                "rounds that drifted (below) count as {} independent ones of {}",
+                crate::stats::independent_rounds(e.n, rho),
+                e.n
+            ),
+            None => format!("only {} rounds fitted in the budget", e.n),
+        };
         out.push(Note {
             kind: NoteKind::Noise,
             text: format!(
-                "only {} rounds fitted in the budget, so the intervals cover {:.0} %, not {}: read differences between them with more caution.",
-                e.n,
+                "{why}, so the intervals cover {:.0} %, not {}: read differences between them with more caution.",
                 e.confidence * 100.0,
                 confidence_text()
+            ),
+        });
+    }
+    // Figures whose rounds drifted over the session (`stats::drift`).
+    let drifted: Vec<(f64, String)> = r
+        .keys()
+        .into_iter()
+        .filter_map(|k| {
+            let e = r.estimate(k)?;
+            let rho = e.drift?;
+            Some((
+                rho,
+                format!(
+                    "{k} (correlation {}: {} rounds count as {})",
+                    sig3(rho),
+                    e.n,
+                    crate::stats::independent_rounds(e.n, rho)
+                ),
+            ))
+        })
+        .collect();
+    if !drifted.is_empty() {
+        let mut drifted = drifted;
+        drifted.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let listed: Vec<&str> = drifted.iter().take(3).map(|(_, t)| t.as_str()).collect();
+        out.push(Note {
+            kind: NoteKind::Noise,
+            text: format!(
+                "On this machine {}{} drifted over the session: each round was clearly closer to the round before it than to the others, so the rounds are not independent and {} wider for it. A rebuild may land further along the drift.",
+                listed.join("; "),
+                if drifted.len() > 3 {
+                    format!(" and {} more figure{}", drifted.len() - 3, if drifted.len() == 4 { "" } else { "s" })
+                } else {
+                    String::new()
+                },
+                if drifted.len() == 1 {
+                    "its interval counts fewer independent rounds and is"
+                } else {
+                    "their intervals count fewer independent rounds and are"
+                }
             ),
         });
     }
@@ -752,6 +799,7 @@ mod tests {
             hi: 12_800.0,
             confidence: 0.969,
             n: 6,
+            drift: None,
         };
         assert_eq!(fmt_estimate(&e, Unit::Nanos), "12.3 µs (11.9–12.8)");
         let e = Estimate {
@@ -760,6 +808,7 @@ mod tests {
             hi: 1_020.0,
             confidence: 0.75,
             n: 3,
+            drift: None,
         };
         assert_eq!(fmt_estimate(&e, Unit::Nanos), "1.00 µs (990 ns–1.02 µs)");
         assert_eq!(
@@ -772,6 +821,7 @@ mod tests {
             hi: 11.2,
             confidence: 0.97,
             n: 6,
+            drift: None,
         };
         assert_eq!(fmt_ratio_estimate(&r), "9.61× (8.10–11.2)");
     }
@@ -784,6 +834,7 @@ mod tests {
             hi: 2.2,
             confidence: 0.97,
             n: 6,
+            drift: None,
         };
         let slow = Estimate {
             median: 20.0,
@@ -791,6 +842,7 @@ mod tests {
             hi: 22.0,
             confidence: 0.97,
             n: 6,
+            drift: None,
         };
         let s = compare_sentence(
             ("spinning", &fast),
@@ -806,6 +858,7 @@ mod tests {
             hi: 2.4,
             confidence: 0.97,
             n: 6,
+            drift: None,
         };
         let s = compare_sentence(("a", &fast), ("b", &near), None, Better::Lower);
         assert!(s.starts_with("there is no clear difference"), "{s}");
@@ -818,6 +871,7 @@ mod tests {
             hi: 100.5,
             confidence: 0.97,
             n: 6,
+            drift: None,
         };
         let b = Estimate {
             median: 102.0,
@@ -825,6 +879,7 @@ mod tests {
             hi: 102.5,
             confidence: 0.97,
             n: 6,
+            drift: None,
         };
         let s = compare_sentence(("a", &a), ("b", &b), None, Better::Lower);
         assert!(

@@ -1312,6 +1312,7 @@ mod tests {
             hi,
             confidence: 0.95,
             n: 6,
+            drift: None,
         };
         assert_eq!(held(&e(90.8, 72.1, 91.2)), Held::Short);
         assert_eq!(held(&e(130.0, 129.0, 131.0)), Held::Over);
