@@ -545,15 +545,13 @@ pub fn noise_summary(r: &Record) -> String {
     }
     // The machine's own speed (`noise::syscall_probe_ns`): its median, and its range,
     // which says whether the machine changed during the session.
-    let probes: Vec<f64> = rs.iter().filter_map(|x| x.noise.syscall_ns).collect();
-    if let Some(e) = crate::stats::Estimate::of(&probes) {
-        let (lo, hi) = probes.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
-            (lo.min(*p), hi.max(*p))
-        });
+    let mut probes: Vec<f64> = rs.iter().filter_map(|x| x.noise.syscall_ns).collect();
+    probes.sort_by(f64::total_cmp);
+    if let (Some(lo), Some(hi)) = (probes.first(), probes.last()) {
         parts.push(format!(
             "a system call {} ({} over rounds)",
-            fmt_ns(e.median),
-            crate::fmt::fmt_range(lo, hi, crate::fmt::Unit::Nanos)
+            fmt_ns(crate::stats::median_sorted(&probes)),
+            crate::fmt::fmt_range(*lo, *hi, crate::fmt::Unit::Nanos)
         ));
     }
     let disturbed = rs
@@ -958,5 +956,37 @@ mod tests {
                 assert_eq!(scrub(&format!("{home}/x")), "~/x");
             }
         }
+    }
+    #[test]
+    fn a_figure_whose_rounds_drifted_is_named_and_the_probe_is_summed_up() {
+        use crate::record::{Reading, Unit};
+        // "trend" climbs round after round; "steady" does not.
+        let rounds = (0..12)
+            .map(|i| {
+                vec![
+                    Reading::new("trend", Unit::Nanos, 100.0 + f64::from(i)),
+                    Reading::new("steady", Unit::Nanos, 100.0 + f64::from(i * 5 % 12)),
+                ]
+            })
+            .collect();
+        let mut r = crate::fixture::record_of_readings("ch", "exp", rounds);
+        for (i, round) in r.rounds.iter_mut().enumerate() {
+            round.noise.syscall_ns = Some(160.0 + i as f64);
+        }
+        let notes: Vec<String> = noise_notes(&r).into_iter().map(|n| n.text).collect();
+        let drift = notes
+            .iter()
+            .find(|t| t.contains("drifted over the session"))
+            .expect("a drift note");
+        assert!(
+            drift.contains("trend (correlation") && !drift.contains("steady"),
+            "{drift}"
+        );
+        assert!(r.estimate("trend").unwrap().drift.is_some());
+        let summary = noise_summary(&r);
+        assert!(
+            summary.contains("a system call 166 ns (160–171 ns over rounds)"),
+            "{summary}"
+        );
     }
 }
