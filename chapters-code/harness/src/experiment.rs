@@ -336,7 +336,7 @@ impl<R> Results<'_, R> {
     /// The median over rounds of any per-round value the views derive from the data.
     pub fn estimate_of(&self, f: impl Fn(&R) -> Option<f64>) -> Option<Estimate> {
         let v: Vec<f64> = self.rounds.iter().filter_map(|r| f(&r.data)).collect();
-        Estimate::of(&v)
+        Estimate::of_rounds(&v)
     }
 
     /// The per-round ratio of two readings.

@@ -279,6 +279,8 @@ pub fn syscall_probe_ns() -> Option<f64> {
 
 /// The machine's speed over a set of rounds: the median of their probes
 /// ([`Noise::syscall_ns`]) with its interval. Rounds without a probe are left out.
+/// The rounds may come from several experiments, so their order is not the order in
+/// time: they are pooled ([`crate::stats::Estimate::of`]), not judged for drift.
 pub fn syscall_estimate<'a>(
     noise: impl IntoIterator<Item = &'a Noise>,
 ) -> Option<crate::stats::Estimate> {

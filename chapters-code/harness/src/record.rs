@@ -200,17 +200,22 @@ impl Record {
         reading_values(&self.rounds, key)
     }
 
-    /// The median over rounds of `key`, with its interval.
+    /// The median over rounds of `key`, with its interval (the rounds in the order
+    /// they ran, for [`Estimate::of_rounds`]).
     pub fn estimate(&self, key: &str) -> Option<Estimate> {
-        let v: Vec<f64> = self.values(key).into_iter().map(|(_, v)| v).collect();
-        Estimate::of(&v)
+        let mut v = self.values(key);
+        v.sort_by_key(|(i, _)| *i);
+        let v: Vec<f64> = v.into_iter().map(|(_, v)| v).collect();
+        Estimate::of_rounds(&v)
     }
 
-    /// The per-round ratio `num / den` over the rounds that have both.
+    /// The per-round ratio `num / den` over the rounds that have both, in the order
+    /// they ran.
     pub fn ratio(&self, num: &str, den: &str) -> Option<Estimate> {
         let d = self.values(den);
-        let (a, b): (Vec<f64>, Vec<f64>) = self
-            .values(num)
+        let mut n = self.values(num);
+        n.sort_by_key(|(i, _)| *i);
+        let (a, b): (Vec<f64>, Vec<f64>) = n
             .into_iter()
             .filter_map(|(i, a)| d.iter().find(|(j, _)| *j == i).map(|(_, b)| (a, *b)))
             .unzip();

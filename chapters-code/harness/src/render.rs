@@ -429,7 +429,7 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
         out.push(Note {
             kind: NoteKind::Noise,
             text: format!(
-                "On this machine {}{} drifted over the session: each round was clearly closer to the round before it than to the others, so the rounds are not independent and {} wider for it. A rebuild may land further along the drift.",
+                "The rounds of {}{} drifted over the session: each round was clearly closer to the round before it than to the rest, so they are not independent, and {} wider for it. A rebuild may land further along the drift.",
                 listed.join("; "),
                 if drifted.len() > 3 {
                     format!(" and {} more figure{}", drifted.len() - 3, if drifted.len() == 4 { "" } else { "s" })

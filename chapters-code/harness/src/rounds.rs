@@ -25,10 +25,12 @@ pub struct InProcess<'a> {
 
 impl Exec for InProcess<'_> {
     fn round(&mut self, index: u32, deadline: Instant, _kill_at: Instant) -> RoundEnd {
+        // The watch first: its probe of the machine is not the round's CPU time or
+        // migrations.
+        let watch = noise::Watch::start();
         let before = noise::Usage::of_self();
         let counter = noise::MigrationCounter::open();
         let m0 = counter.as_ref().and_then(|c| c.read());
-        let watch = noise::Watch::start();
         let ctx = Ctx::new(self.profile, index, self.params.clone(), deadline);
         let exp = self.experiment;
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exp.run_round(ctx)));
@@ -71,7 +73,7 @@ fn tight(rounds: &[RoundRecord], target: f64) -> bool {
             .into_iter()
             .map(|(_, v)| v)
             .collect();
-        Estimate::of(&v)
+        Estimate::of_rounds(&v)
             .is_some_and(|e| e.at_stated_confidence() && e.relative_half_width() <= target)
     })
 }

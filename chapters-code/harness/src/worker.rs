@@ -216,8 +216,10 @@ struct Supervised {
 /// Runs `exe args`, reading its standard output for the result line and keeping the
 /// tail of its standard error; kills it at `kill_at`.
 fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
-    let own0 = Usage::of_self();
+    // The watch first: its probe of the machine is not the watcher's CPU time, which
+    // `others_busy` leaves out of the machine's busy time.
     let mut watch = noise::Watch::start();
+    let own0 = Usage::of_self();
     let spawned = Command::new(exe)
         .args(args)
         .stdin(Stdio::null())
