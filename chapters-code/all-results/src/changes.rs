@@ -16,6 +16,7 @@
 //! shows its pass rate.
 
 use harness::cache::{self, write_atomically};
+use harness::fmt::fmt_ns;
 use harness::noise::syscall_estimate;
 use harness::record::Unit;
 use harness::render::{fmt_estimate, sig3, threshold_text};
@@ -120,28 +121,35 @@ impl Report {
         self.machine.is_some_and(|(b, a)| moved(&a, &b))
     }
 
-    /// The machine's speed before → after, as the page's table shows it: `214 → 262 ns
-    /// (×1.22, moved)`.
+    /// The machine's speed before → after, as the page's table shows it: the medians
+    /// and the rule's reading, `214 ns → 262 ns, moved ×1.22` (the intervals are in
+    /// [`Report::machine_text`]).
     pub fn machine_cell(&self) -> Option<String> {
         let (b, a) = self.machine?;
         Some(format!(
-            "{} → {}{}",
-            fmt_estimate(&b, Unit::Nanos),
-            fmt_estimate(&a, Unit::Nanos),
+            "{} → {}, {}",
+            fmt_ns(b.median),
+            fmt_ns(a.median),
             if self.machine_moved() {
-                format!(", moved ×{}", sig3(a.median / b.median))
+                format!("moved ×{}", sig3(a.median / b.median))
             } else {
-                String::new()
+                "no clear move".to_string()
             }
         ))
     }
 
     /// One sentence on whether the machine itself moved between the runs.
     pub fn machine_text(&self) -> Option<String> {
-        let cell = self.machine_cell()?;
+        let (b, a) = self.machine?;
+        let cell = format!(
+            "{} → {}",
+            fmt_estimate(&b, Unit::Nanos),
+            fmt_estimate(&a, Unit::Nanos)
+        );
         Some(if self.machine_moved() {
             format!(
-                "The machine itself moved between the runs: a system call (timed before every round) took {cell}. Figures that enter the kernel may have moved with it; intervals over the rounds of one run cannot cover a change between runs."
+                "The machine itself moved between the runs: a system call (timed before every round) took {cell} (×{}). Figures that enter the kernel may have moved with it; intervals over the rounds of one run cannot cover a change between runs.",
+                sig3(a.median / b.median)
             )
         } else {
             format!(

@@ -6,7 +6,7 @@ use crate::appendix::summary_provenance;
 use crate::changes::{TwoRuns, two_runs};
 use harness::Record;
 use harness::aa::{self, Pair};
-use harness::render::{Table, escape_html, fmt_estimate, sig3, threshold_text};
+use harness::render::{Align, Table, escape_html, fmt_estimate, sig3, threshold_text};
 use std::path::Path;
 
 /// The false-verdict rate above which a build says its verdicts are suspect.
@@ -148,7 +148,9 @@ pub fn two_runs_view(dir: &Path) -> String {
         "summaries moved",
         "headline figures moved",
         "the machine: a system call, before → after",
-    ]);
+    ])
+    // Text that may wrap, whatever an older file stored there.
+    .align(4, Align::Left);
     const SHOWN: usize = 5;
     // The file is data from the results folder: its text is escaped like any other.
     for r in all.iter().rev().take(SHOWN) {
