@@ -387,21 +387,24 @@ pub fn notes(notes: &[Note]) -> String {
 pub fn noise_notes(r: &Record) -> Vec<Note> {
     let mut out = Vec::new();
     if let Some(e) = lowest_coverage(r) {
-        let why = match e.drift {
+        let text = match e.drift {
             Some(rho) => format!(
-                "rounds that drifted (below) count as {} independent ones of {}",
+                "rounds that drifted (named below) count as {} independent ones of {}, so the interval of that figure covers {:.0} %, not {}: read differences with it with more caution.",
                 crate::stats::independent_rounds(e.n, rho),
-                e.n
-            ),
-            None => format!("only {} rounds fitted in the budget", e.n),
-        };
-        out.push(Note {
-            kind: NoteKind::Noise,
-            text: format!(
-                "{why}, so the intervals cover {:.0} %, not {}: read differences between them with more caution.",
+                e.n,
                 e.confidence * 100.0,
                 confidence_text()
             ),
+            None => format!(
+                "only {} rounds fitted in the budget, so the intervals cover {:.0} %, not {}: read differences between them with more caution.",
+                e.n,
+                e.confidence * 100.0,
+                confidence_text()
+            ),
+        };
+        out.push(Note {
+            kind: NoteKind::Noise,
+            text,
         });
     }
     // Figures whose rounds drifted over the session (`stats::drift`).
