@@ -149,7 +149,8 @@ pub fn two_runs_view(dir: &Path) -> String {
         "headline figures moved",
         "the machine (a system call): earlier run → later run",
     ])
-    // Text that may wrap, whatever an older file stored there.
+    // Text that may wrap: lists of headline names, and whatever an older file stored.
+    .align(3, Align::Left)
     .align(4, Align::Left);
     const SHOWN: usize = 5;
     // The file is data from the results folder: its text is escaped like any other.
