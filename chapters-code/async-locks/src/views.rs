@@ -1209,34 +1209,22 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
                 ));
             }
         }
-        for design in [
+        // Each design against the reference; then the pair the answer at the top compares
+        // at the chapter's N (the fix and design 1), here at the largest size, and the
+        // baseline with and without the budget.
+        let pairs = [
             Design::StdMutexTask,
             Design::TokioMutexCap1,
             Design::TwoRuntimes,
             Design::Fix,
-        ] {
-            let (a, b) = (
-                sweep_key(design, flavour, hi),
-                sweep_key(reference, flavour, hi),
-            );
-            if let (Some(ea), Some(eb)) = (r.estimate(&a), r.estimate(&b)) {
-                out.push(format!(
-                    "{fl} runtime, N = {hi_s}: {}",
-                    compare_sentence(
-                        (spoken(design), &ea),
-                        (spoken(reference), &eb),
-                        r.ratio(&a, &b).as_ref(),
-                        Better::Lower,
-                    )
-                ));
-            }
-        }
-        // The answer at the top compares the fix with design 1 at the chapter's N; here
-        // the same pair at the largest size.
-        for (x, y) in [
+        ]
+        .map(|d| (d, reference))
+        .into_iter()
+        .chain([
             (Design::Fix, Design::StdMutexTask),
             (Design::Baseline, Design::BaselineUnconstrained),
-        ] {
+        ]);
+        for (x, y) in pairs {
             let (a, b) = (sweep_key(x, flavour, hi), sweep_key(y, flavour, hi));
             if let (Some(ea), Some(eb)) = (r.estimate(&a), r.estimate(&b)) {
                 out.push(format!(

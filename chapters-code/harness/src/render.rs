@@ -386,7 +386,8 @@ pub fn notes(notes: &[Note]) -> String {
 /// which rounds were disturbed, and which figures vary widely between rounds.
 pub fn noise_notes(r: &Record) -> Vec<Note> {
     let mut out = Vec::new();
-    if let Some(e) = lowest_coverage(r) {
+    let estimates = estimates(r);
+    if let Some(e) = lowest_coverage_of(&estimates) {
         let text = match e.drift {
             Some(rho) => format!(
                 "rounds that drifted (named below) count as {} independent ones of {}, so the interval of that figure covers {:.0} %, not {}: read differences with it with more caution.",
@@ -408,11 +409,9 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
         });
     }
     // Figures whose rounds drifted over the session (`stats::drift`).
-    let drifted: Vec<(f64, String)> = r
-        .keys()
-        .into_iter()
-        .filter_map(|k| {
-            let e = r.estimate(k)?;
+    let drifted: Vec<(f64, String)> = estimates
+        .iter()
+        .filter_map(|(k, e)| {
             let rho = e.drift?;
             Some((
                 rho,
@@ -426,20 +425,18 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
         })
         .collect();
     if !drifted.is_empty() {
-        let mut drifted = drifted;
-        drifted.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let listed: Vec<&str> = drifted.iter().take(3).map(|(_, t)| t.as_str()).collect();
+        let one = drifted.len() == 1;
+        let (listed, more) = largest_three(drifted);
         out.push(Note {
             kind: NoteKind::Noise,
             text: format!(
-                "The rounds of {}{} drifted over the session: each round was clearly closer to the round before it than to the rest, so they are not independent, and {} wider for it. A rebuild may land further along the drift.",
-                listed.join("; "),
-                if drifted.len() > 3 {
-                    format!(" and {} more figure{}", drifted.len() - 3, if drifted.len() == 4 { "" } else { "s" })
+                "The rounds of {listed}{} drifted over the session: each round was clearly closer to the round before it than to the rest, so they are not independent, and {} wider for it. A rebuild may land further along the drift.",
+                if more > 0 {
+                    format!(" and {}", more_figures(more))
                 } else {
                     String::new()
                 },
-                if drifted.len() == 1 {
+                if one {
                     "its interval counts fewer independent rounds and is"
                 } else {
                     "their intervals count fewer independent rounds and are"
@@ -477,29 +474,22 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
             ),
         });
     }
-    let mut wide: Vec<(f64, &str)> = r
+    let wide: Vec<(f64, String)> = r
         .keys()
         .into_iter()
-        .filter_map(|k| r.spread(k).filter(|s| *s >= 2.0).map(|s| (s, k)))
+        .filter_map(|k| {
+            let s = r.spread(k).filter(|s| *s >= 2.0)?;
+            Some((s, format!("{k}: varies {}× between rounds", sig3(s))))
+        })
         .collect();
-    wide.sort_by(|a, b| b.0.total_cmp(&a.0));
     if !wide.is_empty() {
-        let listed: Vec<String> = wide
-            .iter()
-            .take(3)
-            .map(|(s, k)| format!("{k}: varies {}× between rounds", sig3(*s)))
-            .collect();
+        let (listed, more) = largest_three(wide);
         out.push(Note {
             kind: NoteKind::Noise,
             text: format!(
-                "On this machine {}{}. That spread is part of what the intervals describe.",
-                listed.join("; "),
-                if wide.len() > 3 {
-                    let more = wide.len() - 3;
-                    format!(
-                        " (and {more} more figure{} by 2× or more)",
-                        if more == 1 { "" } else { "s" }
-                    )
+                "On this machine {listed}{}. That spread is part of what the intervals describe.",
+                if more > 0 {
+                    format!(" (and {} by 2× or more)", more_figures(more))
                 } else {
                     String::new()
                 }
@@ -509,12 +499,38 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
     out
 }
 
+/// Every reading's estimate over rounds, in the record's order of readings.
+fn estimates(r: &Record) -> Vec<(&str, Estimate)> {
+    r.keys()
+        .into_iter()
+        .filter_map(|k| Some((k, r.estimate(k)?)))
+        .collect()
+}
+
+/// The three items with the largest weight, joined with "; ", and how many more there
+/// are.
+fn largest_three(mut items: Vec<(f64, String)>) -> (String, usize) {
+    items.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let more = items.len().saturating_sub(3);
+    let listed: Vec<String> = items.into_iter().take(3).map(|(_, t)| t).collect();
+    (listed.join("; "), more)
+}
+
+/// "1 more figure", "4 more figures".
+fn more_figures(n: usize) -> String {
+    format!("{n} more figure{}", if n == 1 { "" } else { "s" })
+}
+
 /// The estimate of the record with the lowest coverage, if it falls short of the stated
 /// confidence.
 fn lowest_coverage(r: &Record) -> Option<Estimate> {
-    r.keys()
-        .into_iter()
-        .filter_map(|k| r.estimate(k))
+    lowest_coverage_of(&estimates(r))
+}
+
+fn lowest_coverage_of(estimates: &[(&str, Estimate)]) -> Option<Estimate> {
+    estimates
+        .iter()
+        .map(|(_, e)| *e)
         .filter(|e| !e.at_stated_confidence())
         .min_by(|a, b| a.confidence.total_cmp(&b.confidence))
 }
