@@ -173,15 +173,22 @@ pub fn fmt_estimate(e: &Estimate, unit: Unit) -> String {
 }
 
 /// Words for an interval's coverage when it falls short of the stated confidence:
-/// `at 88 % (4 rounds; 95 % needs 6)`.
+/// `at 88 % (4 rounds; 95 % needs 6)`, or, where the rounds drifted and so count as
+/// fewer (`stats::drift`), `at 50 % for a figure whose 10 rounds drifted and count as 2`.
 pub fn coverage_shortfall(e: &Estimate) -> Option<String> {
-    (!e.at_stated_confidence()).then(|| {
-        format!(
+    (!e.at_stated_confidence()).then(|| match e.drift {
+        Some(rho) => format!(
+            "at {:.0} % for a figure whose {} rounds drifted and count as {}",
+            e.confidence * 100.0,
+            e.n,
+            crate::stats::independent_rounds(e.n, rho)
+        ),
+        None => format!(
             "at {:.0} % ({} rounds; {} needs 6)",
             e.confidence * 100.0,
             e.n,
             confidence_text()
-        )
+        ),
     })
 }
 

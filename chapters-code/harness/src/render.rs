@@ -521,10 +521,24 @@ fn more_figures(n: usize) -> String {
     format!("{n} more figure{}", if n == 1 { "" } else { "s" })
 }
 
-/// The estimate of the record with the lowest coverage, if it falls short of the stated
-/// confidence.
-fn lowest_coverage(r: &Record) -> Option<Estimate> {
-    lowest_coverage_of(&estimates(r))
+/// What the record's intervals cover, for its provenance: `at 95 %`, the shortfall of
+/// the lowest, or, when only figures whose rounds drifted fall short, both.
+fn coverage_words(r: &Record) -> String {
+    let estimates = estimates(r);
+    let stated = format!("at {}", confidence_text());
+    let Some(low) = lowest_coverage_of(&estimates) else {
+        return stated;
+    };
+    let shortfall = coverage_shortfall(&low).unwrap_or_default();
+    let rest_stated = estimates
+        .iter()
+        .filter(|(_, e)| e.drift.is_none())
+        .all(|(_, e)| e.at_stated_confidence());
+    if low.drift.is_some() && rest_stated {
+        format!("{stated}, and {shortfall}")
+    } else {
+        shortfall
+    }
 }
 
 fn lowest_coverage_of(estimates: &[(&str, Estimate)]) -> Option<Estimate> {
@@ -632,14 +646,12 @@ pub fn provenance_details(r: &Record) -> String {
         format!("; parameters: {}", params.join(", "))
     };
     format!(
-        "Measured on {} · {} build{params} · {} rounds, {}, intervals {} over rounds · {} · took {}",
+        "Measured on {} · {} build{params} · {} rounds, {}, intervals over rounds {} · {} · took {}",
         machine_line(m),
         r.build,
         r.rounds.len(),
         r.isolation,
-        lowest_coverage(r)
-            .and_then(|e| coverage_shortfall(&e))
-            .unwrap_or_else(|| format!("at {}", confidence_text())),
+        coverage_words(r),
         noise_summary(r),
         fmt_ns(r.wall_s * 1e9),
     )
@@ -831,6 +843,17 @@ mod tests {
         assert_eq!(
             coverage_shortfall(&e).unwrap(),
             "at 75 % (3 rounds; 95 % needs 6)"
+        );
+        // Ten rounds that drifted and count as two: the shortfall says so, not "needs 6".
+        let drifted = Estimate {
+            confidence: 0.5,
+            n: 10,
+            drift: Some(0.65),
+            ..e
+        };
+        assert_eq!(
+            coverage_shortfall(&drifted).unwrap(),
+            "at 50 % for a figure whose 10 rounds drifted and count as 2"
         );
         let r = Estimate {
             median: 9.61,
