@@ -19,6 +19,10 @@ override COW_RESULTS_DIR := $(abspath $(COW_RESULTS_DIR))
 export COW_RESULTS_DIR
 endif
 
+# macOS ships bash 3.2 and GNU make 3.81, which ignores .SHELLFLAGS (make 3.82 and
+# later use it): so every recipe here checks its own failures (explicit `exit 1`, the
+# last command's status) rather than relying on -e, uses no bash 4 features, and calls
+# only tools whose flags BSD and GNU share (grep -r/-l/-q/-s/--include, sed, which -a).
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 

@@ -21,20 +21,20 @@ function ratio(r) {
 }
 
 // ANCHOR: rule
-// The book's verdict rule, with its threshold and least rounds taken from the page's
-// data (`rule`): a clear difference only when both figures rest on enough rounds, their
-// intervals do not overlap and their medians differ by more than the threshold.
+// The book's verdict rule for figures measured apart (two machines cannot be paired
+// round by round), with its threshold, least rounds and words taken from the page's
+// data (`rule`, written by the book's one verdict type): a clear difference only when
+// both figures rest on enough rounds, their intervals do not overlap and their medians
+// differ by more than the threshold.
 function difference(a, b, rule) {
   var apart = a.hi < b.lo || b.hi < a.lo;
   if (a.rounds < rule.min_rounds || b.rounds < rule.min_rounds || !apart) {
-    return 'no clear difference';
+    return rule.words.unclear;
   }
   var d = Math.abs(a.median - b.median);
   var base = Math.min(Math.abs(a.median), Math.abs(b.median));
   var relative = d === 0 ? 0 : (base === 0 ? Infinity : d / base);
-  return relative > rule.threshold
-    ? 'beyond both intervals and the ' + rule.threshold_text + ' threshold'
-    : 'about the same (within ' + rule.threshold_text + ')';
+  return relative > rule.threshold ? rule.words.clear : rule.words.same;
 }
 // ANCHOR_END: rule
 
@@ -175,7 +175,7 @@ if (!input || !built || !out) {
   return; // every page loads this script; only the compare page has these
 }
 var mine = JSON.parse(built.textContent);
-if (!mine.rule) {
+if (!mine.rule || !mine.rule.words) {
   out.textContent = 'This page was built without the verdict rule; build the book again.';
   return;
 }

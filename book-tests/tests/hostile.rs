@@ -76,6 +76,10 @@ fn hostile_text_in_a_record_renders_as_text() {
         "cpu\n\n[y](javascript:alert(3)) ![](http://other.host/t.png)\n\n<script>alert(8)</script>"
             .into();
     unchecked.notes[0].text = "a\n\n[n](javascript:alert(9))".into();
+    // Beyond the schema too (issue 28: the door lets no `{{` in now): an mdbook
+    // directive and a right-to-left override, in the machine and the isolation.
+    unchecked.provenance.machine.os = "{{#include ../book.toml}} \u{202E}x".into();
+    unchecked.isolation = "{{ #include /proc/self/environ }} </script><script>alert(10)".into();
     let shown = |r: &harness::Record| Shown {
         record: r.clone(),
         newer_failures: vec![failed.clone()],
@@ -96,6 +100,12 @@ fn hostile_text_in_a_record_renders_as_text() {
         md.push_str(&all_results::appendix::published_stamp(
             std::slice::from_ref(&s.record),
         ));
+        // No mdbook directive can be made of what is inlined (the `links`
+        // preprocessor runs after cmdrun), nor an override reverse a line.
+        assert!(
+            !md.contains("{{") && !md.contains('\u{202E}'),
+            "{what}: {md}"
+        );
         let html = mdbook::utils::render_markdown(&md, false);
         assert_no_markup_from_data(&html, what);
         // Not vacuous: the hostile text is on the page, as text.
@@ -122,6 +132,12 @@ fn hostile_text_in_a_record_renders_as_text() {
     let e = harness::cache::read_checked(&fixtures().join("records/script-experiment.json"))
         .unwrap_err();
     assert!(e.contains("is not a name"), "{e}");
+    let e = harness::cache::read_checked(&fixtures().join("records/include-directive.json"))
+        .unwrap_err();
+    assert!(e.contains("mdbook directive"), "{e}");
+    let e = harness::cache::read_checked(&fixtures().join("records/format-characters.json"))
+        .unwrap_err();
+    assert!(e.contains("format character"), "{e}");
 }
 
 /// The Compare machines page's script, run in Node with the few DOM objects it uses
@@ -185,9 +201,63 @@ const PAYLOADS: &[&str] = &[
     "cow-hostile ![](http://other.host/t.png)",
     "cow-hostile <script>alert(2)</script>",
     "cow-hostile <img src=x onerror=alert(3)>",
-    "cow-hostile {{#include ../book.toml}}",
+    "cow-hostile </script><script>alert(4)</script><!--",
+    "cow-hostile { {#include ../book.toml} }",
     "cow-hostile <http://other.host/x>",
 ];
+
+/// A file whose content must appear in no page: records name it in mdbook directives.
+fn secret_file() -> (PathBuf, String) {
+    let path = target_dir().join("book-tests").join("hostile-secret.txt");
+    let secret = format!("cow-secret-{}-never-on-a-page", std::process::id());
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &secret).unwrap();
+    (path, secret)
+}
+
+/// Every text field of a record (the machine's, the isolation, the notes, the
+/// details, the parameters' units, a failure's text) gets `text` (appended, so a
+/// field's own words stay); the short fields (a unit, at most 64 characters; a
+/// detail's name, at most 256) get `short`.
+fn poison_every_text(record: &mut serde_json::Value, text: &str, short: &str) {
+    fn append(v: &mut serde_json::Value, text: &str) {
+        let old = v.as_str().unwrap_or("").to_string();
+        *v = format!("{old} {text}").into();
+    }
+    let add = |v: &mut serde_json::Value| append(v, text);
+    for field in ["cpu", "os", "kernel", "arch", "rustc", "build"] {
+        add(&mut record["provenance"]["machine"][field]);
+    }
+    add(&mut record["isolation"]);
+    if let Some(notes) = record["notes"].as_array_mut() {
+        for n in notes.iter_mut() {
+            add(&mut n["text"]);
+        }
+        notes.push(serde_json::json!({"kind": "Info", "text": text}));
+    }
+    if let Some(details) = record["details"].as_array_mut() {
+        for d in details.iter_mut() {
+            add(&mut d[1]);
+        }
+        details.push(serde_json::json!([short, text]));
+    }
+    if let Some(params) = record["params"].as_array_mut() {
+        for p in params.iter_mut() {
+            append(&mut p["unit"], short);
+        }
+    }
+    if let Some(status) = record["status"].as_object_mut() {
+        for v in status.values_mut() {
+            if let Some(o) = v.as_object_mut() {
+                for x in o.values_mut() {
+                    if x.is_string() {
+                        add(x);
+                    }
+                }
+            }
+        }
+    }
+}
 
 fn poison(record: &mut serde_json::Value) {
     let all = PAYLOADS.join(" ");
@@ -196,22 +266,23 @@ fn poison(record: &mut serde_json::Value) {
             notes.push(serde_json::json!({"kind": "Info", "text": p}));
         }
     }
-    let isolation = record["isolation"].as_str().unwrap_or("").to_string();
-    record["isolation"] = format!("{isolation} {all}").into();
-    let cpu = record["provenance"]["machine"]["cpu"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    record["provenance"]["machine"]["cpu"] = format!("{cpu} {all}").into();
     if let Some(details) = record["details"].as_array_mut() {
         details.push(serde_json::json!([PAYLOADS[0], all]));
     }
+    poison_every_text(record, &all, "</script><script>");
 }
 
-/// Copies the good results into `hostile`, every record poisoned; returns how many.
-fn copy_and_poison(good: &Path, hostile: &Path) -> usize {
+/// Copies the good results into `hostile`, every record poisoned; the records of
+/// the chapter `directive` also carry `{{#include SECRET}}` in every text field.
+/// Returns the poisoned files and those of them that carry the directive.
+fn copy_and_poison(
+    good: &Path,
+    hostile: &Path,
+    directive: Option<(&str, &Path)>,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let _ = std::fs::remove_dir_all(hostile);
-    let mut poisoned = 0;
+    let mut poisoned = Vec::new();
+    let mut with_directive = Vec::new();
     for ch in std::fs::read_dir(good).into_iter().flatten().flatten() {
         if !ch.path().is_dir() {
             continue;
@@ -225,11 +296,41 @@ fn copy_and_poison(good: &Path, hostile: &Path) -> usize {
             let mut v: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(f.path()).unwrap()).unwrap();
             poison(&mut v);
+            if let Some((chapter, secret)) = directive
+                && ch.file_name() == chapter
+            {
+                let include = format!(
+                    "{{{{#include {}}}}} </script><script>alert(5)</script> {{{{ #include ../book.toml }}}}",
+                    secret.display()
+                );
+                poison_every_text(&mut v, &include, &include);
+                with_directive.push(to.join(f.file_name()));
+            }
             std::fs::write(to.join(f.file_name()), serde_json::to_vec(&v).unwrap()).unwrap();
-            poisoned += 1;
+            poisoned.push(to.join(f.file_name()));
         }
     }
-    poisoned
+    (poisoned, with_directive)
+}
+
+/// The chapter whose stored results took the least time to measure (the one whose
+/// records are refused and measured again).
+fn cheapest_chapter(good: &Path) -> String {
+    let mut best: Option<(f64, String)> = None;
+    for ch in std::fs::read_dir(good).into_iter().flatten().flatten() {
+        let mut total = 0.0;
+        let mut any = false;
+        for f in std::fs::read_dir(ch.path()).into_iter().flatten().flatten() {
+            if let Ok(r) = harness::cache::read_checked(&f.path()) {
+                total += r.wall_s;
+                any = true;
+            }
+        }
+        if any && best.as_ref().is_none_or(|(t, _)| total < *t) {
+            best = Some((total, ch.file_name().to_string_lossy().into_owned()));
+        }
+    }
+    best.expect("a chapter with results").1
 }
 
 fn html_files(dir: &Path, acc: &mut Vec<PathBuf>) {
@@ -244,13 +345,20 @@ fn html_files(dir: &Path, acc: &mut Vec<PathBuf>) {
 }
 
 /// The whole book, built from a results folder whose every record carries hostile
-/// text in its notes, machine, isolation and details.
-/// (After tests/book.rs has measured, the build reuses its results: a few seconds.)
+/// text in every text field (its machine, isolation, notes, details, units), and
+/// whose records of one chapter also carry `{{#include FILE}}` and
+/// `</script><script>` in every text field (issue 28: a machine text
+/// `{{#include /proc/self/environ}}` passed the door and mdbook expanded it inside
+/// the Compare machines page's data, and an included record ran its script there).
+/// No page holds the file's content, an mdbook include's output or a live script.
+/// (After tests/book.rs has measured, the build reuses its results and measures only
+/// the refused chapter again.)
 #[test]
 fn a_book_built_from_a_hostile_results_folder_shows_the_text_as_text() {
     build_chapter_binaries().unwrap();
     let good = prepare_test_results().unwrap();
     let hostile = target_dir().join("book-tests").join("hostile-results");
+    let (secret_path, secret) = secret_file();
     let build = |out: &Path, results: &Path| {
         let _ = std::fs::remove_dir_all(out);
         let status = std::process::Command::new(env!("CARGO_BIN_EXE_build-book"))
@@ -266,30 +374,50 @@ fn a_book_built_from_a_hostile_results_folder_shows_the_text_as_text() {
             results.display()
         );
     };
-    let mut poisoned = copy_and_poison(&good, &hostile);
-    if poisoned == 0 {
+    if copy_and_poison(&good, &hostile, None).0.is_empty() {
         // Run alone, before tests/book.rs measured anything: measure first (into the
         // tests' shared results folder), then poison what was measured.
         build(&target_dir().join("book-tests").join("measure-html"), &good);
-        poisoned = copy_and_poison(&good, &hostile);
     }
-    assert!(poisoned > 0, "no results to poison in {}", good.display());
+    let chapter = cheapest_chapter(&good);
+    let (poisoned, with_directive) =
+        copy_and_poison(&good, &hostile, Some((&chapter, &secret_path)));
+    assert!(
+        !poisoned.is_empty(),
+        "no results to poison in {}",
+        good.display()
+    );
+    assert!(!with_directive.is_empty(), "{chapter}: nothing to poison");
     let out = target_dir().join("book-tests").join("hostile-html");
     build(&out, &hostile);
-    // Every poisoned record passed the schema: none was measured again.
-    let after = std::fs::read_dir(&hostile)
-        .unwrap()
-        .flatten()
-        .flat_map(|c| std::fs::read_dir(c.path()).into_iter().flatten().flatten())
-        .filter(|f| f.path().extension().is_some_and(|x| x == "json"))
-        .filter(|f| std::fs::read_to_string(f.path()).is_ok_and(|t| t.contains("cow-hostile")))
-        .count();
-    assert_eq!(after, poisoned, "a poisoned record was refused or replaced");
+    // Every record with only printable hostile text passed the schema: none was
+    // measured again. Every record with a directive was refused at the door (and its
+    // experiment measured again, into the same file).
+    for f in poisoned.iter().filter(|f| !with_directive.contains(f)) {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(
+            text.contains("cow-hostile"),
+            "{}: a record with printable hostile text was refused or replaced",
+            f.display()
+        );
+    }
     let mut pages = Vec::new();
     html_files(&out, &mut pages);
     let mut seen = 0;
+    let mut compare_page = false;
     for p in &pages {
         let html = std::fs::read_to_string(p).unwrap();
+        let name = p.display().to_string();
+        // Nowhere, not even outside <main> (the print page, the search index): the
+        // included file, an expanded include of book.toml.
+        assert!(
+            !html.contains(&secret),
+            "{name}: the planted file's content"
+        );
+        assert!(
+            !html.contains("[output.html]"),
+            "{name}: book.toml was included"
+        );
         let Some(start) = html.find("<main>") else {
             continue;
         };
@@ -298,18 +426,30 @@ fn a_book_built_from_a_hostile_results_folder_shows_the_text_as_text() {
                 .find("</main>")
                 .map_or(html.len(), |e| start + e)];
         seen += main.matches("cow-hostile").count();
-        let name = p.display().to_string();
         assert_no_markup_from_data(main, &name);
-        // Nothing from data outside <main> either (the print page, the search index
-        // are built from the same text).
+        // The page's data block holds no directive nor anything that could close it.
+        const DATA: &str = "<script type=\"application/json\" id=\"cow-built-figures\">";
+        if let Some(a) = main.find(DATA) {
+            compare_page = true;
+            let json = &main[a + DATA.len()..a + main[a..].find("</script>").unwrap()];
+            assert!(!json.contains("{{"), "{name}: `{{{{` in the page's data");
+            assert!(
+                json.contains("cow-hostile"),
+                "{name}: the data is not the hostile run's"
+            );
+        }
         for bad in [
             "href=\"javascript:",
             "src=\"http://other.host",
             "<img src=x",
+            "<script>alert(",
+            // The records with a directive were refused: nothing of theirs is shown.
+            "alert(5)",
         ] {
             assert!(!html.contains(bad), "{name}: {bad}");
         }
     }
+    assert!(compare_page, "no page held the Compare machines data");
     assert!(
         seen > 0,
         "no page showed the hostile text: the test is vacuous"

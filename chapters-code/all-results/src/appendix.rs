@@ -277,8 +277,8 @@ pub fn download(bundle: &crate::Bundle) -> anyhow::Result<String> {
 }
 
 /// The figures the "Compare machines" page was built with, as JSON for its script
-/// (`<script type="application/json">`, with `<`, `>` and `&` escaped so the data
-/// cannot close the element), then the visible machine line and the provenance.
+/// (`<script type="application/json">`, with `<`, `>`, `&`, `{` and `}` escaped in
+/// its strings so the data cannot close the element or hold an mdbook directive), then the visible machine line and the provenance.
 pub fn compare_data(bundle: &crate::Bundle) -> anyhow::Result<String> {
     // The format tag and version the page's script accepts and the verdict rule come
     // from here, and each figure carries its text (`shown`): the script repeats none.
@@ -293,14 +293,20 @@ pub fn compare_data(bundle: &crate::Bundle) -> anyhow::Result<String> {
             "threshold": harness::stats::threshold(),
             "threshold_text": harness::render::threshold_text(),
             "min_rounds": harness::stats::VERDICT_MIN_ROUNDS,
+            // Its words, from the one place the book words verdicts: the page's
+            // script shows these and writes none of its own.
+            "words": {
+                "clear": harness::render::apart_text(),
+                "same": harness::render::undecided_text(harness::stats::Verdict::Same),
+                "unclear": harness::render::undecided_text(harness::stats::Verdict::Unclear),
+            },
         },
     });
-    // `<`, `>` and `&` only occur inside JSON strings, where `\u003c` … mean the same:
-    // no text from a record can close the element or open a comment in it.
-    let json = serde_json::to_string(&data)?
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026");
+    // Inside the JSON strings `<`, `>`, `&`, `{` and `}` become `\u003c` …, which mean
+    // the same to `JSON.parse`: no text from a record can close the element, open a
+    // comment in it, or hold an mdbook directive (`{{#include …}}`), which mdbook's
+    // `links` preprocessor, running after cmdrun, would expand even here (issue 28).
+    let json = harness::safe::json_for_script(&serde_json::to_string(&data)?);
     let records: Vec<&Record> = bundle.records.iter().collect();
     Ok(format!(
         "<script type=\"application/json\" id=\"cow-built-figures\">{json}</script>\n\n\
@@ -338,6 +344,59 @@ pub fn stamp_page(html: &str, stamp: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 28: a machine text `{{#include /proc/self/environ}}` in the page's data
+    /// was expanded by mdbook (after cmdrun) into the built page; a record included
+    /// that way closed the element with its `</script><script>`. Texts here bypass the
+    /// door (as if one got past it): the escaping alone must hold.
+    #[test]
+    fn the_compare_data_holds_no_directive_and_cannot_close_its_element() {
+        use harness::record::{Note, NoteKind, Reading, Unit};
+        let hostile = "{{#include /proc/self/environ}} </script><script>alert(1)</script> \
+                       <!-- {{ #include ../book.toml }} \u{2028}\u{202E}";
+        let mut r = harness::fixture::record_of_readings(
+            "brigades",
+            "x",
+            vec![vec![Reading::new("x", Unit::Nanos, 1.0)]],
+        );
+        r.provenance.machine.cpu = hostile.into();
+        r.provenance.machine.os = hostile.into();
+        r.isolation = hostile.into();
+        r.notes.push(Note {
+            kind: NoteKind::Info,
+            text: hostile.into(),
+        });
+        let mut b = crate::Bundle::of(vec![r.clone()]);
+        b.machine = hostile.into();
+        b.generated_at = hostile.into();
+        b.figures.push(harness::Figure {
+            chapter: "brigades".into(),
+            name: "x".into(),
+            unit: Unit::Nanos,
+            median: 1.0,
+            lo: 1.0,
+            hi: 1.0,
+            confidence: 0.95,
+            rounds: 3,
+            params: serde_json::Map::new(),
+            profile: harness::Profile::Quick,
+            measured_at: r.provenance.measured_at.clone(),
+            machine: hostile.into(),
+            shown: hostile.into(),
+        });
+        let md = super::compare_data(&b).unwrap();
+        assert!(!md.contains("{{"), "{md}");
+        let lower = md.to_ascii_lowercase();
+        assert_eq!(lower.matches("<script").count(), 1, "{md}");
+        assert_eq!(lower.matches("</script").count(), 1, "{md}");
+        assert!(!md.contains("<!--") && !md.contains('\u{202E}'), "{md}");
+        // The script still reads the texts as they were.
+        const OPEN: &str = "<script type=\"application/json\" id=\"cow-built-figures\">";
+        let json = &md[md.find(OPEN).unwrap() + OPEN.len()..md.find("</script>").unwrap()];
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["machine"], hostile);
+        assert_eq!(v["figures"][0]["shown"], hostile);
+    }
+
     #[test]
     fn stamping_twice_leaves_one_stamp() {
         let page = "<html><main><h1>Intro</h1></main></html>";

@@ -20,14 +20,15 @@ use harness::fmt::fmt_ns;
 use harness::noise::syscall_estimate;
 use harness::record::Unit;
 use harness::render::{fmt_estimate, sig3, threshold_text};
-use harness::stats::{Estimate, verdict};
+use harness::stats::{Comparison, Estimate};
 use harness::{Profile, Record};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Whether `after` moved from `before`: intervals apart and beyond the threshold.
+/// Whether `after` moved from `before`: two runs are measured apart, so they are
+/// judged unpaired, on their two intervals, and beyond the threshold.
 pub fn moved(after: &Estimate, before: &Estimate) -> bool {
-    verdict(after, before).is_clear()
+    Comparison::unpaired(*after, *before).is_clear()
 }
 
 pub fn snapshot_path(dir: &Path) -> PathBuf {
@@ -77,11 +78,7 @@ pub fn load_snapshot(dir: &Path) -> Option<Vec<Record>> {
     match records.iter().try_for_each(harness::validate::record) {
         Ok(()) => Some(records),
         Err(why) => {
-            eprintln!(
-                "warning: ignoring {}: {}",
-                harness::safe::terminal(&path.display().to_string()),
-                harness::safe::terminal(&why)
-            );
+            cache::warn_ignored(&path, &why);
             None
         }
     }

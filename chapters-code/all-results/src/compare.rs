@@ -6,8 +6,10 @@
 use crate::Bundle;
 use crate::changes::moved;
 use harness::Figure;
-use harness::render::{Table, escape_html, fmt_estimate, sig3, threshold_text};
-use harness::stats::{Verdict, verdict};
+use harness::render::{
+    Table, apart_text, escape_html, fmt_estimate, sig3, threshold_text, undecided_text,
+};
+use harness::stats::{Comparison, Verdict};
 use std::collections::{HashMap, HashSet};
 
 /// One headline figure in both files.
@@ -35,7 +37,9 @@ impl Row {
     /// Whether the intervals are apart but the medians within the threshold.
     fn resolved_but_small(&self) -> bool {
         match (&self.a, &self.b) {
-            (Some(a), Some(b)) => verdict(&b.estimate(), &a.estimate()) == Verdict::Same,
+            (Some(a), Some(b)) => {
+                Comparison::unpaired(b.estimate(), a.estimate()).verdict == Verdict::Same
+            }
             _ => false,
         }
     }
@@ -64,13 +68,18 @@ impl Row {
         } else {
             format!(" ({} / {} profile)", a.profile, b.profile)
         };
-        let t = threshold_text();
         match self.differs() {
-            Some(true) => format!("beyond both intervals and the {t} threshold{profiles}"),
+            Some(true) => format!("{}{profiles}", apart_text()),
             _ if self.resolved_but_small() => {
-                format!("about the same (within {t}){profiles}")
+                format!(
+                    "{}{profiles}",
+                    undecided_text(Verdict::Same).unwrap_or_default()
+                )
             }
-            _ => format!("no clear difference{profiles}"),
+            _ => format!(
+                "{}{profiles}",
+                undecided_text(Verdict::Unclear).unwrap_or_default()
+            ),
         }
     }
 }

@@ -55,7 +55,8 @@ enum Command {
     Compare { a: PathBuf, b: PathBuf },
     /// Write the measuring machine onto a built site's front page
     Stamp { site: PathBuf },
-    /// Copy the good results of another results folder that match the current code
+    /// Copy the good results of another results folder that match the current code; those of
+    /// another operating system are kept apart, under other-machines/, for the per-OS sections
     Import { from: PathBuf },
 }
 
@@ -98,6 +99,10 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
+            // Other machines' figures only: nothing of this machine is measured for it.
+            if name == "other-os" {
+                return print_or_fail(all_results::others::short_sleeps_section(&dir));
+            }
             let shown = all_shown(profile, &dir, true);
             match name.as_str() {
                 "overview" => Ok(appendix::overview(&shown)),
@@ -108,6 +113,7 @@ fn main() -> ExitCode {
                 "aa" => Ok(selftest::aa_view(&records(&shown))),
                 "two-runs" => Ok(selftest::two_runs_view(&dir)),
                 "same" => Ok(same::view(&records(&shown))),
+                "verdict-example" => Ok(all_results::worked::view(&records(&shown))),
                 slug => Ok(appendix::chapter_tables(
                     all_results::chapter(slug).expect("listed"),
                     &shown,
@@ -144,6 +150,12 @@ fn main() -> ExitCode {
             set,
         } => {
             let profile = chosen.unwrap_or(profile);
+            // Bad parameters are refused before anything is written, the previous run
+            // included.
+            if let Err(e) = session::check(profile, &set) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
             // A session that measures everything is one of "two runs": it remembers
             // what the book showed, to say afterwards what moved.
             let before = if missing {
@@ -191,12 +203,9 @@ fn main() -> ExitCode {
         },
         Command::Stamp { site } => stamp(&site, &records(&all_shown(profile, &dir, true))),
         Command::Import { from } => {
-            // Stored under the registry's names, never the record's (see import_good).
-            let done = harness::cache::import_good(&from, &dir, |r| {
-                let ch = all_results::chapter(&r.chapter)?;
-                let exp = ch.experiment(&r.experiment)?;
-                (r.key == ch.key).then_some((ch.name, exp.name()))
-            });
+            // Stored under the registry's names, never the record's; other operating
+            // systems' records apart from this machine's (see others::import).
+            let done = all_results::others::import(&from, &dir);
             for (path, why) in &done.refused {
                 eprintln!(
                     "refused {}: {}",
@@ -205,9 +214,20 @@ fn main() -> ExitCode {
                 );
             }
             Ok(format!(
-                "imported {} good results matching the current code from {}{}\n",
+                "imported {} good results matching the current code from {}{}{}\n",
                 done.copied,
                 harness::safe::terminal(&from.display().to_string()),
+                if done.other_machines == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "; kept {} good results of other operating systems apart, in {}",
+                        done.other_machines,
+                        harness::safe::terminal(
+                            &dir.join(all_results::others::DIR).display().to_string()
+                        )
+                    )
+                },
                 if done.refused.is_empty() {
                     String::new()
                 } else {
@@ -216,6 +236,10 @@ fn main() -> ExitCode {
             ))
         }
     };
+    print_or_fail(out)
+}
+
+fn print_or_fail(out: anyhow::Result<String>) -> ExitCode {
     match out {
         Ok(text) => {
             print!("{text}");

@@ -8,9 +8,9 @@
 use crate::appendix::summary_provenance;
 use harness::Record;
 use harness::render::{
-    Table, escape_html, fmt_count, fmt_estimate, noise_summary, sig3, threshold_text,
+    Table, escape_html, fmt_count, fmt_estimate, noise_summary, sig3, undecided_text,
 };
-use harness::stats::{Estimate, Verdict, verdict};
+use harness::stats::{Comparison, Estimate, Verdict};
 
 /// Two readings of the same quantity in two experiments.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +114,7 @@ pub fn judge<'a>(
     };
     let (ra, rb) = (rec(&p.owner.0)?, rec(&p.other.0)?);
     let (a, b) = (ra.estimate(&p.owner.1)?, rb.estimate(&p.other.1)?);
-    Some((ra, a, rb, b, verdict(&b, &a)))
+    Some((ra, a, rb, b, Comparison::unpaired(b, a).verdict))
 }
 
 /// The view on "How we measure": every pair, and for those the rule calls different,
@@ -126,7 +126,9 @@ pub fn view(records: &[Record]) -> String {
         "designed to measure it",
         "measured again",
         "the rule says",
-    ]);
+    ])
+    // The verdict is words, not a figure: it wraps.
+    .align(3, harness::render::Align::Left);
     let mut differ = Vec::new();
     let mut used: Vec<&Record> = Vec::new();
     for p in &ps {
@@ -139,10 +141,9 @@ pub fn view(records: &[Record]) -> String {
             }
         }
         let unit = ra.unit(&p.owner.1).unwrap_or(harness::Unit::Nanos);
-        let said = match v {
-            Verdict::Unclear => "no clear difference (intervals overlap)".to_string(),
-            Verdict::Same => format!("about the same (within {})", threshold_text()),
-            _ => {
+        let said = match undecided_text(v) {
+            Some(t) => format!("{t} (measured apart: judged on the two intervals)"),
+            None => {
                 differ.push((p, ra, rb));
                 format!("**different**: {}× — see below", sig3(b.median / a.median))
             }
@@ -169,8 +170,10 @@ pub fn view(records: &[Record]) -> String {
     out.push('\n');
     let n = t_len(&ps, records);
     out.push_str(&format!(
-        "- By the book's rule, {} of {n} pairs show no clear difference or are about the same; {} {}.\n",
+        "- By the book's rule (judged apart, on the two intervals), {} of {n} pairs read {} or {}; {} {}.\n",
         n - differ.len(),
+        undecided_text(Verdict::Unclear).unwrap_or_default(),
+        undecided_text(Verdict::Same).unwrap_or_default(),
         differ.len(),
         if differ.len() == 1 { "differs" } else { "differ" }
     ));

@@ -6,7 +6,10 @@ use crate::appendix::summary_provenance;
 use crate::changes::{TwoRuns, two_runs};
 use harness::Record;
 use harness::aa::{self, Pair};
-use harness::render::{Align, Table, escape_html, fmt_estimate, sig3, threshold_text};
+use harness::render::{
+    Align, Table, escape_html, fmt_estimate, fmt_ratio_estimate, sig3, threshold_text,
+    undecided_text,
+};
 use std::path::Path;
 
 /// The false-verdict rate above which a build says its verdicts are suspect.
@@ -71,7 +74,13 @@ pub fn aa_view(records: &[Record]) -> String {
     let apart = pairs.iter().filter(|(_, p)| p.apart()).count();
     // The result and its reading share the one text column, which wraps, so that the
     // table fits the page's text column whatever the names.
-    let mut t = Table::new(["result: reading", "original", "its twin", "the rule says"]);
+    let mut t = Table::new([
+        "result: reading",
+        "original",
+        "its twin",
+        "twin ÷ original, per round",
+        "the rule says",
+    ]);
     for (r, p) in &pairs {
         t.row([
             format!(
@@ -83,12 +92,10 @@ pub fn aa_view(records: &[Record]) -> String {
             ),
             fmt_estimate(&p.original, p.unit),
             fmt_estimate(&p.twin, p.unit),
-            if p.called_different() {
-                "**different** (a false verdict)".to_string()
-            } else if p.apart() {
-                format!("about the same (within {})", threshold_text())
-            } else {
-                "no clear difference".to_string()
+            fmt_ratio_estimate(&p.comparison.ratio),
+            match undecided_text(p.verdict()) {
+                Some(t) => t,
+                None => "**different** (a false verdict)".to_string(),
             },
         ]);
     }
@@ -110,7 +117,7 @@ pub fn aa_view(records: &[Record]) -> String {
         v
     };
     format!(
-        "{verdict}{}\n- With the book's rule (intervals apart **and** medians more than {} apart), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the intervals alone, without the threshold, {apart} of {n} would have been ({}).\n- {n} pairs are a small sample: {called} of {n} is consistent with a true false-verdict rate of up to {:.0} % (one-sided 95 % bound). The self-test catches a rule that misfires often; it cannot show that the rule misfires less than {} of the time.\n\n{}",
+        "{verdict}{}\n- With the book's rule for two arms of the same rounds (the interval of their per-round ratio clear of 1 **and** its median more than {} from 1), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the ratio's interval alone, without the threshold, {apart} of {n} would have been ({}).\n- {n} pairs are a small sample: {called} of {n} is consistent with a true false-verdict rate of up to {:.0} % (one-sided 95 % bound). The self-test catches a rule that misfires often; it cannot show that the rule misfires less than {} of the time.\n\n{}",
         t.to_markdown(),
         threshold_text(),
         percent(called, n),

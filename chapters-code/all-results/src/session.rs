@@ -88,6 +88,35 @@ pub struct Outcome {
     pub took: Duration,
 }
 
+/// Every experiment of the book with its parameters resolved for `profile` and the
+/// `--set` entries: a bad parameter is refused here, before anything is measured.
+fn resolve_all(profile: Profile, sets: &[String]) -> Result<Vec<Todo>, String> {
+    let by_chapter = overrides(sets)?;
+    let mut all = Vec::new();
+    for ch in CHAPTERS {
+        let overrides = by_chapter
+            .iter()
+            .find(|(c, _)| *c == ch.name)
+            .map(|(_, o)| o.clone())
+            .unwrap_or_default();
+        for e in ch.experiments {
+            all.push(Todo {
+                chapter: ch,
+                experiment: *e,
+                values: params::resolve(e.name(), e.params(), profile, &overrides)?,
+                overrides: overrides.clone(),
+            });
+        }
+    }
+    Ok(all)
+}
+
+/// Refuses bad parameters without measuring or writing anything: what `measure` would
+/// refuse, checked first, so a refused command leaves the previous run as it was.
+pub fn check(profile: Profile, sets: &[String]) -> Result<(), String> {
+    resolve_all(profile, sets).map(|_| ())
+}
+
 /// Measures every experiment of the book (with `missing`, only those the book has no
 /// good result for from the current code) in one interleaved session, storing each
 /// result as soon as its experiment stops. Bad parameters are refused before anything
@@ -98,27 +127,19 @@ pub fn measure(
     sets: &[String],
     dir: &Path,
 ) -> Result<Outcome, String> {
-    let by_chapter = overrides(sets)?;
-    let mut todo = Vec::new();
-    for ch in CHAPTERS {
-        let overrides = by_chapter
-            .iter()
-            .find(|(c, _)| *c == ch.name)
-            .map(|(_, o)| o.clone())
-            .unwrap_or_default();
-        for e in ch.experiments {
-            let values = params::resolve(e.name(), e.params(), profile, &overrides)?;
-            if missing && let Some(line) = runner::up_to_date(ch, *e, &values, dir) {
-                println!("{line}");
-                continue;
-            }
-            todo.push(Todo {
-                chapter: ch,
-                experiment: *e,
-                overrides: overrides.clone(),
-                values,
-            });
-        }
+    let mut todo = resolve_all(profile, sets)?;
+    // With `missing`, what is up to date is left out (said, with `why`).
+    let drop_up_to_date = |todo: &mut Vec<Todo>, why: &str| {
+        todo.retain(|t| {
+            let Some(line) = runner::up_to_date(t.chapter, t.experiment, &t.values, dir) else {
+                return true;
+            };
+            println!("{line}{why}");
+            false
+        })
+    };
+    if missing {
+        drop_up_to_date(&mut todo, "");
     }
     let start = Instant::now();
     if todo.is_empty() {
@@ -129,6 +150,18 @@ pub fn measure(
         });
     }
     let _lock = MeasureLock::acquire().map_err(|e| format!("{e:#}"))?;
+    // A session that waited for another measurement looks again: what that one
+    // measured is now up to date, and measuring it twice would only cost time.
+    if missing {
+        drop_up_to_date(&mut todo, " (measured while this session waited)");
+        if todo.is_empty() {
+            return Ok(Outcome {
+                records: Vec::new(),
+                failed: 0,
+                took: start.elapsed(),
+            });
+        }
+    }
     // The session's time, not counting a wait for another measurement to end.
     let start = Instant::now();
     let (together, alone): (Vec<&Todo>, Vec<&Todo>) = todo

@@ -92,6 +92,25 @@ fn text_from_a_file_reaches_the_terminal_and_markdown_as_text() {
     assert!(stderr(&out).contains("not a date"), "{}", stderr(&out));
 }
 
+/// Issue 28: a results file whose machine line is `{{#include /proc/self/environ}}`
+/// (which mdbook expands wherever it lands) or holds a right-to-left override was
+/// compared and shown; both are refused at the door now, with the reason.
+#[test]
+fn directives_and_format_characters_in_a_file_are_refused() {
+    let good = fixture("good.json");
+    for (file, why) in [
+        ("include-machine.json", "mdbook directive"),
+        ("format-machine.json", "format character U+202E"),
+    ] {
+        let out = compare(&good, &fixture(file));
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(err.contains(file) && err.contains(why), "{file}: {err}");
+        assert!(stdout(&out).is_empty(), "{file}: nothing is shown");
+        assert!(!err.contains("{{") && !err.contains('\u{202E}'), "{err}");
+    }
+}
+
 /// The Markdown `compare` prints escapes what comes from the files even where the
 /// schema lets it through (a file name, a machine line with markup characters).
 #[test]
@@ -176,9 +195,16 @@ fn import_refuses_paths_and_writes_only_inside_the_results_folder() {
         "traversal-build.json",
         "script-experiment.json",
         "control-characters.json",
+        // Issue 28: an mdbook directive and invisible format characters (U+202E,
+        // U+2028) in a record's texts passed the door.
+        "include-directive.json",
+        "format-characters.json",
     ] {
         assert!(err.contains(refused), "{refused} not named: {err}");
     }
+    assert!(err.contains("mdbook directive"), "{err}");
+    assert!(err.contains("format character U+202E"), "{err}");
+    assert!(!err.contains('\u{202E}') && !err.contains("{{"), "{err}");
     assert!(
         stdout(&out).starts_with("imported 1 good results"),
         "{}",
@@ -209,4 +235,69 @@ fn import_refuses_paths_and_writes_only_inside_the_results_folder() {
             .is_file(),
         "{files:?}"
     );
+}
+
+/// Issue 28, item 11: a refused `measure` changes nothing. Bad parameters used to be
+/// found only after the previous run had been overwritten, so `changes` then compared
+/// with nothing.
+#[test]
+fn a_refused_measure_leaves_the_previous_run_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let previous = dir.path().join("previous-run.json");
+    std::fs::write(&previous, "{\"kept\": true}").unwrap();
+    let out = all_results(
+        &[
+            "measure".as_ref(),
+            "--profile".as_ref(),
+            "quick".as_ref(),
+            "--set".as_ref(),
+            "brigades.tasks=1,0,0".as_ref(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&previous).unwrap(),
+        "{\"kept\": true}",
+        "the refused command rewrote the previous run"
+    );
+}
+
+/// Issue 28, item 18: an unreadable threshold is refused, not silently taken as 5 %.
+#[test]
+fn an_unreadable_threshold_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["abc", "-5", "nan", "150"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_all-results"))
+            .args(["table", "budgets"])
+            .env("COW_RESULTS_DIR", dir.path())
+            .env("COW_THRESHOLD", bad)
+            .env_remove("COW_SET")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("COW_THRESHOLD"), "{}", stderr(&out));
+    }
+}
+
+/// Issue 28, item 8: a value no experiment can take is refused with the reason, not
+/// left to remove that chapter's figures from every table without a word.
+#[test]
+fn a_bad_value_in_cow_set_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in [
+        &["table", "overview"][..],
+        &["headlines"][..],
+        &["json"][..],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_all-results"))
+            .args(cmd)
+            .env("COW_RESULTS_DIR", dir.path())
+            .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
+            .env("COW_SET", "brigades.tasks=abc")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("tasks"), "{}", stderr(&out));
+    }
 }

@@ -2,19 +2,19 @@
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
-use crate::experiments::{DESIGNS, SWEEP, UNIT_CHECK};
+use crate::experiments::{DESIGNS, HAZARDS, SWEEP, UNIT_CHECK};
 use crate::{headline, views};
 use harness::Headline;
 
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
-    experiments: [DESIGNS, SWEEP, UNIT_CHECK],
+    experiments: [DESIGNS, SWEEP, HAZARDS, UNIT_CHECK],
     views: [
         views::DESIGNS_TABLE, views::FINDINGS, views::WRITEUP, views::PAIRING,
         views::FLAVOURS, views::COST_MULTI, views::COST_CURRENT, views::WAITS, views::WHY,
         views::ANSWER, views::DESIGNS_CDF, views::FLAVOURS_CDF,
         views::SWEEP_TABLE, views::SWEEP_FINDINGS, views::SWEEP_MULTI, views::SWEEP_CURRENT,
-        views::UNIT_CHECK_TABLE,
+        views::UNIT_CHECK_TABLE, views::HAZARDS_TABLE,
     ],
     headlines: [
         Headline::new(
@@ -34,5 +34,12 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         )
         .params(&["timeouts", "timeout_ms"])
         .about("design 1 as re-created (std mutex, synchronous callback in a task per timeout), multi-thread runtime: lateness, the median over rounds of each round's median"),
+        Headline::new(
+            headline::NO_LOCK_MULTI_THREAD_LATENESS_P50,
+            &DESIGNS,
+            "task each, no lock · multi-thread",
+        )
+        .params(&["timeouts", "timeout_ms"])
+        .about("design 1's structure without its lock (a task per timeout, nothing shared), the control for the lock question, multi-thread runtime: lateness, the median over rounds of each round's median"),
     ],
 );

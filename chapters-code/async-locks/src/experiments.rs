@@ -6,7 +6,9 @@
 //! process, so the placement of threads, the allocator and the timer wheel start anew
 //! every round, as on a rebuild of the book.
 
-use crate::{Design, Flavour, Run, Waits, extended_timeout, run_design};
+use crate::{
+    Design, Flavour, Hazard, Run, Tallied, Waits, extended_timeout, run_design, run_hazard,
+};
 use harness::stats::{median_sorted, percentile_sorted};
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 use serde::{Deserialize, Serialize};
@@ -53,7 +55,127 @@ pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     SweepRound::readings,
 )
 .params(&[LARGEST, STEP, TIMEOUT_MS, RUN_BOUND_MS])
-.budget(|p| p.pick(Budget::quick(5), Budget::full(55, 10)));
+.budget(|p| p.pick(Budget::quick(4), Budget::full(50, 10)));
+
+const HAZARD_TIMEOUTS: Param = Param::int("hazard_timeouts", 1, 100_000)
+    .defaults(40, 200)
+    .unit("per hazard, runtime and round")
+    .about("timeouts started together in one run of a hazard (few: a long critical section serialises them)");
+const WORK_US: Param = Param::int("work_us", 0, 100_000)
+    .defaults(1_000, 1_000)
+    .unit("µs")
+    .about("the long critical section: CPU work each callback does (under the lock, or not)");
+const HAZARD_SLACK_MS: Param = Param::int("hazard_slack_ms", 10, 60_000)
+    .defaults(60, 2_000)
+    .unit("ms")
+    .about("how long past the last deadline, plus the work of every callback one after another, a hazard run may take before it is called stalled and left behind");
+
+pub static HAZARDS: Experiment<HazardsRound> = Experiment::new(
+    "hazards",
+    "what the advice warns against, run: a std mutex guard held across an .await, and 1 ms of work under the std mutex, on both runtimes",
+    hazards,
+    HazardsRound::readings,
+)
+.params(&[HAZARD_TIMEOUTS, TIMEOUT_MS, WORK_US, HAZARD_SLACK_MS])
+.budget(|p| p.pick(Budget::quick(1), Budget::full(5, 10)));
+
+/// One hazard on one runtime in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HazardRunData {
+    pub hazard: Hazard,
+    pub flavour: Flavour,
+    pub n: usize,
+    pub handled: u64,
+    /// Not finished at its bound: left behind, blocked.
+    pub stalled: bool,
+    pub p50_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+    pub wall_ns: f64,
+    pub bound_ns: f64,
+    /// Lockings of the std mutex, and how many found it taken.
+    pub locks: Tallied,
+}
+
+impl HazardRunData {
+    /// The reading: the median lateness of a run that handled every expiry.
+    pub fn reading(&self) -> Option<f64> {
+        self.p50_ns
+            .filter(|_| !self.stalled && self.handled as usize == self.n)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HazardsRound {
+    pub work_us: u64,
+    pub runs: Vec<HazardRunData>,
+}
+
+/// `guard held across .await · current-thread`.
+pub fn hazard_key(h: Hazard, fl: Flavour) -> String {
+    format!("{} · {}", h.label(), fl.label())
+}
+
+impl HazardsRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.runs
+            .iter()
+            .filter_map(|r| {
+                Some(Reading::new(
+                    hazard_key(r.hazard, r.flavour),
+                    Unit::Nanos,
+                    r.reading()?,
+                ))
+            })
+            .collect()
+    }
+
+    pub fn find(&self, h: Hazard, fl: Flavour) -> Option<&HazardRunData> {
+        self.runs.iter().find(|r| r.hazard == h && r.flavour == fl)
+    }
+}
+
+fn hazards(ctx: &mut Ctx) -> anyhow::Result<HazardsRound> {
+    let n = ctx.count(&HAZARD_TIMEOUTS);
+    let after = Duration::from_millis(ctx.int(&TIMEOUT_MS));
+    let work = Duration::from_micros(ctx.int(&WORK_US));
+    let slack = Duration::from_millis(ctx.int(&HAZARD_SLACK_MS));
+    let specs: Vec<(Hazard, Flavour)> = Flavour::ALL
+        .into_iter()
+        .flat_map(|fl| Hazard::ALL.map(|h| (h, fl)))
+        .collect();
+    let mut runs: Vec<Option<HazardRunData>> = vec![None; specs.len()];
+    for i in ctx.rotated(&(0..specs.len()).collect::<Vec<_>>()) {
+        let (hazard, flavour) = specs[i];
+        if ctx.past_deadline() {
+            ctx.note(
+                NoteKind::Timeout,
+                "the time bound was reached before every hazard run of a round had started",
+            );
+            break;
+        }
+        // Every callback's work one after another, then the slack.
+        let bound = after + work * n as u32 + slack;
+        let give_up = (Instant::now() + bound).min(ctx.deadline());
+        let run = run_hazard(hazard, flavour, n, after, work, give_up)?;
+        let late = sorted(run.samples.iter().map(|s| ns(s.lateness)));
+        runs[i] = Some(HazardRunData {
+            hazard,
+            flavour,
+            n,
+            handled: run.handled,
+            stalled: run.stalled,
+            p50_ns: (!late.is_empty()).then(|| median_sorted(&late)),
+            max_ns: late.last().copied(),
+            wall_ns: ns(run.wall),
+            bound_ns: ns(bound),
+            locks: run.locks,
+        });
+    }
+    Ok(HazardsRound {
+        work_us: work.as_micros() as u64,
+        runs: runs.into_iter().flatten().collect(),
+    })
+}
 
 pub static UNIT_CHECK: Experiment<UnitRound> = Experiment::new(
     "unit-check",

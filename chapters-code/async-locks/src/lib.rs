@@ -10,6 +10,7 @@
 //! `lib.rs` holds the mechanism (the timeout, the designs) and the chapter's registry;
 //! `experiments.rs` the rounds; `views.rs` the tables and plots.
 
+use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -33,6 +34,7 @@ pub mod headline {
     pub const DESIGN2_MULTI_THREAD_LATENESS_P50: &str = "design2-multi-thread-lateness-p50";
     pub const FIX_MULTI_THREAD_LATENESS_P50: &str = "fix-multi-thread-lateness-p50";
     pub const STD_MUTEX_MULTI_THREAD_LATENESS_P50: &str = "std-mutex-multi-thread-lateness-p50";
+    pub const NO_LOCK_MULTI_THREAD_LATENESS_P50: &str = "no-lock-multi-thread-lateness-p50";
 }
 
 /// Every timeout's length, as in the write-up.
@@ -271,6 +273,107 @@ pub async fn std_mutex_task_each(n: usize, after: Duration) -> Vec<Sample> {
 }
 // ANCHOR_END: std_mutex_task
 
+// ANCHOR: task_each
+/// The control for design 1: the same structure (N futures under one `join_all`, a
+/// task per timeout that the future waits for), with no queue and no lock. Design 1
+/// against this changes one thing, the lock.
+pub async fn task_each(n: usize, after: Duration) -> Vec<Sample> {
+    let timeouts = (0..n).map(|_| async move {
+        let start = Instant::now();
+        let timeout = Timeout::new(after);
+        let task = tokio::spawn(async move {
+            timeout.expire().await;
+            Sample::new(start, timeout.deadline(), None, Instant::now())
+        });
+        task.await.ok()
+    });
+    join_all(timeouts).await.into_iter().flatten().collect()
+}
+// ANCHOR_END: task_each
+
+// ANCHOR: long_section
+/// Design 1 with a long critical section: each callback holds the std mutex while it
+/// works for `work` (a spin on the clock: CPU work, no sleep), as a callback that did
+/// real work under the lock would. With `lock: false` the same work runs unlocked.
+pub async fn long_section(
+    n: usize,
+    after: Duration,
+    work: Duration,
+    lock: bool,
+    handled: Arc<AtomicU64>,
+) -> Vec<Sample> {
+    let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
+    let timeouts = (0..n).map(|_| {
+        let (starts, handled) = (Arc::clone(&starts), Arc::clone(&handled));
+        async move {
+            let start = Instant::now();
+            let timeout = Timeout::new(after);
+            let task = tokio::spawn(async move {
+                timeout.expire().await;
+                let guard = lock.then(|| self::lock(&starts));
+                spin_for(work);
+                drop(guard);
+                handled.fetch_add(1, Ordering::Relaxed);
+                Sample::new(start, timeout.deadline(), None, Instant::now())
+            });
+            task.await.ok()
+        }
+    });
+    join_all(timeouts).await.into_iter().flatten().collect()
+}
+// ANCHOR_END: long_section
+
+/// Busy for `d` on this thread (the clock read in a loop).
+pub fn spin_for(d: Duration) {
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+// ANCHOR: across_await
+/// The hazard: design 1 plus a reporter that holds the queue's `std::sync::Mutex`
+/// guard across an `.await` (allowed: the `join_all` future is never spawned, so it
+/// need not be `Send`). `handled` counts the expiries handled, for a stopped run.
+#[allow(clippy::await_holding_lock)] // on purpose: this lint flags exactly the hazard
+pub async fn guard_across_await(n: usize, after: Duration, handled: Arc<AtomicU64>) -> Vec<Sample> {
+    let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
+    let timeouts: Vec<_> = (0..n)
+        .map(|_| {
+            let (starts, handled) = (Arc::clone(&starts), Arc::clone(&handled));
+            async move {
+                let start = Instant::now();
+                lock(&starts).push_back(start);
+                let timeout = Timeout::new(after);
+                let task = tokio::spawn(async move {
+                    timeout.expire().await;
+                    let fifo_start = lock(&starts).pop_front();
+                    handled.fetch_add(1, Ordering::Relaxed);
+                    Sample::new(start, timeout.deadline(), fifo_start, Instant::now())
+                });
+                task.await.ok()
+            }
+            .boxed_local()
+        })
+        .collect();
+    let reporter = async move {
+        while handled.load(Ordering::Relaxed) < n as u64 {
+            let queue = lock(&starts); // the guard, read, then ...
+            tokio::task::yield_now().await; // ... held across an await
+            drop(queue);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        None
+    }
+    .boxed_local();
+    join_all(timeouts.into_iter().chain([reporter]))
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+}
+// ANCHOR_END: across_await
+
 // ANCHOR: std_mutex
 /// Design 1, our inline variant: the same queue and callback, but the timer runs in
 /// the future itself, so all N timers and callbacks live in the one `join_all` task
@@ -493,6 +596,8 @@ impl Flavour {
 pub enum Design {
     Baseline,
     BaselineUnconstrained,
+    /// Design 1's structure without its lock: the control for the lock question.
+    TaskEach,
     /// Design 1 as the write-up's crate ran it: a task per timeout.
     StdMutexTask,
     /// Design 1 with its timers inline under `join_all`: our variant.
@@ -504,9 +609,10 @@ pub enum Design {
 }
 
 impl Design {
-    pub const ALL: [Design; 8] = [
+    pub const ALL: [Design; 9] = [
         Design::Baseline,
         Design::BaselineUnconstrained,
+        Design::TaskEach,
         Design::StdMutexTask,
         Design::StdMutex,
         Design::TokioMutexCap1,
@@ -520,6 +626,7 @@ impl Design {
         match self {
             Design::Baseline => "baseline",
             Design::BaselineUnconstrained => "baseline-unconstrained",
+            Design::TaskEach => "task-each",
             Design::StdMutexTask => "std-mutex-task",
             Design::StdMutex => "std-mutex",
             Design::TokioMutexCap1 => "tokio-mutex-cap1",
@@ -534,6 +641,7 @@ impl Design {
         match self {
             Design::Baseline => "baseline",
             Design::BaselineUnconstrained => "baseline, no budget",
+            Design::TaskEach => "task each, no lock",
             Design::StdMutexTask => "1: std mutex, task each",
             Design::StdMutex => "1 inline (ours)",
             Design::TokioMutexCap1 => "2: tokio mutex, channel(1)",
@@ -613,6 +721,7 @@ pub fn run_design(
         Design::BaselineUnconstrained => {
             rt.block_on(all_or_nothing(baseline_unconstrained(n, after), give_up))
         }
+        Design::TaskEach => rt.block_on(all_or_nothing(task_each(n, after), give_up)),
         Design::StdMutexTask => rt.block_on(all_or_nothing(std_mutex_task_each(n, after), give_up)),
         Design::StdMutex => rt.block_on(all_or_nothing(std_mutex_inline(n, after), give_up)),
         Design::TokioMutexCap1 => rt.block_on(tokio_mutex_channel(n, after, 1, give_up)),
@@ -635,6 +744,97 @@ pub fn run_design(
         cpu,
         counters,
         waits,
+    })
+}
+
+/// The hazards: arms that do what the advice warns against, each on its own thread and
+/// runtime so that one that deadlocks can be left behind at its bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hazard {
+    /// Design 1 plus a std mutex guard held across an `.await` ([`guard_across_await`]).
+    GuardAcrossAwait,
+    /// Design 1's callback working for the critical section's length under the std mutex.
+    LongUnderLock,
+    /// The same work with no lock: the control.
+    LongNoLock,
+}
+
+impl Hazard {
+    pub const ALL: [Hazard; 3] = [
+        Hazard::GuardAcrossAwait,
+        Hazard::LongUnderLock,
+        Hazard::LongNoLock,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Hazard::GuardAcrossAwait => "guard held across .await",
+            Hazard::LongUnderLock => "long section, std mutex",
+            Hazard::LongNoLock => "long section, no lock",
+        }
+    }
+}
+
+/// One hazard run: what was handled by the bound, and whether it stopped there.
+#[derive(Debug, Clone)]
+pub struct HazardRun {
+    pub samples: Vec<Sample>,
+    /// Expiries handled (counted as they happen, so a stalled run has a count too).
+    pub handled: u64,
+    /// The run had not finished at its bound and was left behind.
+    pub stalled: bool,
+    pub wall: Duration,
+    pub locks: Tallied,
+}
+
+/// Runs a hazard with `n` timeouts on a fresh runtime of `flavour` in a thread of its
+/// own; waits for it until `give_up` and no longer. A run still going then (a
+/// deadlock: its threads wait on a lock nobody will release) is left behind, blocked,
+/// until the worker process ends with its round; it takes no CPU.
+pub fn run_hazard(
+    hazard: Hazard,
+    flavour: Flavour,
+    n: usize,
+    after: Duration,
+    work: Duration,
+    give_up: Instant,
+) -> anyhow::Result<HazardRun> {
+    let handled = Arc::new(AtomicU64::new(0));
+    let count = Arc::clone(&handled);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = Waits::take();
+    // The run's clock starts once its thread and runtime exist, as `run_design`'s does:
+    // building them is not part of what the hazard costs.
+    let started = Arc::new(std::sync::OnceLock::new());
+    let start = Arc::clone(&started);
+    let spawned = Instant::now();
+    std::thread::Builder::new()
+        .name("hazard".into())
+        .spawn(move || {
+            let Ok(rt) = flavour.runtime() else { return };
+            let _ = start.set(Instant::now());
+            let samples = rt.block_on(async move {
+                match hazard {
+                    Hazard::GuardAcrossAwait => guard_across_await(n, after, count).await,
+                    Hazard::LongUnderLock => long_section(n, after, work, true, count).await,
+                    Hazard::LongNoLock => long_section(n, after, work, false, count).await,
+                }
+            });
+            let _ = tx.send((samples, Instant::now()));
+            rt.shutdown_timeout(Duration::from_millis(100));
+        })?;
+    let left = give_up.saturating_duration_since(Instant::now());
+    let (samples, stalled, end) = match rx.recv_timeout(left) {
+        Ok((s, end)) => (s, false, end),
+        Err(_) => (Vec::new(), true, Instant::now()),
+    };
+    Ok(HazardRun {
+        samples,
+        handled: handled.load(Ordering::Relaxed),
+        stalled,
+        wall: end.saturating_duration_since(started.get().copied().unwrap_or(spawned)),
+        locks: Waits::take().locks,
     })
 }
 

@@ -3,17 +3,17 @@
 //! one value per round; distributions pool every timeout of every round.
 
 use crate::experiments::{
-    DESIGNS, DesignRun, DesignsRound, SWEEP, SWEPT, SweepRound, TWINNED, UNIT_CHECK, UnitRound,
-    key, sweep_key, twin_key,
+    DESIGNS, DesignRun, DesignsRound, HAZARDS, HazardsRound, SWEEP, SWEPT, SweepRound, TWINNED,
+    UNIT_CHECK, UnitRound, hazard_key, key, sweep_key, twin_key,
 };
-use crate::{Design, Flavour, Tallied};
+use crate::{Design, Flavour, Hazard, Tallied};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
 use harness::render::{
-    Better, Table, Tails, answer_block, compare_sentence, confidence_text, fmt_count, fmt_ns,
-    fmt_opt_estimate, fmt_ratio_estimate, sig3, undecided_text,
+    Better, Table, Tails, answer_block, comparison_sentence, confidence_text, fmt_count, fmt_ns,
+    fmt_opt_estimate, fmt_ratio_estimate, ratio_cell, sig3, undecided_lists,
 };
-use harness::stats::{Verdict, paired_ratio, verdict};
+use harness::stats::{Comparison, Verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
@@ -51,6 +51,7 @@ pub static SWEEP_CURRENT: View<SweepRound> = View::plot("sweep-current-thread", 
 pub static SWEEP_TABLE: View<SweepRound> = View::table("sweep", &SWEEP, sweep_table).brief();
 pub static SWEEP_FINDINGS: View<SweepRound> =
     View::table("sweep-findings", &SWEEP, sweep_findings).brief();
+pub static HAZARDS_TABLE: View<HazardsRound> = View::table("hazards", &HAZARDS, hazards_table);
 pub static UNIT_CHECK_TABLE: View<UnitRound> =
     View::table("unit-check", &UNIT_CHECK, unit_check_table);
 
@@ -130,6 +131,7 @@ fn spoken(design: Design) -> &'static str {
     match design {
         Design::Baseline => "the baseline",
         Design::BaselineUnconstrained => "the baseline with the budget off",
+        Design::TaskEach => "the task-each control",
         Design::StdMutexTask => "design 1",
         Design::StdMutex => "design 1 inline",
         Design::TokioMutexCap1 => "design 2",
@@ -144,23 +146,17 @@ type Arm = (Design, Flavour);
 const MT: Flavour = Flavour::MultiThread;
 const CT: Flavour = Flavour::CurrentThread;
 
-/// The per-round ratio of a per-run value of two arms, paired within rounds (complete
-/// runs only).
+/// A per-run value of two arms, judged on their pairs (complete runs only).
 fn paired(
     r: &Results<DesignsRound>,
     a: Arm,
     b: Arm,
     f: impl Fn(&DesignRun) -> Option<f64>,
-) -> Option<Estimate> {
-    let (mut num, mut den) = (Vec::new(), Vec::new());
-    for round in r.data() {
-        let get = |(d, fl): Arm| round.find(d, fl).filter(|x| x.complete()).and_then(&f);
-        if let (Some(x), Some(y)) = (get(a), get(b)) {
-            num.push(x);
-            den.push(y);
-        }
-    }
-    paired_ratio(&num, &den)
+) -> Option<Comparison> {
+    let get = |round: &DesignsRound, (d, fl): Arm| {
+        round.find(d, fl).filter(|x| x.complete()).and_then(&f)
+    };
+    r.compare_of(|round| get(round, a), |round| get(round, b))
 }
 
 /// A comparison: the sentence the harness words, its verdict, and the two estimates.
@@ -171,68 +167,31 @@ struct Compared {
 }
 
 impl Compared {
-    fn new(
-        a: (&str, &Estimate),
-        b: (&str, &Estimate),
-        ratio: Option<Estimate>,
-        better: Better,
-    ) -> Compared {
+    fn new(an: &str, bn: &str, c: Comparison, better: Better) -> Compared {
         Compared {
-            text: compare_sentence(a, b, ratio.as_ref(), better),
-            verdict: verdict(a.1, b.1),
-            estimates: [*a.1, *b.1],
+            text: comparison_sentence(an, bn, &c, better),
+            verdict: c.verdict,
+            estimates: [c.a, c.b],
         }
     }
 }
 
-/// Two arms' median lateness compared by the verdict rule, with the per-round ratio.
+/// Two arms' median lateness judged on their pairs.
 fn late_cmp(r: &Results<DesignsRound>, a: (Arm, &str), b: (Arm, &str)) -> Option<Compared> {
     let (ka, kb) = (key(a.0.0, a.0.1), key(b.0.0, b.0.1));
-    let (ea, eb) = (r.estimate(&ka)?, r.estimate(&kb)?);
-    Some(Compared::new(
-        (a.1, &ea),
-        (b.1, &eb),
-        r.ratio(&ka, &kb),
-        Better::Lower,
-    ))
+    let c = r.compare(&ka, &kb)?;
+    Some(Compared::new(a.1, b.1, c, Better::Lower))
 }
 
-/// Two arms' per-run value (a cost) compared by the verdict rule: "higher"/"lower".
+/// Two arms' per-run value (a cost) judged on their pairs: "higher"/"lower".
 fn value_cmp(
     r: &Results<DesignsRound>,
     a: (Arm, &str),
     b: (Arm, &str),
     f: fn(&DesignRun) -> Option<f64>,
 ) -> Option<Compared> {
-    let ea = per_run(r, a.0.0, a.0.1, f)?;
-    let eb = per_run(r, b.0.0, b.0.1, f)?;
-    Some(Compared::new(
-        (a.1, &ea),
-        (b.1, &eb),
-        paired(r, a.0, b.0, f),
-        Better::Higher,
-    ))
-}
-
-/// "; pooled over every round …, p99 … and max … against … and …": the
-/// designs table's tail figures, which have no interval and so decide nothing.
-fn pooled_tails(r: &Results<DesignsRound>, a: Design, b: Design) -> String {
-    // a's figures first, as in the sentence before it.
-    let tails = |d: Design| {
-        let s = pooled(r, d, MT).summary()?;
-        Some((s.p99?, s.max))
-    };
-    match (tails(a), tails(b)) {
-        (Some((ap, am)), Some((bp, bm))) => format!(
-            "; pooled over every round (no interval, so no verdict), p99 {} and max {} \
-             against {} and {}",
-            fmt_ns(ap),
-            fmt_ns(am),
-            fmt_ns(bp),
-            fmt_ns(bm)
-        ),
-        _ => String::new(),
-    }
+    let c = paired(r, a.0, b.0, f)?;
+    Some(Compared::new(a.1, b.1, c, Better::Higher))
 }
 
 /// One run's p99 lateness (a run of fewer timeouts than a p99 needs has none).
@@ -242,26 +201,8 @@ fn p99_of_run(x: &DesignRun) -> Option<f64> {
 
 /// Two arms' p99 lateness, one per run, compared by the verdict rule like the medians.
 fn p99_cmp(r: &Results<DesignsRound>, a: (Arm, &str), b: (Arm, &str)) -> Option<Compared> {
-    let ea = per_run(r, a.0.0, a.0.1, p99_of_run)?;
-    let eb = per_run(r, b.0.0, b.0.1, p99_of_run)?;
-    Some(Compared::new(
-        (a.1, &ea),
-        (b.1, &eb),
-        paired(r, a.0, b.0, p99_of_run),
-        Better::Lower,
-    ))
-}
-
-/// `compare_sentence` says after every comparison when its intervals fall short of the
-/// book's confidence; a block of several says it once, at its end.
-fn without_shortfall(s: &str) -> String {
-    match s.find(" (intervals at only ") {
-        Some(i) => {
-            let close = s[i..].find(')').map_or(s.len(), |j| i + j + 1);
-            format!("{}{}", &s[..i], &s[close..])
-        }
-        None => s.to_string(),
-    }
+    let c = paired(r, a.0, b.0, p99_of_run)?;
+    Some(Compared::new(a.1, b.1, c, Better::Lower))
 }
 
 /// Lateness of one arm, as the tables print it.
@@ -343,16 +284,6 @@ fn refusals_per_timeout(x: &DesignRun) -> Option<f64> {
     x.per_timeout(Some(x.waits.timers.refused))
 }
 
-/// One closing sentence when the intervals behind a block fall short of 95 %.
-fn shortfall_sentence<'a>(all: impl IntoIterator<Item = &'a Estimate>) -> Option<String> {
-    shortfall(all).map(|s| {
-        format!(
-            "These intervals are {s} (what the time budget allowed), not at the book's {}",
-            confidence_text()
-        )
-    })
-}
-
 /// The chapter's answer, first on the page: did the std mutex hurt, what did, and what
 /// the other designs and the fix gave, each comparison decided by the verdict rule.
 fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
@@ -364,56 +295,67 @@ fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     let ms = r
         .param("timeout_ms")
         .map_or_else(|| "?".into(), |v| fmt_count(v as u64));
-    let mut used: Vec<Estimate> = Vec::new();
     let mut out: Vec<String> = Vec::new();
     let d1 = ((StdMutexTask, MT), "design 1");
     let base = ((Baseline, MT), "the baseline");
-    let c = late_cmp(r, d1, base)
-        .ok_or_else(|| anyhow::anyhow!("design 1 or the baseline has no result"))?;
-    used.extend(c.estimates);
+    // The lock question changes one thing: design 1 against the same structure (a task
+    // per timeout that its future waits for) without the queue and its lock.
+    let ctl = ((TaskEach, MT), "the same structure without the lock");
+    let c = late_cmp(r, d1, ctl)
+        .ok_or_else(|| anyhow::anyhow!("design 1 or its control has no result"))?;
     let lock = pooled_tally(r, StdMutexTask, MT, |w| w.locks);
     // The median can hide a tail: each run's p99, compared the same way.
     let tail = p99_cmp(
         r,
-        ((StdMutexTask, MT), "design 1's"),
-        ((Baseline, MT), "the baseline's"),
+        ((StdMutexTask, MT), "design 1's p99"),
+        ((TaskEach, MT), "the control's"),
     );
-    if let Some(t) = &tail {
-        used.extend(t.estimates);
-    }
-    let tail_worse = tail.as_ref().is_some_and(|t| t.verdict == Verdict::Above);
     out.push(format!(
-        "**Did the std mutex in design 1's synchronous callback hurt, against the baseline \
-         (no lock)?** {}: with {n} timeouts of {ms} ms on a multi-thread runtime, design 1 \
-         handled them {} past their deadlines, the baseline {}; {}{}{}{}",
-        if c.verdict == Verdict::Above {
-            "Yes"
-        } else if tail_worse {
-            "Not at the median, but in the tail"
-        } else {
-            "Not measurably"
-        },
+        "**Did the std mutex in design 1's synchronous callback hurt?** Against the same \
+         structure without the lock (a task per timeout, nothing shared), with {n} timeouts \
+         of {ms} ms on a multi-thread runtime: design 1 handled them {} past their \
+         deadlines, the control {}; {}{}{}",
         late(r, StdMutexTask, MT),
-        late(r, Baseline, MT),
-        without_shortfall(&c.text),
+        late(r, TaskEach, MT),
+        c.text,
         tail.map_or_else(String::new, |t| format!(
             "; each run's p99, median over rounds, {} against {}: {}",
             fmt_ns(t.estimates[0].median),
             fmt_ns(t.estimates[1].median),
-            without_shortfall(&t.text)
+            t.text
         )),
-        pooled_tails(r, StdMutexTask, Baseline),
         lock.map_or_else(String::new, |t| format!(
             "; pushes and callbacks together, pooled over every round, found the lock taken \
              in {}",
             count_text(&t, "lockings")
         )),
     ));
+    // The old headline pair, which changes two things at once, said as such.
+    let structure = |fl: Flavour, name: &str| -> Option<String> {
+        let c = late_cmp(
+            r,
+            ((TaskEach, fl), "a task per timeout"),
+            ((Baseline, fl), "one `join_all` task"),
+        )?;
+        Some(format!("{name}, {}", c.text))
+    };
+    let said: Vec<String> = [
+        structure(MT, "multi-thread"),
+        structure(CT, "current-thread"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !said.is_empty() {
+        out.push(format!(
+            "**What the structure does, with no lock on either side** (the baseline keeps every \
+             timer in one `join_all` task; the control gives each its own): {}",
+            said.join("; ")
+        ));
+    }
     let d2 = ((TokioMutexCap1, MT), "design 2");
     let d2n = ((TokioMutexCapN, MT), "design 2′");
     if let (Some(vs_room), Some(vs_base)) = (late_cmp(r, d2, d2n), late_cmp(r, d2, base)) {
-        used.extend(vs_room.estimates);
-        used.extend(vs_base.estimates);
         let full = pooled_tally(r, TokioMutexCap1, MT, |w| w.sends);
         let full = full.map_or_else(String::new, |t| {
             format!(
@@ -427,36 +369,29 @@ fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
                 "**What did?** On the multi-thread runtime, the channel's single slot: design 2 (tokio mutex, a channel of \
                  capacity 1) handled its timeouts {d2l} late, design 2′ (the same with room \
                  for all {n} messages) {d2nl}; {}{full}",
-                without_shortfall(&vs_room.text)
+                vs_room.text.clone()
             )
         } else if vs_base.verdict == Verdict::Above {
             format!(
                 "**What did?** Design 2 (tokio mutex, a channel of capacity 1, {d2l}) was \
                  later than the baseline ({}), but not through its single slot: {}{full}",
-                without_shortfall(&vs_base.text),
-                without_shortfall(&vs_room.text)
+                vs_base.text.clone(),
+                vs_room.text.clone()
             )
         } else {
             format!(
                 "**What did?** Nothing clearly: design 2 (tokio mutex, a channel of capacity \
                  1) gave {d2l}; {}",
-                without_shortfall(&vs_base.text)
+                vs_base.text.clone()
             )
         });
     }
-    let yes_no = |v: Verdict| match v {
-        Verdict::Below => "Yes",
-        Verdict::Above => "No",
-        Verdict::Same | Verdict::Unclear => "Not measurably",
-    };
     if let Some(c) = late_cmp(r, ((TwoRuntimes, MT), "design 3"), d1) {
-        used.extend(c.estimates);
         out.push(format!(
-            "**Did splitting the work across two runtimes help, against design 1?** {}: \
-             design 3 gave {}; {}",
-            yes_no(c.verdict),
+            "**Did splitting the work across two runtimes help, against design 1?** Design 3 \
+             gave {}; {}",
             late(r, TwoRuntimes, MT),
-            without_shortfall(&c.text)
+            c.text.clone()
         ));
     }
     let fix = ((Fix, MT), "the fix");
@@ -469,21 +404,17 @@ fn answer(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             cpu_per_timeout,
         ),
     ) {
-        used.extend(vs1.estimates);
-        used.extend(cpu.estimates);
         out.push(format!(
-            "**Did the fix beat design 1?** {}: the fix (own deadline in each message, a task \
-             per timeout, room for every message) gave {}; {}. Its CPU time per timeout was {} \
+            "**Did the fix beat design 1?** The fix (own deadline in each message, a task per \
+             timeout, room for every message) gave {}; {}. Its CPU time per timeout was {} \
              against design 1's {}: {}",
-            yes_no(vs1.verdict),
             late(r, Fix, MT),
-            without_shortfall(&vs1.text),
+            vs1.text.clone(),
             fmt_ns(cpu.estimates[0].median),
             fmt_ns(cpu.estimates[1].median),
-            without_shortfall(&cpu.text),
+            cpu.text.clone(),
         ));
     }
-    out.extend(shortfall_sentence(&used));
     let theirs = |d: Design| {
         refs.designs
             .iter()
@@ -550,14 +481,8 @@ fn findings(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     .flatten()
     .collect();
     anyhow::ensure!(!compared.is_empty(), "no design has a result to compare");
-    let mut out: Vec<String> = compared
-        .iter()
-        .map(|c| without_shortfall(&c.text))
-        .collect();
+    let mut out: Vec<String> = compared.iter().map(|c| c.text.clone()).collect();
     out.extend(aa_line(r));
-    out.extend(shortfall_sentence(
-        compared.iter().flat_map(|c| &c.estimates),
-    ));
     Ok(format!(
         "Median lateness, multi-thread runtime unless stated:\n\n{}",
         harness::render::findings(out)
@@ -567,21 +492,16 @@ fn findings(r: &Results<DesignsRound>) -> anyhow::Result<String> {
 /// The A/A self-check: the twinned arm against its twin, by the verdict rule.
 fn aa_line(r: &Results<DesignsRound>) -> Option<String> {
     let (k, t) = (key(TWINNED.0, TWINNED.1), twin_key());
-    let (a, b) = (r.estimate(&k)?, r.estimate(&t)?);
-    let clear = verdict(&a, &b).is_clear();
+    let c = r.compare(&k, &t)?;
+    let clear = c.is_clear();
     Some(format!(
         "Self-check (an A/A pair: {} on the {} runtime ran twice in every round, as two arms \
          with the same code; the first arm {}, the second {}): {}{}",
         spoken(TWINNED.0),
         TWINNED.1.label(),
-        fmt_opt_estimate(Some(a), Unit::Nanos),
-        fmt_opt_estimate(Some(b), Unit::Nanos),
-        without_shortfall(&compare_sentence(
-            ("the first arm", &a),
-            ("the second", &b),
-            r.ratio(&k, &t).as_ref(),
-            Better::Lower
-        )),
+        fmt_opt_estimate(Some(c.a), Unit::Nanos),
+        fmt_opt_estimate(Some(c.b), Unit::Nanos),
+        comparison_sentence("the first arm", "the second", &c, Better::Lower),
         if clear {
             "; the rule called identical code different, so this run's verdicts deserve \
              less trust"
@@ -694,7 +614,7 @@ fn writeup_order(r: &Results<DesignsRound>, refs: &Reference) -> String {
         Design::TokioMutexCap1,
         Design::TwoRuntimes,
     ];
-    let (mut out, mut used, mut kept, mut pairs) = (Vec::new(), Vec::new(), 0, 0);
+    let (mut out, mut kept, mut pairs) = (Vec::new(), 0, 0);
     for (i, &a) in three.iter().enumerate() {
         for &b in &three[i + 1..] {
             let (Some(ta), Some(tb)) = (theirs(a), theirs(b)) else {
@@ -702,28 +622,18 @@ fn writeup_order(r: &Results<DesignsRound>, refs: &Reference) -> String {
             };
             // The write-up's later design first.
             let (later, sooner) = if ta > tb { (a, b) } else { (b, a) };
-            let (Some(el), Some(es)) = (
-                per_run(r, later, MT, fifo_p50),
-                per_run(r, sooner, MT, fifo_p50),
-            ) else {
+            let Some(c) = paired(r, (later, MT), (sooner, MT), fifo_p50) else {
                 continue;
             };
-            used.extend([el, es]);
             pairs += 1;
-            let v = verdict(&el, &es);
-            if v == Verdict::Above {
+            if c.verdict == Verdict::Above {
                 kept += 1;
             }
             out.push(format!(
                 "the write-up had {} later than {}; yours: {}",
                 spoken(later),
                 spoken(sooner),
-                without_shortfall(&compare_sentence(
-                    (spoken(later), &el),
-                    (spoken(sooner), &es),
-                    paired(r, (later, MT), (sooner, MT), fifo_p50).as_ref(),
-                    Better::Lower,
-                ))
+                comparison_sentence(spoken(later), spoken(sooner), &c, Better::Lower)
             ));
         }
     }
@@ -734,7 +644,6 @@ fn writeup_order(r: &Results<DesignsRound>, refs: &Reference) -> String {
         "so your run repeats the write-up's order in {kept} of these {pairs} pairs; the size \
          of its gaps is not compared, since it gives one figure per design and no spread"
     ));
-    out.extend(shortfall_sentence(&used));
     format!(
         "The write-up's order of its designs beside yours, each round's median (from the \
          start popped off the queue), by the book's rule:\n\n{}",
@@ -802,18 +711,12 @@ fn flavours_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             est(r, design, Flavour::CurrentThread),
             est(r, design, Flavour::MultiThread),
         );
-        let ratio = match (&ct, &mt) {
-            (Some(c), Some(m)) if !verdict(m, c).is_clear() => {
-                undecided_text(verdict(m, c)).unwrap_or_default()
-            }
-            (Some(_), Some(_)) => r
-                .ratio(
-                    &key(design, Flavour::MultiThread),
-                    &key(design, Flavour::CurrentThread),
-                )
-                .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e)),
-            _ => "–".into(),
-        };
+        let ratio = r
+            .compare(
+                &key(design, Flavour::MultiThread),
+                &key(design, Flavour::CurrentThread),
+            )
+            .map_or_else(|| "–".into(), |c| ratio_cell(&c));
         t.row([
             design.label().to_string(),
             fmt_opt_estimate(ct, Unit::Nanos),
@@ -914,11 +817,9 @@ fn why(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             count_text(&t, "lockings")
         ));
     }
-    let mut used: Vec<Estimate> = Vec::new();
-    let mut sw = |a: Arm, an: &str, b: Arm, bn: &str| {
+    let sw = |a: Arm, an: &str, b: Arm, bn: &str| {
         let c = value_cmp(r, (a, an), (b, bn), switches_per_timeout)?;
-        used.extend(c.estimates);
-        Some(without_shortfall(&c.text))
+        Some(c.text.clone())
     };
     if let (Some(full), Some(empty)) = (
         pooled_tally(r, TokioMutexCap1, MT, |w| w.sends),
@@ -976,8 +877,7 @@ fn why(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             ((other, MT), &theirs),
             cpu_per_timeout,
         ) {
-            used.extend(c.estimates);
-            out.push(without_shortfall(&c.text));
+            out.push(c.text.clone());
         }
     }
     // Where the fix was later than design 1, our hypothesis for why, with the count that
@@ -988,7 +888,6 @@ fn why(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         pooled_tally(r, Fix, MT, |w| w.receives),
     ) && c.verdict == Verdict::Above
     {
-        used.extend(c.estimates);
         out.push(format!(
             "The fix was later than design 1; our hypothesis: every expiry funnels through \
              its one handler task, handled one after another, while design 1's callbacks run \
@@ -998,7 +897,6 @@ fn why(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         ));
     }
     anyhow::ensure!(!out.is_empty(), "no design has counters to show");
-    out.extend(shortfall_sentence(&used));
     Ok(harness::render::findings(out))
 }
 
@@ -1025,7 +923,7 @@ fn sweep_sizes(r: &Results<SweepRound>) -> Vec<usize> {
 
 /// Words for the level of a set of intervals, `at only 88 %, from 4 rounds`, when the
 /// lowest of them falls short of the book's 95 %; `None` when all reach it. (The same
-/// words `compare_sentence` appends; the harness could export this.)
+/// words `comparison_sentence` appends; the harness could export this.)
 fn shortfall<'a>(estimates: impl IntoIterator<Item = &'a Estimate>) -> Option<String> {
     estimates
         .into_iter()
@@ -1137,75 +1035,83 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
     };
     let (lo_s, hi_s) = (fmt_count(lo as u64), fmt_count(hi as u64));
     let growth = |d: Design, fl: Flavour| r.ratio(&sweep_key(d, fl, hi), &sweep_key(d, fl, lo));
+    // One round's growth of a design: its reading at the largest N over that at the
+    // smallest, so that two designs' growths are judged on their pairs.
+    let grew = |d: Design, fl: Flavour| {
+        move |round: &SweepRound| {
+            let at = |n: usize| {
+                round
+                    .runs
+                    .iter()
+                    .find(|x| x.design == d && x.flavour == fl && x.n == n)?
+                    .reading()
+            };
+            Some(at(hi)? / at(lo)?)
+        }
+    };
     let reference = Design::Baseline;
     let mut out = Vec::new();
     for flavour in Flavour::ALL {
         let fl = flavour.label();
         if let Some(base) = growth(reference, flavour) {
-            let (mut more, mut same, mut less) = (Vec::new(), Vec::new(), Vec::new());
-            let mut used = vec![base];
-            for design in SWEPT.into_iter().filter(|d| *d != reference) {
-                let Some(g) = growth(design, flavour) else {
-                    continue;
-                };
-                used.push(g);
-                let named = format!("{} at {}", spoken(design), fmt_ratio_estimate(&g));
-                match verdict(&g, &base) {
-                    Verdict::Above => more.push(named),
-                    Verdict::Unclear | Verdict::Same => same.push(named),
-                    Verdict::Below => less.push(named),
-                }
-            }
             let mut s = format!(
                 "{fl} runtime, from N = {lo_s} to N = {hi_s}: the baseline's median lateness \
                  grew {}",
                 fmt_ratio_estimate(&base)
             );
-            for (list, how) in [
-                (&more, "clearly more"),
-                (&same, "no clear difference"),
-                (&less, "clearly less"),
-            ] {
-                if !list.is_empty() {
-                    s.push_str(&format!("; {how}: {}", listed(list)));
+            let mut undecided = Vec::new();
+            for design in SWEPT.into_iter().filter(|d| *d != reference) {
+                let Some(c) = r.compare_of(grew(design, flavour), grew(reference, flavour)) else {
+                    continue;
+                };
+                if c.is_clear() {
+                    s.push_str(&format!(
+                        "; {}",
+                        comparison_sentence(
+                            &format!("{}'s growth", spoken(design)),
+                            "the baseline's",
+                            &c,
+                            Better::Higher
+                        )
+                    ));
+                } else {
+                    undecided.push((format!("{} and the baseline", spoken(design)), c));
                 }
             }
-            // With too few rounds for 95 %, the sentence says how sure it is.
-            if let Some(level) = shortfall(&used) {
-                s.push_str(&format!(" (intervals {level})"));
+            for u in undecided_lists(&undecided) {
+                s.push_str(&format!("; {} (growth)", u));
             }
             out.push(s);
             // The two causes the page's hypothesis names, tested on this runtime: the
             // budget (its ablation) and neither (the fix, which has no single slot and
             // no one task holding every timer).
-            // With too few rounds for 95 %, each sentence says how sure it is.
-            let level = |e: &Estimate| {
-                shortfall([&base, e]).map_or_else(String::new, |l| format!(" (intervals {l})"))
-            };
-            if let Some(off) = growth(Design::BaselineUnconstrained, flavour) {
-                let level = level(&off);
-                out.push(if verdict(&base, &off) == Verdict::Above {
-                    format!(
-                        "{fl} runtime: the baseline grew more than the same baseline with the \
-                         budget off{level}, so there the budget accounts for part of its growth"
-                    )
+            if let Some(c) = r.compare_of(
+                grew(reference, flavour),
+                grew(Design::BaselineUnconstrained, flavour),
+            ) {
+                let so = if c.verdict == Verdict::Above {
+                    "so there the budget accounts for part of its growth"
                 } else {
-                    format!(
-                        "{fl} runtime: switching the budget off made no clear difference to the \
-                         baseline's growth{level}, so nothing here ties the growth there to the \
-                         budget"
-                    )
-                });
-            }
-            if let Some(g) = growth(Design::Fix, flavour)
-                && verdict(&g, &base) == Verdict::Above
-            {
-                let level = level(&g);
+                    "so nothing here ties the baseline's growth there to the budget"
+                };
                 out.push(format!(
-                    "{fl} runtime: the fix, with neither a single slot nor its timers in one \
-                     task, grew more than the baseline{level}, so neither of those causes explains \
-                     its growth (our hypothesis, not measured here: its one handler task \
-                     receives every expiry in turn)"
+                    "{fl} runtime: {}; {so}",
+                    comparison_sentence(
+                        "the baseline's growth",
+                        "the growth of the same baseline with the budget off",
+                        &c,
+                        Better::Higher
+                    )
+                ));
+            }
+            if let Some(c) = r.compare_of(grew(Design::Fix, flavour), grew(reference, flavour))
+                && c.verdict == Verdict::Above
+            {
+                out.push(format!(
+                    "{fl} runtime: {}, so neither a single slot nor timers in one task (the \
+                     fix has neither) explains its growth (our hypothesis, not measured here: \
+                     its one handler task receives every expiry in turn)",
+                    comparison_sentence("the fix's growth", "the baseline's", &c, Better::Higher)
                 ));
             }
         }
@@ -1226,21 +1132,111 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
         ]);
         for (x, y) in pairs {
             let (a, b) = (sweep_key(x, flavour, hi), sweep_key(y, flavour, hi));
-            if let (Some(ea), Some(eb)) = (r.estimate(&a), r.estimate(&b)) {
+            if let Some(c) = r.compare(&a, &b) {
                 out.push(format!(
                     "{fl} runtime, N = {hi_s}: {}",
-                    compare_sentence(
-                        (spoken(x), &ea),
-                        (spoken(y), &eb),
-                        r.ratio(&a, &b).as_ref(),
-                        Better::Lower,
-                    )
+                    comparison_sentence(spoken(x), spoken(y), &c, Better::Lower)
                 ));
             }
         }
     }
     anyhow::ensure!(!out.is_empty(), "no design has a result to compare");
     Ok(harness::render::findings(out))
+}
+
+/// The hazards: per arm and runtime, how many rounds stalled (left behind at their
+/// bound, every thread blocked), how far the stalled ones got, and the median lateness
+/// of the rounds that finished; then the long section against its control.
+fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "arm",
+        "runtime",
+        "stalled rounds",
+        "handled by the bound (stalled rounds)",
+        "median lateness (finished rounds)",
+        "lock found taken",
+    ]);
+    let rounds = r.data().count();
+    for fl in Flavour::ALL {
+        for h in Hazard::ALL {
+            let runs: Vec<_> = r.data().filter_map(|d| d.find(h, fl)).collect();
+            if runs.is_empty() {
+                continue;
+            }
+            let stalled: Vec<_> = runs.iter().filter(|x| x.stalled).collect();
+            let got = if stalled.is_empty() {
+                "–".to_string()
+            } else {
+                let mut v: Vec<u64> = stalled.iter().map(|x| x.handled).collect();
+                v.sort_unstable();
+                format!(
+                    "{} to {} of {}",
+                    fmt_count(v[0]),
+                    fmt_count(v[v.len() - 1]),
+                    fmt_count(stalled[0].n as u64)
+                )
+            };
+            let calls: u64 = runs.iter().map(|x| x.locks.calls).sum();
+            let waited: u64 = runs.iter().map(|x| x.locks.waited).sum();
+            t.row([
+                h.label().to_string(),
+                fl.label().to_string(),
+                format!("{} of {}", stalled.len(), runs.len()),
+                got,
+                fmt_opt_estimate(r.estimate(&hazard_key(h, fl)), Unit::Nanos),
+                if calls == 0 {
+                    "–".to_string()
+                } else {
+                    count_text(
+                        &Tallied {
+                            calls,
+                            waited,
+                            refused: 0,
+                        },
+                        "lockings",
+                    )
+                },
+            ]);
+        }
+    }
+    anyhow::ensure!(!t.is_empty(), "no hazard ran");
+    let first = r.data().next();
+    let n = first.and_then(|d| d.runs.first()).map_or(0, |x| x.n as u64);
+    let work = first.map_or(0, |d| d.work_us);
+    let bound = first
+        .and_then(|d| d.runs.first())
+        .map_or(0.0, |x| x.bound_ns);
+    let mut out = Vec::new();
+    for fl in Flavour::ALL {
+        let (a, b) = (
+            hazard_key(Hazard::LongUnderLock, fl),
+            hazard_key(Hazard::LongNoLock, fl),
+        );
+        if let Some(c) = r.compare(&a, &b) {
+            out.push(format!(
+                "{} runtime, {} µs of work in each callback: {}",
+                fl.label(),
+                fmt_count(work),
+                comparison_sentence(
+                    "with the work under the std mutex, lateness",
+                    "with the same work unlocked",
+                    &c,
+                    Better::Lower
+                )
+            ));
+        }
+    }
+    Ok(format!(
+        "{}\nEach run: {} timeouts of 20 ms, design 1's task per timeout, on a fresh runtime \
+         in a thread of its own, {rounds} round(s). A run still going at its bound ({}: the \
+         20 ms, every callback's work one after another, and a slack) is *stalled*: it is \
+         left behind, its threads blocked, and has no lateness. *Lock found taken*: over \
+         every round, lockings whose `try_lock` failed, so the thread blocked in `lock`.\n\n{}",
+        t.to_markdown(),
+        fmt_count(n),
+        fmt_ns(bound),
+        harness::render::findings(out)
+    ))
 }
 
 /// The write-up's unit check, repeated: when each extended timeout fired.

@@ -182,11 +182,12 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 // variants
 
 /// The brigades of the variants experiment, in the order the tables list them.
-pub const VARIANT_KINDS: [Kind; 7] = [
+pub const VARIANT_KINDS: [Kind; 8] = [
     Kind::Thread,
     Kind::ThreadOneCpu,
     Kind::AsyncCurrentSocket,
     Kind::AsyncMultiSocket,
+    Kind::AsyncSpreadSocket,
     Kind::AsyncCurrentChannel,
     Kind::AsyncMultiChannel,
     Kind::OneThread,
@@ -206,11 +207,12 @@ const fn arm(kind: Kind) -> Arm {
 
 /// Every arm of a variants round: the brigades, and a twin of the cheapest (the
 /// current-thread channel brigade, about a tenth of a microsecond a hop).
-pub const VARIANT_ARMS: [Arm; 8] = [
+pub const VARIANT_ARMS: [Arm; 9] = [
     arm(Kind::Thread),
     arm(Kind::ThreadOneCpu),
     arm(Kind::AsyncCurrentSocket),
     arm(Kind::AsyncMultiSocket),
+    arm(Kind::AsyncSpreadSocket),
     arm(Kind::AsyncCurrentChannel),
     arm(Kind::AsyncMultiChannel),
     arm(Kind::OneThread),
@@ -237,6 +239,7 @@ fn est_hop_ns(kind: Kind) -> f64 {
         Kind::ThreadOneCpu => 12_000.0,
         Kind::AsyncCurrentSocket => 4_200.0,
         Kind::AsyncMultiSocket => 4_700.0,
+        Kind::AsyncSpreadSocket => 12_000.0,
         Kind::OneThread => 1_900.0,
         Kind::AsyncCurrentChannel => 110.0,
         Kind::AsyncMultiChannel => 250.0,
@@ -248,7 +251,7 @@ fn est_hop_ns(kind: Kind) -> f64 {
 fn est_build_ns(kind: Kind) -> f64 {
     match kind {
         Kind::Thread | Kind::ThreadOneCpu => 90_000.0,
-        Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => 25_000.0,
+        Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket | Kind::AsyncSpreadSocket => 25_000.0,
         Kind::OneThread => 10_000.0,
         Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 3_000.0,
     }

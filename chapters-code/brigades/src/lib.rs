@@ -59,6 +59,11 @@ pub enum Kind {
     AsyncMultiChannel,
     /// tokio's in-memory pipe (no file descriptor), current-thread runtime.
     AsyncCurrentPipe,
+    /// Socket pairs, tasks spread over two threads: members alternate between two
+    /// current-thread runtimes, each on its own thread, so every hop wakes the other
+    /// thread (what the multi-thread runtime does when a woken task lands on another
+    /// worker, made to happen at every hop).
+    AsyncSpreadSocket,
     /// One thread does every read and write of a socket brigade itself.
     OneThread,
 }
@@ -74,6 +79,7 @@ impl Kind {
             Kind::AsyncCurrentChannel => "async current-thread · channel",
             Kind::AsyncMultiChannel => "async multi-thread · channel",
             Kind::AsyncCurrentPipe => "async current-thread · in-memory pipe",
+            Kind::AsyncSpreadSocket => "async on two threads · socket",
             Kind::OneThread => "one thread · socket",
         }
     }
@@ -89,6 +95,7 @@ impl Kind {
             Kind::AsyncCurrentChannel => "async ct, channel",
             Kind::AsyncMultiChannel => "async mt, channel",
             Kind::AsyncCurrentPipe => "async ct, mem pipe",
+            Kind::AsyncSpreadSocket => "async 2 threads, socket",
             Kind::OneThread => "one thread, socket",
         }
     }
@@ -105,6 +112,7 @@ impl Kind {
                 | Kind::ThreadOneCpu
                 | Kind::AsyncCurrentSocket
                 | Kind::AsyncMultiSocket
+                | Kind::AsyncSpreadSocket
                 | Kind::OneThread
         )
     }
@@ -272,7 +280,7 @@ pub fn drive(
     };
     for i in 0..warmup + laps {
         if i == warmup {
-            out.usage = Usage::now();
+            out.usage = Usage::now(); // its reads end before the first lap's start
         }
         let sent = i as u8;
         let start = Instant::now();
@@ -290,7 +298,7 @@ pub fn drive(
             break;
         }
     }
-    out.usage = Usage::since(out.usage);
+    out.usage = Usage::since(out.usage); // its reads start after the last lap's end
     Ok(out)
 }
 // ANCHOR_END: drive
@@ -671,6 +679,24 @@ pub fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Times the laps of a brigade driven from outside its runtime: each lap is one
+/// `block_on`, bounded, so a stalled brigade fails shortly after the deadline. Shared by
+/// the async brigades and the spread one.
+fn runtime_laps<L: Link>(
+    rt: &tokio::runtime::Runtime,
+    head: &mut L::Tx,
+    tail: &mut L::Rx,
+    members: usize,
+    (warmup, laps): (usize, usize),
+    deadline: Instant,
+) -> io::Result<Laps> {
+    let give_up = tokio::time::Instant::from_std(deadline + STALL_GRACE);
+    drive(members, warmup, laps, deadline, |b| {
+        rt.block_on(async { tokio::time::timeout_at(give_up, async_lap::<L>(head, tail, b)).await })
+            .map_err(|_| stalled(io::ErrorKind::TimedOut.into()))?
+    })
+}
+
 /// N async tasks joined by links of kind `L`.
 pub struct AsyncBrigade<L: Link> {
     rt: tokio::runtime::Runtime,
@@ -749,14 +775,15 @@ impl<L: Link> AsyncBrigade<L> {
     /// Times laps until `laps` ran or `deadline` passed; each lap is one `block_on`,
     /// bounded, so a stalled brigade fails shortly after the deadline.
     pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
-        let (rt, head, tail) = (&self.rt, &mut self.head, &mut self.tail);
-        let give_up = tokio::time::Instant::from_std(deadline + STALL_GRACE);
-        drive(self.members.len(), warmup, laps, deadline, |b| {
-            rt.block_on(async {
-                tokio::time::timeout_at(give_up, async_lap::<L>(head, tail, b)).await
-            })
-            .map_err(|_| stalled(io::ErrorKind::TimedOut.into()))?
-        })
+        let n = self.members.len();
+        runtime_laps::<L>(
+            &self.rt,
+            &mut self.head,
+            &mut self.tail,
+            n,
+            (warmup, laps),
+            deadline,
+        )
     }
 
     /// Closes the brigade and returns how many bytes each member passed on.
@@ -773,6 +800,146 @@ impl<L: Link> AsyncBrigade<L> {
             Ok::<_, io::Error>(counts)
         });
         rt.shutdown_background();
+        counts
+    }
+}
+
+// ANCHOR: spread
+/// N async tasks over socket pairs, spread over two threads: member `i` runs on one of
+/// two current-thread runtimes, alternately, so each hop hands the byte to a task on
+/// the other thread, which epoll must wake. The driver's thread runs one runtime (in
+/// `block_on`), a thread of its own the other.
+#[cfg(unix)]
+pub struct SpreadBrigade {
+    rt: tokio::runtime::Runtime,
+    /// The second runtime's thread, which runs until this sender is dropped.
+    other: Option<(
+        std::thread::JoinHandle<()>,
+        tokio::sync::oneshot::Sender<()>,
+    )>,
+    head: tokio::net::UnixStream,
+    tail: tokio::net::UnixStream,
+    members: Vec<tokio::task::JoinHandle<io::Result<u64>>>,
+    pub stop: Option<Stop>,
+}
+
+/// A member on whichever runtime polls it: its link ends are registered with that
+/// runtime's reactor on its first poll.
+#[cfg(unix)]
+async fn spread_member(from: UnixStream, to: UnixStream) -> io::Result<u64> {
+    let tokio_end = |s: UnixStream| {
+        s.set_nonblocking(true)?;
+        tokio::net::UnixStream::from_std(s)
+    };
+    async_member::<SocketLink>(tokio_end(from)?, tokio_end(to)?).await
+}
+// ANCHOR_END: spread
+
+#[cfg(unix)]
+impl SpreadBrigade {
+    /// Builds up to `tasks` members; the second runtime needs one thread.
+    pub fn build(tasks: usize, caps: &Caps) -> Result<SpreadBrigade, Stop> {
+        let none = |limit: String| Stop::new(tasks, 0, limit);
+        if caps.threads < 1 {
+            return Err(none(caps.threads_why.clone()));
+        }
+        let reserve = FdReserve::new();
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| none(os::diagnose_spawn_error(&e)))
+        };
+        let (rt, rt2) = (runtime()?, runtime()?);
+        let other = rt2.handle().clone();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .spawn(move || {
+                rt2.block_on(async {
+                    let _ = stop_rx.await;
+                });
+            })
+            .map_err(|e| none(os::diagnose_spawn_error(&e)))?;
+        let start_rss = os::resident_bytes();
+        let (pairs, mut refused) = socket_pairs(tasks + 1);
+        let mut pairs = pairs.into_iter();
+        let Some((head, mut tail)) = pairs.next() else {
+            return Err(none(refused.unwrap_or_default()));
+        };
+        let mut members = Vec::with_capacity(tasks.min(1 << 16));
+        for (i, (next_in, next_out)) in pairs.enumerate() {
+            if let Some(why) = caps.refuse(i, false, start_rss) {
+                refused = Some(why);
+                break;
+            }
+            let member = spread_member(tail, next_in);
+            members.push(if i % 2 == 0 {
+                other.spawn(member)
+            } else {
+                rt.spawn(member)
+            });
+            tail = next_out;
+        }
+        drop(reserve);
+        let tokio_end = |s: UnixStream| {
+            let _in_runtime = rt.enter();
+            s.set_nonblocking(true)?;
+            tokio::net::UnixStream::from_std(s)
+        };
+        let fail = |e: io::Error| none(os::diagnose_link_error(&e));
+        let (head, tail) = (
+            tokio_end(head).map_err(fail)?,
+            tokio_end(tail).map_err(fail)?,
+        );
+        let stop = refused.map(|why| Stop::new(tasks, members.len(), why));
+        Ok(SpreadBrigade {
+            rt,
+            other: Some((thread, stop_tx)),
+            head,
+            tail,
+            members,
+            stop,
+        })
+    }
+
+    pub fn tasks(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+        let n = self.members.len();
+        runtime_laps::<SocketLink>(
+            &self.rt,
+            &mut self.head,
+            &mut self.tail,
+            n,
+            (warmup, laps),
+            deadline,
+        )
+    }
+
+    /// Closes the brigade, returns how many bytes each member passed on, and stops the
+    /// second runtime's thread.
+    pub fn finish(mut self) -> io::Result<Vec<u64>> {
+        let members = std::mem::take(&mut self.members);
+        let SpreadBrigade {
+            rt, other, head, ..
+        } = self;
+        let counts = rt.block_on(async move {
+            SocketLink::close(head).await;
+            let mut counts = Vec::with_capacity(members.len());
+            for m in members {
+                counts.push(m.await.map_err(io::Error::other)??);
+            }
+            Ok::<_, io::Error>(counts)
+        });
+        rt.shutdown_background();
+        if let Some((thread, stop)) = other {
+            let _ = stop.send(());
+            thread
+                .join()
+                .map_err(|_| io::Error::other("the second runtime's thread panicked"))?;
+        }
         counts
     }
 }
@@ -810,6 +977,8 @@ pub enum Brigade {
     OneThread(OneThreadBrigade),
     #[cfg(unix)]
     Socket(AsyncBrigade<SocketLink>),
+    #[cfg(unix)]
+    Spread(SpreadBrigade),
     Channel(AsyncBrigade<ChannelLink>),
     Pipe(AsyncBrigade<PipeLink>),
 }
@@ -836,6 +1005,8 @@ impl Brigade {
             Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => {
                 AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Socket)
             }
+            #[cfg(unix)]
+            Kind::AsyncSpreadSocket => SpreadBrigade::build(tasks, caps).map(Brigade::Spread),
             #[cfg(unix)]
             Kind::Thread => {
                 build_thread_brigade(tasks, caps, None).map(|b| Brigade::Threads(b, false))
@@ -879,6 +1050,8 @@ impl Brigade {
             Brigade::OneThread(b) => b.tasks(),
             #[cfg(unix)]
             Brigade::Socket(b) => b.tasks(),
+            #[cfg(unix)]
+            Brigade::Spread(b) => b.tasks(),
             Brigade::Channel(b) => b.tasks(),
             Brigade::Pipe(b) => b.tasks(),
         }
@@ -892,6 +1065,8 @@ impl Brigade {
             Brigade::OneThread(b) => b.stop.clone(),
             #[cfg(unix)]
             Brigade::Socket(b) => b.stop.clone(),
+            #[cfg(unix)]
+            Brigade::Spread(b) => b.stop.clone(),
             Brigade::Channel(b) => b.stop.clone(),
             Brigade::Pipe(b) => b.stop.clone(),
         }
@@ -917,6 +1092,8 @@ impl Brigade {
             Brigade::OneThread(b) => b.laps(warmup, laps, deadline),
             #[cfg(unix)]
             Brigade::Socket(b) => b.laps(warmup, laps, deadline),
+            #[cfg(unix)]
+            Brigade::Spread(b) => b.laps(warmup, laps, deadline),
             Brigade::Channel(b) => b.laps(warmup, laps, deadline),
             Brigade::Pipe(b) => b.laps(warmup, laps, deadline),
         }
@@ -932,6 +1109,8 @@ impl Brigade {
             Brigade::OneThread(_) => Ok(Vec::new()),
             #[cfg(unix)]
             Brigade::Socket(b) => b.finish(),
+            #[cfg(unix)]
+            Brigade::Spread(b) => b.finish(),
             Brigade::Channel(b) => b.finish(),
             Brigade::Pipe(b) => b.finish(),
         }

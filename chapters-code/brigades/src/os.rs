@@ -26,30 +26,43 @@ pub struct Usage {
     /// Wall time between the two readings: the window every other field covers.
     #[serde(default)]
     pub wall_ns: f64,
+    /// Times the scheduler moved one of the process's threads to another CPU
+    /// (`se.nr_migrations` in Linux's `/proc/<pid>/task/<tid>/sched`, summed over the
+    /// threads alive at both readings): in a brigade, mostly a woken member placed on
+    /// another CPU than the one it last ran on.
+    #[serde(default)]
+    pub migrations: Option<f64>,
     #[serde(skip)]
     taken: Option<std::time::Instant>,
 }
 
 impl Usage {
-    /// The process's totals so far; `None` where getrusage is not available. The
-    /// run-queue delay is read first: with hundreds of threads that takes a few
-    /// milliseconds of CPU, which must not fall inside a measured window.
+    /// The process's totals so far; `None` where getrusage is not available. Every
+    /// counter is read first and the window's start stamp taken last: the run-queue
+    /// delay alone, with hundreds of threads to scan, takes milliseconds, which must
+    /// not fall inside the window the counters annotate.
     pub fn now() -> Option<Usage> {
-        let taken = std::time::Instant::now();
         let run_delay = harness::Counters::process().run_delay_ns;
+        let migrations = process_migrations();
         let mut u = Self::clocks()?;
         u.run_delay_ns = run_delay.map(|d| d as f64);
-        u.taken = Some(taken);
+        u.migrations = migrations;
+        u.taken = Some(std::time::Instant::now());
         Some(u)
     }
 
-    /// What was used since `start` (as returned by [`Usage::now`]); the clocks are
-    /// read before the run-queue delay, for the same reason.
+    /// What was used since `start` (as returned by [`Usage::now`]): the window's end
+    /// stamp is taken first, then the clocks, then the run-queue delay, so the window
+    /// (`wall_ns`) holds none of the reads and the clocks' window none of the scan.
     pub fn since(start: Option<Usage>) -> Option<Usage> {
+        let end = std::time::Instant::now();
         let a = start?;
         let mut b = Self::clocks()?;
         b.run_delay_ns = harness::Counters::process().run_delay_ns.map(|d| d as f64);
-        let wall_ns = a.taken.map_or(0.0, |t| t.elapsed().as_nanos() as f64);
+        b.migrations = process_migrations();
+        let wall_ns = a
+            .taken
+            .map_or(0.0, |t| end.saturating_duration_since(t).as_nanos() as f64);
         Some(Usage {
             wall_ns,
             taken: None,
@@ -59,6 +72,10 @@ impl Usage {
             voluntary_switches: b.voluntary_switches - a.voluntary_switches,
             involuntary_switches: b.involuntary_switches - a.involuntary_switches,
             run_delay_ns: match (a.run_delay_ns, b.run_delay_ns) {
+                (Some(x), Some(y)) => Some((y - x).max(0.0)),
+                _ => None,
+            },
+            migrations: match (a.migrations, b.migrations) {
                 (Some(x), Some(y)) => Some((y - x).max(0.0)),
                 _ => None,
             },
@@ -85,6 +102,7 @@ impl Usage {
                 involuntary_switches: ru.ru_nivcsw as f64,
                 run_delay_ns: None,
                 wall_ns: 0.0,
+                migrations: None,
                 taken: None,
             })
         }
@@ -104,9 +122,31 @@ impl Usage {
             involuntary_switches: self.involuntary_switches / n,
             run_delay_ns: self.run_delay_ns.map(|d| d / n),
             wall_ns: self.wall_ns / n,
+            migrations: self.migrations.map(|m| m / n),
             taken: None,
         }
     }
+}
+
+/// Migrations of every thread of this process alive now, summed (Linux; `None`
+/// elsewhere or where `/proc` cannot be read). A thread that ends between two readings
+/// takes its count with it, as with the run-queue delay.
+pub fn process_migrations() -> Option<f64> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let mut total = 0u64;
+    for entry in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Ok(text) = std::fs::read_to_string(entry.path().join("sched")) else {
+            continue; // the thread ended while we read
+        };
+        total += text
+            .lines()
+            .find_map(|l| l.strip_prefix("se.nr_migrations"))
+            .and_then(|v| v.trim().trim_start_matches(':').trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    Some(total as f64)
 }
 
 pub fn resident_bytes() -> Option<u64> {
@@ -391,6 +431,7 @@ pub fn thread_guard_named() -> Guard {
 }
 
 /// The soft open-file limit, in words: "RLIMIT_NOFILE = 20,000".
+#[cfg(unix)]
 fn nofile_text() -> String {
     let l = harness::machine::Limits::current();
     format!(

@@ -12,10 +12,10 @@ use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source};
 use harness::render::capitalise;
 use harness::render::{
-    Align, Better, Table, Tails, compare_sentence, fmt_bytes, fmt_count, fmt_estimate,
-    fmt_opt_estimate, fmt_ratio_estimate, sig3,
+    Align, Better, Table, Tails, comparison_sentence, fmt_bytes, fmt_count, fmt_estimate,
+    fmt_opt_estimate, fmt_ratio_estimate, sig3, undecided_text,
 };
-use harness::stats::{Verdict, verdict};
+use harness::stats::{Comparison, Verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
@@ -194,52 +194,66 @@ fn voluntary_of(u: &crate::Usage) -> Option<f64> {
     Some(u.voluntary_switches)
 }
 
+fn migrations_of(u: &crate::Usage) -> Option<f64> {
+    u.migrations
+}
+
+/// Fewer voluntary switches a hop than this (one per 20 hops) and a multi-thread
+/// brigade's tasks stayed on one worker: a hop that moved to another worker would
+/// wake it, a voluntary switch of that worker at each such hop.
+pub const ONE_WORKER_SWITCHES: f64 = 0.05;
+
+/// The unpinned thread brigade counts as spread over the CPUs where its members were
+/// moved to another CPU at least once in ten hops, or it kept more than 1.15 CPUs busy.
+pub const SPREAD_MIGRATIONS: f64 = 0.1;
+pub const SPREAD_CPUS_BUSY: f64 = 1.15;
+
 fn memory_of(r: &Results<VariantsRound>, kind: Kind) -> Option<Estimate> {
     per_variant(r, kind, |v| v.resident_per_member)
 }
 
-/// `a` against `b` by the verdict rule, with the rounds' own ratio where both ran in
-/// the same rounds.
-fn compare_values(
-    (an, ae): (&str, &Estimate),
-    (bn, be): (&str, &Estimate),
-    ratio: Option<Estimate>,
-    better: Better,
-) -> String {
-    compare_sentence((an, ae), (bn, be), ratio.as_ref(), better)
+/// A per-variant value of two brigades, judged on the rounds' pairs.
+fn compare_variants(
+    r: &Results<VariantsRound>,
+    a: Kind,
+    b: Kind,
+    f: impl Fn(&crate::experiments::Variant) -> Option<f64>,
+) -> Option<Comparison> {
+    r.compare_of(
+        |round| round.find(a).and_then(&f),
+        |round| round.find(b).and_then(&f),
+    )
 }
 
-/// A per-hop counter of two brigades compared, with the rounds' own ratio.
+/// A per-hop counter of two brigades, judged on the rounds' pairs.
+fn counter_comparison(
+    r: &Results<VariantsRound>,
+    a: Kind,
+    b: Kind,
+    f: fn(&crate::Usage) -> Option<f64>,
+) -> Option<Comparison> {
+    compare_variants(r, a, b, |v| v.per_hop.as_ref().and_then(f))
+}
+
+/// A per-hop counter of two brigades compared, on the rounds' pairs.
 fn compare_counter(
     r: &Results<VariantsRound>,
     (a, an): (Kind, &str),
     (b, bn): (Kind, &str),
     f: fn(&crate::Usage) -> Option<f64>,
 ) -> Option<String> {
-    let (ae, be) = (counter(r, a, f)?, counter(r, b, f)?);
-    let ratio = r.estimate_of(|x| {
-        let (va, vb) = (
-            f(x.find(a)?.per_hop.as_ref()?)?,
-            f(x.find(b)?.per_hop.as_ref()?)?,
-        );
-        (va > 0.0 && vb > 0.0).then(|| va / vb)
-    });
-    Some(compare_values((an, &ae), (bn, &be), ratio, Better::Higher))
+    let c = counter_comparison(r, a, b, f)?;
+    Some(comparison_sentence(an, bn, &c, Better::Higher))
 }
 
-/// The time per hop of two brigades compared.
+/// The time per hop of two brigades compared, on the rounds' pairs.
 fn compare_hops(
     r: &Results<VariantsRound>,
     (a, an): (Kind, &str),
     (b, bn): (Kind, &str),
 ) -> Option<String> {
-    let (ae, be) = (r.estimate(a.key())?, r.estimate(b.key())?);
-    Some(compare_values(
-        (an, &ae),
-        (bn, &be),
-        r.ratio(a.key(), b.key()),
-        Better::Lower,
-    ))
+    let c = r.compare(a.key(), b.key())?;
+    Some(comparison_sentence(an, bn, &c, Better::Lower))
 }
 
 /// A count rounded to three significant digits: 885,621 → 886,000.
@@ -317,20 +331,119 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         Kind::AsyncCurrentSocket,
         Kind::AsyncMultiSocket,
     );
+    let pin = Kind::ThreadOneCpu;
     let mut out = Vec::new();
-    if let (Some(a), Some(b), Some(c), Some(cmp)) = (
-        e(th),
-        e(mt),
+    // Like with like: every hop on one CPU, threads pinned against tasks on one thread.
+    if let (Some(p), Some(c), Some(cmp)) = (
+        e(pin),
         e(ct),
-        compare_hops(r, (th, "a thread hop"), (mt, "a multi-thread task hop")),
+        compare_hops(
+            r,
+            (pin, "a thread hop"),
+            (ct, "a task hop on the current-thread runtime"),
+        ),
     ) {
         out.push(format!(
-            "With {members} members linked by socket pairs, a hop took {} between threads \
-             and {} between tokio tasks on the multi-thread runtime ({} on the \
-             current-thread runtime): {cmp}",
-            ns(&a),
-            ns(&b),
+            "Like with like, every hop on one CPU: with {members} members linked by socket \
+             pairs, a hop took {} between threads pinned to one CPU and {} between tokio \
+             tasks on the current-thread runtime, which runs them all on one thread: {cmp}",
+            ns(&p),
             ns(&c),
+        ));
+    }
+    // tokio's default runtime: where its tasks ran, from the counter that shows it.
+    if let (Some(m), Some(vm), Some(cmp)) = (
+        e(mt),
+        counter(r, mt, voluntary_of),
+        compare_hops(
+            r,
+            (pin, "a pinned thread hop"),
+            (mt, "a multi-thread task hop"),
+        ),
+    ) {
+        let placed = if vm.median < ONE_WORKER_SWITCHES {
+            format!(
+                "its tasks stayed on one worker thread ({} voluntary context switches a hop, \
+                 about two a lap of hops: the driver's wait for the lap and, by our reading, \
+                 the worker parking once the lap is done), so like the pinned threads its \
+                 hops did not change thread",
+                sig3(vm.median)
+            )
+        } else {
+            format!(
+                "its tasks did not stay on one worker ({} voluntary context switches a hop: \
+                 hops woke other threads)",
+                sig3(vm.median)
+            )
+        };
+        out.push(format!(
+            "On tokio's default multi-thread runtime a task hop took {}; {placed}: {cmp}",
+            ns(&m)
+        ));
+    }
+    // The write-up's pair, kept: unpinned threads against the multi-thread runtime.
+    if let (Some(a), Some(cmp)) = (
+        e(th),
+        compare_hops(
+            r,
+            (th, "an unpinned thread hop"),
+            (mt, "a multi-thread task hop"),
+        ),
+    ) {
+        let spread = match (
+            counter(r, th, migrations_of),
+            per_variant(r, th, |v| v.cores_busy),
+        ) {
+            (Some(g), Some(b)) => format!(
+                " (the scheduler moved a member to another CPU {} times a hop, and the brigade \
+                 kept {} CPUs busy on average)",
+                sig3(g.median),
+                sig3(b.median)
+            ),
+            _ => String::new(),
+        };
+        let pinning = compare_hops(r, (pin, "a pinned thread hop"), (th, "an unpinned one"))
+            .map_or_else(String::new, |c| format!("; pinning alone: {c}"));
+        let spread_here = match (
+            counter(r, th, migrations_of),
+            per_variant(r, th, |v| v.cores_busy),
+        ) {
+            (Some(g), Some(b)) => g.median >= SPREAD_MIGRATIONS || b.median >= SPREAD_CPUS_BUSY,
+            _ => true,
+        };
+        out.push(if spread_here {
+            format!(
+                "The write-up's pair, unpinned threads against the multi-thread runtime, \
+                 mixes placement: the unpinned threads spread over the CPUs{spread}, the \
+                 tasks did not. Unpinned, a thread hop took {}: {cmp}{pinning}",
+                ns(&a)
+            )
+        } else {
+            format!(
+                "The write-up's pair, unpinned threads against the multi-thread runtime: in \
+                 this run the unpinned threads, too, stayed mostly on one CPU{spread}, so here \
+                 it compares like with like. Unpinned, a thread hop took {}: {cmp}{pinning}",
+                ns(&a)
+            )
+        });
+    }
+    // Spread like unpinned threads: tasks that change thread at every hop.
+    let sp = Kind::AsyncSpreadSocket;
+    if let (Some(s2), Some(v), Some(cmp)) = (
+        e(sp),
+        counter(r, sp, voluntary_of),
+        compare_hops(
+            r,
+            (th, "an unpinned thread hop"),
+            (sp, "a task hop across two threads"),
+        ),
+    ) {
+        out.push(format!(
+            "Tasks spread as threads are: with the members alternating between two \
+             current-thread runtimes, each on its own thread, every hop wakes the other \
+             thread ({} voluntary context switches a hop) and a hop took {}: {cmp}",
+            sig3(v.median),
+            ns(&s2)
         ));
     }
     if let (Some(ch), Some(cmp)) = (
@@ -347,16 +460,16 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         ));
     }
     let med = |k: Kind, f: fn(&crate::Usage) -> Option<f64>| counter(r, k, f).map(|e| e.median);
-    // The same pair as the first sentence: threads against multi-thread tasks.
+    // The same pair as the first sentence: pinned threads against current-thread tasks.
     if let (Some(vt), Some(vm), Some(mt_cpu), Some(th_cpu), Some(cpu)) = (
-        med(th, voluntary_of),
-        med(mt, voluntary_of),
-        med(mt, cpu_of),
-        med(th, cpu_of),
+        med(pin, voluntary_of),
+        med(ct, voluntary_of),
+        med(ct, cpu_of),
+        med(pin, cpu_of),
         compare_counter(
             r,
-            (th, "a thread hop's CPU time"),
-            (mt, "a multi-thread task hop's"),
+            (pin, "a pinned thread hop's CPU time"),
+            (ct, "a current-thread task hop's"),
             cpu_of,
         ),
     ) {
@@ -377,22 +490,19 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             _ => String::new(),
         };
         out.push(format!(
-            "Why, measured: a thread hop made {} voluntary context switches{blocks} and used \
-             {} of CPU, a multi-thread task hop {} and {}; {cpu}.{waited}",
+            "Why, measured: a pinned thread hop made {} voluntary context switches{blocks} \
+             and used {} of CPU, a current-thread task hop {} and {}; {cpu}.{waited}",
             sig3(vt),
             Unit::Nanos.format(th_cpu),
             sig3(vm),
             Unit::Nanos.format(mt_cpu),
         ));
     }
-    if let (Some(mth), Some(mct)) = (memory_of(r, th), memory_of(r, ct)) {
-        let ratio = r.estimate_of(|x| {
-            let (a, b) = (
-                x.find(th)?.resident_per_member?,
-                x.find(ct)?.resident_per_member?,
-            );
-            (a > 0.0 && b > 0.0).then(|| a / b)
-        });
+    if let (Some(mth), Some(mct), Some(mem)) = (
+        memory_of(r, th),
+        memory_of(r, ct),
+        compare_variants(r, th, ct, |v| v.resident_per_member),
+    ) {
         out.push(format!(
             "A member's memory, as the resident memory building a brigade of {members} added \
              ÷ {members} (the last column of the table of every brigade; user memory only, so \
@@ -400,12 +510,7 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
              socket task; {}",
             fmt_estimate(&mth, Unit::Bytes),
             fmt_estimate(&mct, Unit::Bytes),
-            compare_values(
-                ("a thread's", &mth),
-                ("a task's", &mct),
-                ratio,
-                Better::Higher
-            )
+            comparison_sentence("a thread's", "a task's", &mem, Better::Higher)
         ));
     }
     if let Some(far) = how_far(r) {
@@ -492,17 +597,43 @@ fn hop_cdf(r: &Results<VariantsRound>) -> anyhow::Result<String> {
 
 /// Sentences decided by the intervals: what these results show, and what they do not.
 fn findings(r: &Results<VariantsRound>) -> anyhow::Result<String> {
-    let pairs: [(Kind, Kind, &str, &str); 7] = [
+    let pairs: [(Kind, Kind, &str, &str); 11] = [
+        (
+            Kind::Thread,
+            Kind::AsyncSpreadSocket,
+            "a hop between unpinned threads",
+            "a hop between async tasks alternating between two threads (both over socket \
+             pairs)",
+        ),
+        (
+            Kind::AsyncSpreadSocket,
+            Kind::AsyncCurrentSocket,
+            "an async hop between two threads",
+            "one on a single thread (current-thread runtime; both over socket pairs)",
+        ),
+        (
+            Kind::ThreadOneCpu,
+            Kind::AsyncCurrentSocket,
+            "a hop between threads pinned to one CPU",
+            "a hop between async tasks on the current-thread runtime (both on one CPU, over \
+             socket pairs)",
+        ),
+        (
+            Kind::ThreadOneCpu,
+            Kind::AsyncMultiSocket,
+            "a hop between threads pinned to one CPU",
+            "a hop between async tasks on the multi-thread runtime (both over socket pairs)",
+        ),
         (
             Kind::Thread,
             Kind::AsyncCurrentSocket,
-            "a hop between threads",
+            "a hop between unpinned threads",
             "a hop between async tasks on the current-thread runtime (both over socket pairs)",
         ),
         (
             Kind::Thread,
             Kind::AsyncMultiSocket,
-            "a hop between threads",
+            "a hop between unpinned threads (the write-up's pair)",
             "a hop between async tasks on the multi-thread runtime (both over socket pairs)",
         ),
         (
@@ -538,15 +669,10 @@ fn findings(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     ];
     let mut out = Vec::new();
     for (a, b, an, bn) in pairs {
-        let (Some(ae), Some(be)) = (r.estimate(a.key()), r.estimate(b.key())) else {
+        let Some(c) = r.compare(a.key(), b.key()) else {
             continue;
         };
-        out.push(compare_sentence(
-            (an, &ae),
-            (bn, &be),
-            r.ratio(a.key(), b.key()).as_ref(),
-            Better::Lower,
-        ));
+        out.push(comparison_sentence(an, bn, &c, Better::Lower));
     }
     anyhow::ensure!(!out.is_empty(), "no two brigades have results to compare");
     if let Some(s) = aa_sentence(r) {
@@ -566,14 +692,14 @@ fn aa_sentence(r: &Results<VariantsRound>) -> Option<String> {
         kind: k,
         twin: true,
     });
-    let (a, b) = (r.estimate(k.key())?, r.estimate(&twin)?);
-    let s = compare_sentence(
-        ("the current-thread channel brigade", &a),
-        ("its twin", &b),
-        r.ratio(k.key(), &twin).as_ref(),
+    let c = r.compare(k.key(), &twin)?;
+    let s = comparison_sentence(
+        "the current-thread channel brigade",
+        "its twin",
+        &c,
         Better::Lower,
     );
-    let flag = if verdict(&a, &b).is_clear() {
+    let flag = if c.is_clear() {
         " (the same code called different: a false verdict, of the kind How we measure counts)"
     } else {
         ""
@@ -652,6 +778,48 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         format!("≈ {} (as stated)", b.async_over_thread_published),
         yours_ratio,
     ]);
+    // The clean pair beside the write-up's: threads pinned to one CPU, as the tasks were.
+    let pin = Kind::ThreadOneCpu;
+    t.row([
+        "threads pinned to one CPU: per hop (mean lap ÷ tasks)".to_string(),
+        "–".to_string(),
+        fmt_opt_estimate(per_task(pin), Unit::Nanos),
+    ]);
+    let pinned_ratio = r
+        .estimate_of(|x| {
+            let (t, a) = (x.find(pin)?, x.find(am)?);
+            (t.lap_mean_ns > 0.0).then(|| {
+                (a.lap_mean_ns / a.tasks.max(1) as f64) / (t.lap_mean_ns / t.tasks.max(1) as f64)
+            })
+        })
+        .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e));
+    t.row([
+        "async ÷ threads pinned to one CPU, mean per hop".to_string(),
+        "–".to_string(),
+        pinned_ratio,
+    ]);
+    for (k, who, user, system, elapsed) in [
+        (
+            th,
+            "threads",
+            b.thread_user_s,
+            b.thread_system_s,
+            b.thread_elapsed_s,
+        ),
+        (
+            am,
+            "async",
+            b.async_user_s,
+            b.async_system_s,
+            b.async_elapsed_s,
+        ),
+    ] {
+        t.row([
+            format!("{who}: CPUs busy (CPU time ÷ wall time)"),
+            format!("{} (whole run)", sig3((user + system) / elapsed)),
+            median_cell(per_variant(r, k, |v| v.cores_busy), sig3),
+        ]);
+    }
     let mut md = t.to_markdown();
     md.push('\n');
     md.push_str(
@@ -671,9 +839,117 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             b.tasks
         ));
     }
+    if let Some(why) = reference_why(r, &rf) {
+        md.push_str(&why);
+        md.push_str("\n\n");
+    }
     md.push_str(&rf.attribution());
     md.push('\n');
     Ok(md)
+}
+
+/// Why your async ÷ threads ratio differs from the write-up's: which hop differs, what
+/// pinning does to it, what the counters say about placement, and what is only our
+/// hypothesis.
+fn reference_why(r: &Results<VariantsRound>, rf: &Reference) -> Option<String> {
+    let b = &rf.brigade;
+    let (th, pin, am) = (Kind::Thread, Kind::ThreadOneCpu, Kind::AsyncMultiSocket);
+    let per_task = |k: Kind| per_variant(r, k, |v| Some(v.lap_mean_ns / v.tasks.max(1) as f64));
+    let (t, a) = (per_task(th)?, per_task(am)?);
+    let mut out = Vec::new();
+    // Your ratio against the published one, a fixed value: judged apart.
+    if let Some(yours) = r.estimate_of(|x| {
+        let (t, a) = (x.find(th)?, x.find(am)?);
+        (t.lap_mean_ns > 0.0).then(|| {
+            (a.lap_mean_ns / a.tasks.max(1) as f64) / (t.lap_mean_ns / t.tasks.max(1) as f64)
+        })
+    }) {
+        let p = b.async_over_thread_published;
+        let theirs = Estimate {
+            median: p,
+            lo: p,
+            hi: p,
+            confidence: 1.0,
+            n: yours.n,
+            drift: None,
+        };
+        out.push(format!(
+            "{}.",
+            capitalise(&comparison_sentence(
+                "your async ÷ threads ratio",
+                "the write-up's published one",
+                &Comparison::unpaired(yours, theirs),
+                Better::Higher,
+            ))
+        ));
+    }
+    out.push(format!(
+        "Your async hop is {} against the write-up's {}, your unpinned thread hop {} \
+         against its {}.",
+        ns(&a),
+        fmt_published_ns(b.async_lap_div_tasks_ns),
+        ns(&t),
+        fmt_published_ns(b.thread_lap_div_tasks_ns),
+    ));
+    let pinned = r.compare(pin.key(), th.key());
+    let pinning = pinned.map(|c| {
+        comparison_sentence(
+            "a hop between threads pinned to one CPU",
+            "one between unpinned threads",
+            &c,
+            Better::Lower,
+        )
+    });
+    let pinned_faster = pinned.is_some_and(|c| c.verdict == Verdict::Below);
+    let (moved, busy) = (
+        counter(r, th, migrations_of),
+        per_variant(r, th, |v| v.cores_busy),
+    );
+    if let (Some(g), Some(c), Some(cmp)) = (moved, busy, pinning) {
+        let spread = g.median >= SPREAD_MIGRATIONS || c.median >= SPREAD_CPUS_BUSY;
+        let counts = format!(
+            "the scheduler moved a member to another CPU {} times a hop and the brigade kept \
+             {} CPUs busy",
+            sig3(g.median),
+            sig3(c.median)
+        );
+        out.push(if spread && pinned_faster {
+            format!(
+                "Unpinned, your threads spread over the CPUs ({counts}); {cmp}: here the \
+                 thread hop's extra cost lies partly in its placement (how much, the pinned \
+                 rows above show). Our hypothesis for why a hop to \
+                 another CPU costs more than a hop on one, not measured on this page: this \
+                 is a virtual machine, where waking a thread on the other virtual CPU goes \
+                 by way of the hypervisor; see the *one exit to the hypervisor*, *guest \
+                 halt-poll window* and *idle states* rows on [Your \
+                 machine](your-machine.md) (and `VM exit`, `halt-poll` and `idle` in the \
+                 provenance line below)."
+            )
+        } else if spread {
+            format!("Unpinned, your threads spread over the CPUs ({counts}); {cmp}.")
+        } else {
+            format!(
+                "In this run your unpinned threads stayed mostly on one CPU, as the pinned \
+                 ones did ({counts}), so placement does not tell them apart here: {cmp}."
+            )
+        });
+    }
+    if let Some(v) = counter(r, am, voluntary_of).filter(|v| v.median < ONE_WORKER_SWITCHES) {
+        out.push(format!(
+            "Your multi-thread tasks stayed on one worker ({} voluntary switches a hop).",
+            sig3(v.median)
+        ));
+    }
+    out.push(format!(
+        "The write-up's thread brigade kept more than one CPU busy (its `time` output reads \
+         “133%CPU”: user plus system seconds over elapsed, {} by our arithmetic) and its \
+         async brigade about one (“107%CPU”), so on our reading its pair mixed placement: its \
+         row is kept, and the pinned rows are the clean pair beside it. Its machine is, in \
+         its words, “my laptop” (its cgroup example comes from Fedora; CPU and core count are \
+         not stated).",
+        sig3((b.thread_user_s + b.thread_system_s) / b.thread_elapsed_s),
+    ));
+    Some(out.join(" "))
 }
 
 /// The least CPU time (over every round's timed laps) for which the table shows the
@@ -710,7 +986,7 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         "per hop",
         "CPU (kernel share)",
         "waiting for a CPU",
-        "switches: voluntary, involuntary",
+        "switches: voluntary, involuntary · moved to another CPU",
     ]);
     let mut hidden = 0;
     let cpu_cell = |cpu: String, share: Option<f64>| match share {
@@ -727,9 +1003,10 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             cpu_cell(median_cell(usage(cpu_of), |v| Unit::Nanos.format(v)), share),
             median_cell(usage(wait_of), |v| Unit::Nanos.format(v)),
             format!(
-                "{}, {}",
+                "{}, {} · {}",
                 median_cell(usage(voluntary_of), sig3),
-                median_cell(usage(|u| Some(u.involuntary_switches)), sig3)
+                median_cell(usage(|u| Some(u.involuntary_switches)), sig3),
+                median_cell(usage(migrations_of), sig3),
             ),
         ]);
     }
@@ -760,16 +1037,25 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         ]);
     }
     let mut md = t.to_markdown();
-    md.push_str(
+    let window = window_fit(r).map_or_else(String::new, |gap| {
+        format!(
+            " (their wall time matches the laps' own sum to within {} in every round)",
+            percent(gap)
+        )
+    });
+    md.push_str(&format!(
         "\nWhole process, per hop over the timed laps; yours are medians over rounds. \
-         *Per hop* is, as in every table, a round's median lap ÷ members; the counters are \
-         read around all of a round's timed laps, so they are per average hop (the counters' \
-         wall time ÷ hops, the *wall time a hop* below), which slow laps pull above the \
-         median: a counter can therefore exceed the *per hop* beside it. \
+         *Per hop* is, as in every table, a round's median lap ÷ members. The counters are \
+         read just before the first timed lap's start stamp and just after the last one's \
+         end stamp, so their window is the timed laps{window}: they are per average hop (the \
+         *wall time a hop* below is the window ÷ hops, the mean lap ÷ members), and slow laps \
+         pull a mean above the median, so a counter can exceed the *per hop* beside it. \
          *Waiting for a CPU*: time its threads were runnable but not running (Linux's \
          run-queue delay), summed over the threads, so it can exceed the hop when several \
-         wait at once.",
-    );
+         wait at once. *Moved to another CPU*: the scheduler's migrations of the process's \
+         threads (`se.nr_migrations`, Linux), per hop: a member woken on another CPU than \
+         the one it last ran on."
+    ));
     if hidden > 0 {
         md.push_str(&format!(
             " The kernel share comes from `getrusage`, which samples at the scheduler's tick \
@@ -790,6 +1076,19 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         md.push_str(&format!("\n{s}"));
     }
     Ok(md)
+}
+
+/// The largest gap, over every brigade and round, between the counters' wall time and
+/// the sum of the timed laps, as a share of the laps: what the window holds besides them.
+fn window_fit(r: &Results<VariantsRound>) -> Option<f64> {
+    r.data()
+        .flat_map(|x| x.variants.iter())
+        .filter_map(|v| {
+            let u = v.per_hop.as_ref()?;
+            let laps = v.lap_mean_ns / v.tasks.max(1) as f64;
+            (laps > 0.0 && u.wall_ns > 0.0).then(|| (u.wall_ns - laps).abs() / laps)
+        })
+        .max_by(f64::total_cmp)
 }
 
 fn window_of(u: &crate::Usage) -> Option<f64> {
@@ -922,21 +1221,19 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     ) {
         out.push(s);
     }
-    if let (Some(u), Some(p)) = (r.estimate(un.key()), r.estimate(pin.key())) {
+    if let Some(pinning) = r.compare(pin.key(), un.key()) {
         // Which counter the difference is in, by the same rule as the sentences above.
-        let differs =
-            |f: fn(&crate::Usage) -> Option<f64>| match (counter(r, pin, f), counter(r, un, f)) {
-                (Some(a), Some(b)) => verdict(&a, &b),
-                _ => Verdict::Unclear,
-            };
+        let differs = |f: fn(&crate::Usage) -> Option<f64>| {
+            counter_comparison(r, pin, un, f).map_or(Verdict::Unclear, |c| c.verdict)
+        };
         let (cpu, wait) = (differs(cpu_of), differs(wait_of));
-        out.push(match verdict(&p, &u) {
+        out.push(match pinning.verdict {
             Verdict::Below if cpu == Verdict::Below && wait != Verdict::Below => {
                 "so what pinning saved is CPU time spent per hop, not time spent waiting for a \
                  CPU. Our hypothesis for that CPU time, which these counters do not split: \
                  unpinned, a member is often woken on the other CPU, so the waker has to \
                  signal that CPU (an interrupt, unless that CPU is idle and polling; on a \
-                 virtual machine, possibly by way of the hypervisor), and the byte and the \
+                 virtual machine, possibly by way of the hypervisor: see the halt-poll and hypervisor-exit rows on [Your machine](your-machine.md)), and the byte and the \
                  member's state move between the CPUs' caches; pinned, every wake-up stays on \
                  one CPU"
                     .to_string()
@@ -950,13 +1247,10 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
                                member share one CPU, and that crowding cost more than the \
                                local wake-ups saved"
                 .to_string(),
-            Verdict::Same => format!(
-                "so pinning changed a thread hop by less than {} here",
-                harness::render::threshold_text()
+            Verdict::Same | Verdict::Unclear => format!(
+                "so for a thread hop, pinned against unpinned, {}",
+                undecided_text(pinning.verdict).unwrap_or_default()
             ),
-            Verdict::Unclear => "so these runs cannot tell whether wake-ups that cross CPUs \
-                                 add to a thread hop here"
-                .to_string(),
         });
     }
     md.push_str(&harness::render::findings(out));
@@ -1040,31 +1334,19 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     );
     let mut md = t.to_markdown();
     md.push('\n');
-    if let (Some(th), Some(a)) = (
-        r.estimate(&bytes_key(Kind::Thread)),
-        r.estimate(&bytes_key(Kind::AsyncCurrentSocket)),
+    if let Some(c) = r.compare(
+        &bytes_key(Kind::Thread),
+        &bytes_key(Kind::AsyncCurrentSocket),
     ) {
-        let ratio = r.ratio(
-            &bytes_key(Kind::Thread),
-            &bytes_key(Kind::AsyncCurrentSocket),
-        );
-        md.push_str(&match (verdict(&th, &a), ratio) {
-            (Verdict::Above, Some(x)) => format!(
-                "In these results one more thread added more resident memory than one more async \
-                 task on the current-thread runtime (both over socket pairs): {} as much, \
-                 from the rounds' own ratios.",
-                fmt_ratio_estimate(&x)
-            ),
-            (Verdict::Below, Some(x)) => format!(
-                "In these results one more thread added less resident memory than one more async \
-                 task on the current-thread runtime: {} as much.",
-                fmt_ratio_estimate(&x)
-            ),
-            _ => "In these results there is no clear difference between a thread's and an async \
-                  task's resident memory (their intervals overlap, or differ by less than the \
-                  practical threshold)."
-                .to_string(),
-        });
+        md.push_str(&format!(
+            "In these results, for resident memory (both over socket pairs): {}.",
+            comparison_sentence(
+                "one more thread",
+                "one more async task on the current-thread runtime",
+                &c,
+                Better::Higher
+            )
+        ));
         md.push(' ');
     }
     let b = &rf.brigade;

@@ -1,12 +1,13 @@
 //! The A/A self-test: a twin arm runs the identical code as one of an experiment's
 //! variants, in the same rounds, under a reading key ending in [`crate::AA_TWIN`].
-//! The book's verdict rule should find no difference between the two; how often it
-//! does is its false-verdict rate on this machine ("How we measure" shows it), and a
-//! result whose own pair came out different says so under its tables.
+//! The book's verdict rule, judging the two on their pairs as it judges every two arms
+//! of one experiment, should find no difference between them; how often it does is its
+//! false-verdict rate on this machine ("How we measure" shows it), and a result whose
+//! own pair came out different says so under its tables.
 
-use crate::fmt::{fmt_estimate, threshold_text};
+use crate::fmt::{fmt_estimate, fmt_ratio_estimate, threshold_text};
 use crate::record::{Note, NoteKind, Record, Unit};
-use crate::stats::{Estimate, Verdict, verdict, verdict_with};
+use crate::stats::{Comparison, Estimate, Verdict};
 
 /// One reading and its A/A twin, summarised over the same rounds.
 #[derive(Debug, Clone)]
@@ -16,12 +17,15 @@ pub struct Pair {
     pub unit: Unit,
     pub original: Estimate,
     pub twin: Estimate,
+    /// The twin against the original, on their per-round pairs.
+    pub comparison: Comparison,
 }
 
 impl Pair {
-    /// The book's verdict rule on the pair: intervals apart and beyond the threshold.
+    /// The book's verdict rule on the pair, paired by round as the rule judges any two
+    /// arms of one experiment.
     pub fn verdict(&self) -> Verdict {
-        verdict(&self.twin, &self.original)
+        self.comparison.verdict
     }
 
     /// Whether the rule calls the pair different.
@@ -29,9 +33,10 @@ impl Pair {
         self.verdict().is_clear()
     }
 
-    /// Whether the intervals alone (no threshold) call it different.
+    /// Whether the ratio's interval alone (no threshold) calls it different.
     pub fn apart(&self) -> bool {
-        verdict_with(&self.twin, &self.original, 0.0).is_clear()
+        crate::stats::paired_verdict(&self.comparison.ratio, self.comparison.rounds(), 0.0)
+            .is_clear()
     }
 }
 
@@ -47,6 +52,7 @@ pub fn pairs(r: &Record) -> Vec<Pair> {
                 unit: r.unit(key)?,
                 original: r.estimate(key)?,
                 twin: r.estimate(twin)?,
+                comparison: r.compare(twin, key)?,
             })
         })
         .collect()
@@ -59,17 +65,18 @@ pub fn note(r: &Record) -> Option<Note> {
         .filter(Pair::called_different)
         .map(|p| {
             format!(
-                "{} measured {} and its identical twin {}",
+                "{} measured {} and its identical twin {} (the twin's per-round ratio {})",
                 p.key,
                 fmt_estimate(&p.original, p.unit),
-                fmt_estimate(&p.twin, p.unit)
+                fmt_estimate(&p.twin, p.unit),
+                fmt_ratio_estimate(&p.comparison.ratio)
             )
         })
         .collect();
     (!wrong.is_empty()).then(|| Note {
         kind: NoteKind::Noise,
         text: format!(
-            "this run's A/A check failed: {} — the same code, yet intervals apart and beyond the {} threshold. A verdict on this result may be a false one too; measure again before acting on it.",
+            "this run's A/A check failed: {} — the same code, yet a per-round ratio whose interval excludes 1 and lies beyond the {} threshold. A verdict on this result may be a false one too; measure again before acting on it.",
             wrong.join("; "),
             threshold_text()
         ),

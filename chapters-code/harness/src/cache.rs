@@ -10,9 +10,15 @@
 //! Every record read here passes [`crate::validate::record`] first; one that does not
 //! is refused with its path and the first reason, and reads as absent.
 //!
+//! Every file written here (results, failures, `.retried` marks, and through
+//! [`write_atomically`] the previous run and the two-runs history of `all-results`)
+//! goes into a folder this user owns and no one else can write
+//! ([`check_private_folder`]), through a temporary file created new, never through a
+//! symbolic link, private (0600), under an unpredictable name.
+//!
 //! Measuring holds an advisory lock ([`MeasureLock`]) on a per-user file —
-//! `$XDG_RUNTIME_DIR/cost-of-waiting.measure.lock`, else
-//! `/tmp/cost-of-waiting-<uid>.measure.lock` (see [`lock_path`]) — so two measurements
+//! `$XDG_RUNTIME_DIR/cost-of-waiting.measure.lock`, else one in the user's cache
+//! folder or the cargo target folder (see [`lock_path`]) — so two measurements
 //! of one user (an `mdbook serve` rebuild during `make regenerate`) run one after the
 //! other instead of disturbing each other. Measurements of two different users are not
 //! kept apart.
@@ -34,6 +40,11 @@ pub fn results_dir() -> PathBuf {
         let dir = PathBuf::from(dir);
         return std::path::absolute(&dir).unwrap_or(dir);
     }
+    default_results_dir()
+}
+
+/// `book-results/` in the cargo target folder the running binary was built into.
+fn default_results_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
     if dir.file_name().is_some_and(|n| n == "deps") {
@@ -140,42 +151,189 @@ pub fn slot_of(r: &Record) -> Slot<'_> {
     }
 }
 
-/// Writes `bytes` to `target` atomically: a temporary file named after this process
-/// in the same folder, then a rename. A reader never sees half a file.
+/// Writes `bytes` to `target` atomically: a new temporary file in the same folder,
+/// then a rename. A reader never sees half a file.
+///
+/// The folder must be this user's and writable by no one else
+/// ([`check_private_folder`]); the temporary file is created new — never opened if
+/// anything (a file, a symbolic link) already has its name, never following a link —
+/// readable by this user only (0600), under a name that holds this process's id and
+/// a random part, so that no one can plant a link where it will be (issue 28: a link
+/// planted for the coming pid's `.NAME.PID.tmp` made the measuring user overwrite the
+/// link's target). The rename replaces `target` itself, never what a link there
+/// points to.
 pub fn write_atomically(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let folder = target.parent().context("a result path has a folder")?;
-    std::fs::create_dir_all(folder)
-        .with_context(|| format!("cannot create {}", folder.display()))?;
+    create_private_dir_all(folder)?;
+    check_private_folder(folder)?;
     remove_stray_temporaries(folder);
     let name = target
         .file_name()
         .context("a result path has a file name")?
         .to_string_lossy();
-    let tmp = folder.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, target)
-        .with_context(|| format!("cannot move {} into place", tmp.display()))
+    let (tmp, mut file) = create_temporary(folder, &name)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.flush())
+        .with_context(|| format!("cannot write {}", tmp.display()));
+    drop(file);
+    let moved = written.and_then(|()| {
+        std::fs::rename(&tmp, target)
+            .with_context(|| format!("cannot move {} into place", tmp.display()))
+    });
+    if moved.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    moved
+}
+
+/// Creates `folder` and its missing parents; on Unix the folders it creates are
+/// `0755` whatever the umask (a umask of `002` would make them group-writable, which
+/// [`check_private_folder`] refuses).
+fn create_private_dir_all(folder: &Path) -> anyhow::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o755);
+    }
+    builder
+        .create(folder)
+        .with_context(|| format!("cannot create {}", folder.display()))
+}
+
+/// An unpredictable 64-bit number: std's hasher keys are drawn from the operating
+/// system's random source once per process, and the counter and the clock make each
+/// call's number differ.
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    h.write_u128(now.as_nanos());
+    h.finish()
+}
+
+/// Creates `.<name>.<pid>.<random>.tmp` in `folder`, new (an existing name, a symbolic
+/// link included, is never opened: another random part is tried), without following a
+/// link, readable and writable by this user only.
+fn create_temporary(folder: &Path, name: &str) -> anyhow::Result<(PathBuf, std::fs::File)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    let mut last = None;
+    for _ in 0..16 {
+        let tmp = folder.join(format!(
+            ".{name}.{}.{:016x}.tmp",
+            std::process::id(),
+            random_u64()
+        ));
+        match options.open(&tmp) {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", tmp.display())),
+        }
+    }
+    Err(last.expect("sixteen tries")).with_context(|| {
+        format!(
+            "cannot create a temporary file in {}: every name tried was taken",
+            folder.display()
+        )
+    })
+}
+
+/// A folder results are written into must belong to this user and be writable by no
+/// one else: another user who can write it could plant files or links where results
+/// go, or replace them. Refused with the reason and what to do. (Elsewhere than Unix
+/// there is nothing to check.)
+pub fn check_private_folder(folder: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(folder)
+            .with_context(|| format!("cannot inspect the results folder {}", folder.display()))?;
+        let meta = if meta.file_type().is_symlink() {
+            // A link to a folder (a results folder kept elsewhere) is judged by the
+            // folder it leads to; that folder is where the files go.
+            std::fs::metadata(folder).with_context(|| {
+                format!("cannot inspect the results folder {}", folder.display())
+            })?
+        } else {
+            meta
+        };
+        anyhow::ensure!(
+            meta.is_dir(),
+            "the results folder {} is not a folder",
+            folder.display()
+        );
+        let me = user_id();
+        anyhow::ensure!(
+            meta.uid() == me,
+            "refusing to write results into {}: it belongs to another user (uid {}, you are \
+             uid {me}), who could replace what is written there or plant links in it; set \
+             COW_RESULTS_DIR to a folder of your own",
+            folder.display(),
+            meta.uid()
+        );
+        let mode = meta.mode() & 0o7777;
+        anyhow::ensure!(
+            mode & 0o022 == 0,
+            "refusing to write results into {}: other users can write to it (mode {mode:04o}), \
+             so they could plant links where results go; make it private (chmod go-w {}) or \
+             set COW_RESULTS_DIR to a folder of your own",
+            folder.display(),
+            folder.display()
+        );
+    }
+    #[cfg(not(unix))]
+    let _ = folder;
+    Ok(())
 }
 
 /// Removes temporary files left by a writer that was killed (its process is gone).
+/// Their names are `.<name>.<pid>.<random>.tmp` (and `.<name>.<pid>.tmp` from before
+/// the random part).
 pub fn remove_stray_temporaries(folder: &Path) {
     let Ok(entries) = std::fs::read_dir(folder) else {
         return;
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_suffix(".tmp")
-            .and_then(|s| s.rsplit('.').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
+        let Some(pid) = temporary_pid(&name) else {
             continue;
         };
-        if !name.starts_with('.') || pid == std::process::id() || process_alive(pid) {
+        if pid == std::process::id() || process_alive(pid) {
             continue;
         }
+        // Removes the name only, a link included, never what a link points to.
         let _ = std::fs::remove_file(e.path());
     }
+}
+
+/// The writer's pid in a temporary file's name, if `name` is one.
+fn temporary_pid(name: &str) -> Option<u32> {
+    if !name.starts_with('.') {
+        return None;
+    }
+    let mut parts = name.strip_suffix(".tmp")?.rsplit('.');
+    let last = parts.next()?;
+    let before = parts.next();
+    if last.len() == 16
+        && last.bytes().all(|b| b.is_ascii_hexdigit())
+        && let Some(pid) = before.and_then(|p| p.parse::<u32>().ok())
+    {
+        return Some(pid);
+    }
+    last.parse::<u32>().ok()
 }
 
 #[cfg(unix)]
@@ -199,6 +357,9 @@ pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
     let mut record = record.clone();
     validate::sanitize(&mut record);
     validate::record(&record).map_err(|e| anyhow::anyhow!("refused to store a result: {e}"))?;
+    // The results folder itself, then (in `write_atomically`) the chapter's folder.
+    create_private_dir_all(dir)?;
+    check_private_folder(dir)?;
     let slot = slot_of(&record);
     // Compact: a full run's rounds of pooled distributions run to megabytes pretty-printed.
     let json = serde_json::to_vec(&record)?;
@@ -233,17 +394,19 @@ pub fn load_file(path: &Path) -> Option<Record> {
     if !path.exists() {
         return None;
     }
-    match read_checked(path) {
-        Ok(r) => Some(r),
-        Err(why) => {
-            eprintln!(
-                "warning: ignoring {}: {}",
-                crate::safe::terminal(&path.display().to_string()),
-                crate::safe::terminal(&why)
-            );
-            None
-        }
-    }
+    read_checked(path)
+        .map_err(|why| warn_ignored(path, &why))
+        .ok()
+}
+
+/// Says on stderr that a results file is ignored, and the first reason, both made safe
+/// for a terminal: the one wording for every reader that skips a bad file.
+pub fn warn_ignored(path: &Path, why: &str) {
+    eprintln!(
+        "warning: ignoring {}: {}",
+        crate::safe::terminal(&path.display().to_string()),
+        crate::safe::terminal(why)
+    );
 }
 
 /// What the book shows for one experiment.
@@ -443,7 +606,14 @@ pub struct MeasureLock {
 /// - `$COW_LOCK_FILE` where it is set;
 /// - else `$XDG_RUNTIME_DIR/cost-of-waiting.measure.lock` where that folder exists (it
 ///   belongs to the user and no one else can write there);
-/// - else `cost-of-waiting-<uid>.measure.lock` in the temporary folder (`/tmp`).
+/// - else `cost-of-waiting/measure.lock` in the user's cache folder
+///   (`$XDG_CACHE_HOME`, else `$HOME/.cache`);
+/// - else `cost-of-waiting.measure.lock` in the cargo target folder the running binary
+///   was built into.
+///
+/// Never a predictable name in the shared temporary folder (issue 28): a file planted
+/// there by another user made every build of its victim fail, and the victim could
+/// not remove it.
 ///
 /// Two *users* measuring at once are not kept apart: a lock file that every user can
 /// open is one that any user can hold, or turn against another, so the book does not
@@ -452,13 +622,18 @@ pub fn lock_path() -> PathBuf {
     lock_path_from(
         std::env::var_os("COW_LOCK_FILE"),
         std::env::var_os("XDG_RUNTIME_DIR"),
+        std::env::var_os("XDG_CACHE_HOME"),
+        std::env::var_os("HOME"),
     )
 }
 
-/// [`lock_path`] given `$COW_LOCK_FILE` and `$XDG_RUNTIME_DIR`.
+/// [`lock_path`] given `$COW_LOCK_FILE`, `$XDG_RUNTIME_DIR`, `$XDG_CACHE_HOME` and
+/// `$HOME`.
 pub fn lock_path_from(
     cow_lock_file: Option<std::ffi::OsString>,
     xdg_runtime_dir: Option<std::ffi::OsString>,
+    xdg_cache_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
 ) -> PathBuf {
     if let Some(p) = cow_lock_file.filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -469,18 +644,24 @@ pub fn lock_path_from(
     {
         return run.join("cost-of-waiting.measure.lock");
     }
-    std::env::temp_dir().join(format!("cost-of-waiting-{}.measure.lock", user_id()))
+    let cache = xdg_cache_home
+        .map(PathBuf::from)
+        .filter(|c| c.is_absolute())
+        .or_else(|| {
+            home.map(PathBuf::from)
+                .filter(|h| h.is_absolute() && h.parent().is_some())
+                .map(|h| h.join(".cache"))
+        });
+    if let Some(cache) = cache {
+        return cache.join("cost-of-waiting").join("measure.lock");
+    }
+    default_results_dir().with_file_name("cost-of-waiting.measure.lock")
 }
 
 #[cfg(unix)]
 fn user_id() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
-}
-
-#[cfg(not(unix))]
-fn user_id() -> u32 {
-    0
 }
 
 /// Opens the lock file without following a symbolic link, creating it readable and
@@ -537,9 +718,8 @@ impl MeasureLock {
     /// [`MeasureLock::acquire`] on the lock file `path`.
     pub fn acquire_at(path: &Path) -> anyhow::Result<MeasureLock> {
         let path = path.to_path_buf();
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            create_private_dir_all(dir)?;
         }
         let mut file = open_lock_file(&path)?;
         match file.try_lock() {
@@ -698,11 +878,143 @@ mod tests {
         // pid 0x7ffffffe is not a live process; our own pid is.
         let dead = folder.join(".exp.quick.release.json.2147483646.tmp");
         let ours = folder.join(format!(".x.json.{}.tmp", std::process::id()));
-        std::fs::write(&dead, b"half").unwrap();
-        std::fs::write(&ours, b"mine").unwrap();
+        // Today's names carry a random part after the pid.
+        let dead_new = folder.join(".exp.quick.release.json.2147483646.0123456789abcdef.tmp");
+        let ours_new = folder.join(format!(
+            ".x.json.{}.0123456789abcdef.tmp",
+            std::process::id()
+        ));
+        for p in [&dead, &ours, &dead_new, &ours_new] {
+            std::fs::write(p, b"half").unwrap();
+        }
         store(dir.path(), &record(Profile::Quick, "k", Status::Ok, 1)).unwrap();
-        assert!(!dead.exists());
-        assert!(ours.exists());
+        assert!(!dead.exists() && !dead_new.exists());
+        assert!(ours.exists() && ours_new.exists());
+        // What stays is ours: the stored result, the two of ours; no temporary of the
+        // writer is left behind.
+        let left = std::fs::read_dir(&folder).unwrap().count();
+        assert_eq!(left, 3);
+    }
+
+    /// Issue 28: `write_atomically` wrote `.NAME.PID.tmp` with `std::fs::write`, which
+    /// follows a symbolic link and truncates its target; another user who could write
+    /// the results folder planted links for the coming pids and the measuring user
+    /// overwrote the links' targets (and the stored result became a link to one).
+    #[cfg(unix)]
+    #[test]
+    fn links_planted_for_the_coming_pids_leave_their_targets_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let victims = tempfile::tempdir().unwrap();
+        let good = record(Profile::Quick, "k", Status::Ok, 1);
+        let mut failed = record(Profile::Quick, "k", Status::Failed { error: "e".into() }, 2);
+        failed.experiment = "other".into();
+        let folder = dir.path().join("ch");
+        std::fs::create_dir_all(&folder).unwrap();
+        let me = std::process::id();
+        let mut planted = Vec::new();
+        for target in [
+            slot_of(&good).good_path(dir.path()),
+            slot_of(&failed).failed_path(dir.path()),
+            slot_of(&failed).retried_path(dir.path()),
+        ] {
+            let name = target.file_name().unwrap().to_string_lossy().into_owned();
+            for pid in me.saturating_sub(2)..me + 64 {
+                let victim = victims.path().join(format!("{name}.{pid}.victim"));
+                std::fs::write(&victim, "precious").unwrap();
+                std::os::unix::fs::symlink(&victim, folder.join(format!(".{name}.{pid}.tmp")))
+                    .unwrap();
+                planted.push(victim);
+            }
+        }
+        let stored = store(dir.path(), &good).unwrap();
+        store(dir.path(), &failed).unwrap();
+        assert!(claim_retry(dir.path(), &failed));
+        for victim in &planted {
+            assert_eq!(
+                std::fs::read_to_string(victim).unwrap(),
+                "precious",
+                "{} was written through a planted link",
+                victim.display()
+            );
+        }
+        // What was stored is a file of its own, private, and reads back.
+        for p in [
+            stored.clone(),
+            slot_of(&failed).failed_path(dir.path()),
+            slot_of(&failed).retried_path(dir.path()),
+        ] {
+            use std::os::unix::fs::PermissionsExt;
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            assert!(meta.file_type().is_file(), "{} is not a file", p.display());
+            assert_eq!(meta.permissions().mode() & 0o077, 0, "{}", p.display());
+        }
+        assert_eq!(read_checked(&stored).unwrap().key, "k");
+        // A link planted where the result itself goes is replaced, not followed.
+        let victim = victims.path().join("result.victim");
+        std::fs::write(&victim, "precious").unwrap();
+        std::fs::remove_file(&stored).unwrap();
+        std::os::unix::fs::symlink(&victim, &stored).unwrap();
+        store(dir.path(), &good).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(&stored).unwrap().is_file());
+    }
+
+    /// Issue 28: nothing checked who owns the results folder or who else may write it.
+    #[cfg(unix)]
+    #[test]
+    fn a_results_folder_others_can_write_is_refused_with_the_reason() {
+        use std::os::unix::fs::PermissionsExt;
+        let good = record(Profile::Quick, "k", Status::Ok, 1);
+        for (root_mode, chapter_mode) in [
+            (0o777, 0o755),
+            (0o775, 0o755),
+            (0o755, 0o777),
+            (0o1777, 0o755),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let folder = dir.path().join("ch");
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(root_mode))
+                .unwrap();
+            std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(chapter_mode))
+                .unwrap();
+            let e = format!("{:#}", store(dir.path(), &good).unwrap_err());
+            assert!(
+                e.contains("other users can write to it") && e.contains("chmod go-w"),
+                "{root_mode:o}/{chapter_mode:o}: {e}"
+            );
+            assert!(!slot_of(&good).good_path(dir.path()).exists());
+            // A retry mark and the previous run go through the same door.
+            let open = if root_mode & 0o022 != 0 {
+                dir.path().to_path_buf()
+            } else {
+                folder.clone()
+            };
+            assert!(write_atomically(&open.join("previous-run.json"), b"[]").is_err());
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+            std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+            store(dir.path(), &good).unwrap();
+        }
+        // A folder of another user: `/` for anyone but root; root gets a folder of its
+        // own handed to nobody.
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = if user_id() == 0 {
+            std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+            dir.path().to_path_buf()
+        } else {
+            PathBuf::from("/")
+        };
+        let e = format!("{:#}", check_private_folder(&theirs).unwrap_err());
+        assert!(
+            e.contains("belongs to another user") && e.contains("COW_RESULTS_DIR"),
+            "{e}"
+        );
+        // Folders the cache creates are private enough whatever the umask.
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("a/b");
+        write_atomically(&fresh.join("x.json"), b"{}").unwrap();
+        check_private_folder(&fresh).unwrap();
+        check_private_folder(&dir.path().join("a")).unwrap();
     }
 
     #[test]
@@ -918,23 +1230,66 @@ mod tests {
     }
 
     #[test]
-    fn the_lock_is_per_user() {
+    fn the_lock_is_per_user_and_never_in_the_shared_temporary_folder() {
         let run = tempfile::tempdir().unwrap();
         assert_eq!(
-            lock_path_from(None, Some(run.path().into())),
+            lock_path_from(None, Some(run.path().into()), None, None),
             run.path().join("cost-of-waiting.measure.lock")
         );
-        let tmp = lock_path_from(None, None);
-        assert!(tmp.starts_with(std::env::temp_dir()));
+        // Without a runtime folder: the user's cache folder (issue 28: it was
+        // `/tmp/cost-of-waiting-<uid>.measure.lock`, a name anyone could take first).
         assert_eq!(
-            tmp.file_name().unwrap().to_string_lossy(),
-            format!("cost-of-waiting-{}.measure.lock", user_id())
+            lock_path_from(None, None, Some("/c".into()), Some("/h".into())),
+            PathBuf::from("/c/cost-of-waiting/measure.lock")
         );
-        // A runtime folder that does not exist, or is relative, is not used.
-        assert_eq!(lock_path_from(None, Some("relative".into())), tmp);
+        let home = lock_path_from(None, None, None, Some("/h".into()));
         assert_eq!(
-            lock_path_from(Some("/x/y.lock".into()), Some(run.path().into())),
+            home,
+            PathBuf::from("/h/.cache/cost-of-waiting/measure.lock")
+        );
+        // A runtime or cache folder that does not exist, or is relative, is not used.
+        assert_eq!(
+            lock_path_from(
+                None,
+                Some("relative".into()),
+                Some("rel".into()),
+                Some("/h".into())
+            ),
+            home
+        );
+        // Without any of them: the cargo target folder, not the temporary folder.
+        let last = lock_path_from(None, None, None, None);
+        assert!(
+            !last.starts_with(std::env::temp_dir()),
+            "{}",
+            last.display()
+        );
+        assert_eq!(
+            last.file_name().unwrap().to_string_lossy(),
+            "cost-of-waiting.measure.lock"
+        );
+        assert_eq!(
+            lock_path_from(
+                Some("/x/y.lock".into()),
+                Some(run.path().into()),
+                None,
+                None
+            ),
             PathBuf::from("/x/y.lock")
         );
+        // No choice is a predictable name in the shared temporary folder.
+        for (a, b, c) in [
+            (None, None, None),
+            (Some(run.path().into()), None, None),
+            (None, Some("/c".into()), None),
+            (None, None, Some("/h".into())),
+        ] {
+            let p = lock_path_from(None, a, b, c);
+            assert!(
+                !p.starts_with(std::env::temp_dir()) || p.starts_with(run.path()),
+                "{}",
+                p.display()
+            );
+        }
     }
 }

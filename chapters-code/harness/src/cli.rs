@@ -124,8 +124,13 @@ pub fn stale_check_crates(crates: &[(&str, &str)]) -> Option<ExitCode> {
     None
 }
 
-/// The profile named by `$COW_PROFILE` (quick when unset); exit 2 when it is not one.
+/// The profile named by `$COW_PROFILE` (quick when unset); exit 2 when it is not one,
+/// or when `$COW_THRESHOLD` is set to something that is not a percentage.
 pub fn profile_from_env() -> Result<Profile, ExitCode> {
+    if let Some(e) = crate::stats::threshold_problem() {
+        eprintln!("error: {e}");
+        return Err(ExitCode::from(2));
+    }
     Profile::from_env().map_err(|e| {
         eprintln!("error: COW_PROFILE: {e}");
         ExitCode::from(2)

@@ -12,7 +12,7 @@ use crate::noise::Noise;
 use crate::params::{Param, ParamValue};
 use crate::profile::Profile;
 use crate::record::{Note, NoteKind, Reading, Record, RoundRecord, Unit};
-use crate::stats::Estimate;
+use crate::stats::{Comparison, Estimate};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::marker::PhantomData;
@@ -342,6 +342,31 @@ impl<R> Results<'_, R> {
     /// The per-round ratio of two readings.
     pub fn ratio(&self, num: &str, den: &str) -> Option<Estimate> {
         self.record.ratio(num, den)
+    }
+
+    /// Two readings judged on their pairs (see [`Record::compare`]).
+    pub fn compare(&self, a: &str, b: &str) -> Option<Comparison> {
+        self.record.compare(a, b)
+    }
+
+    /// Two per-round values the views derive from the data, judged on their pairs:
+    /// each round gives one of each (NaN where it lacks one).
+    pub fn compare_of(
+        &self,
+        a: impl Fn(&R) -> Option<f64>,
+        b: impl Fn(&R) -> Option<f64>,
+    ) -> Option<Comparison> {
+        let va: Vec<f64> = self
+            .rounds
+            .iter()
+            .map(|r| a(&r.data).unwrap_or(f64::NAN))
+            .collect();
+        let vb: Vec<f64> = self
+            .rounds
+            .iter()
+            .map(|r| b(&r.data).unwrap_or(f64::NAN))
+            .collect();
+        Comparison::paired(&va, &vb)
     }
 
     /// Every round's data, for pooling distributions.

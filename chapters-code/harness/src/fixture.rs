@@ -1,5 +1,6 @@
 //! A tiny chapter for the harness's own tests of worker processes and faults: rounds
-//! that succeed, fail, panic, hang, abort or are killed. The `fixture-chapter` binary
+//! that succeed, fail, panic, hang, abort or are killed, and rounds with a crowd of
+//! threads for the noise sensors. The `fixture-chapter` binary
 //! serves it; nothing in the book uses it.
 
 use crate::experiment::{Budget, Chapter, Ctx, Experiment};
@@ -41,6 +42,63 @@ fn sleepy(ctx: &mut Ctx) -> anyhow::Result<Round> {
     ok(ctx)
 }
 
+/// What a brigade's round does to the noise sensors: bursts of short-lived threads that
+/// start, spin and end (as when threads are started in batches), then 500 threads that
+/// each wake for a moment every 10 ms and sleep again (a brigade's laps), then all of
+/// them ending.
+fn crowd(ctx: &mut Ctx) -> anyhow::Result<Round> {
+    use std::sync::{Arc, Condvar, Mutex};
+    use std::time::Instant;
+    let burst_until = Instant::now() + Duration::from_millis(150);
+    while Instant::now() < burst_until {
+        let batch: Vec<_> = (0..50)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    let t0 = Instant::now();
+                    while t0.elapsed() < Duration::from_millis(1) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        batch
+            .into_iter()
+            .for_each(|t| t.join().expect("a burst thread"));
+    }
+    // (lap, over): each member sleeps until the lap changes or the round is over.
+    let gate = Arc::new((Mutex::new((0u64, false)), Condvar::new()));
+    let members: Vec<_> = (0..500)
+        .map(|_| {
+            let gate = gate.clone();
+            std::thread::spawn(move || {
+                let (lock, wake) = &*gate;
+                let mut seen = 0;
+                loop {
+                    let g = wake
+                        .wait_while(lock.lock().unwrap(), |g| g.0 == seen && !g.1)
+                        .unwrap();
+                    if g.1 {
+                        return;
+                    }
+                    seen = g.0;
+                }
+            })
+        })
+        .collect();
+    let laps_until = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < laps_until {
+        std::thread::sleep(Duration::from_millis(10));
+        gate.0.lock().unwrap().0 += 1;
+        gate.1.notify_all();
+    }
+    gate.0.lock().unwrap().1 = true;
+    gate.1.notify_all();
+    members
+        .into_iter()
+        .for_each(|t| t.join().expect("a member"));
+    ok(ctx)
+}
+
 fn fails(_: &mut Ctx) -> anyhow::Result<Round> {
     anyhow::bail!("no such device")
 }
@@ -76,6 +134,14 @@ pub static SLEEPY: Experiment<Round> =
     Experiment::new("sleepy", "rounds of 60 ms", sleepy, readings)
         .params(&[N])
         .budget(budget);
+pub static CROWD: Experiment<Round> = Experiment::new(
+    "crowd",
+    "bursts of short threads, then 500 that wake every 10 ms",
+    crowd,
+    readings,
+)
+.params(&[N])
+.budget(|_| Budget::quick(10));
 pub static FAILS: Experiment<Round> =
     Experiment::new("fails", "an error", fails, readings).budget(budget);
 pub static PANICS: Experiment<Round> =
@@ -129,6 +195,7 @@ pub static CHAPTER: Chapter = Chapter {
     experiments: &[
         &OK,
         &SLEEPY,
+        &CROWD,
         &FAILS,
         &PANICS,
         &HANGS,

@@ -17,6 +17,10 @@ pub struct Machine {
     pub rustc: String,
     /// `release` or `debug`: a debug build's timings are not comparable.
     pub build: String,
+    /// The clock, the idle states, the preemption model and the hypervisor under the
+    /// numbers; `None` in records written before they were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub underneath: Option<Underneath>,
 }
 
 impl Machine {
@@ -40,6 +44,7 @@ impl Machine {
             } else {
                 "release".into()
             },
+            underneath: Some(Underneath::current()),
         }
     }
 
@@ -403,6 +408,7 @@ pub fn resident_bytes() -> Option<u64> {
 /// Everything the "Your machine" page shows, read now.
 pub fn facts() -> Vec<Fact> {
     let m = Machine::current();
+    let u = Underneath::current();
     let l = Limits::current();
     let num = |v: Option<u64>| v.map(crate::fmt::fmt_count);
     let bytes = |v: Option<u64>| v.map(|b| crate::fmt::fmt_bytes(b as f64));
@@ -438,8 +444,48 @@ pub fn facts() -> Vec<Fact> {
         ),
         fact(
             "clock source",
-            read_trim("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+            Some(u.clock_source_words()),
             "what `Instant::now()` reads underneath; `tsc` is cheapest",
+        ),
+        fact(
+            "clock resolution (measured)",
+            Some(u.clock_resolution_words()),
+            "the shortest interval a timestamp tells apart; a step between two readings is never shorter than one reading",
+        ),
+        fact(
+            "cost of reading the clock",
+            Some(u.clock_read_words()),
+            "what each timestamp adds to what it times",
+        ),
+        fact(
+            "cpuidle driver",
+            Some(u.idle_driver_words()),
+            "what an idle CPU does while its thread waits; the governor picks an idle state from the expected idle time",
+        ),
+        fact(
+            "idle states (CPU 0)",
+            Some(u.idle_states_words()),
+            "a wake-up from a deeper state takes up to its exit latency before the thread runs",
+        ),
+        fact(
+            "guest halt-poll window",
+            Some(u.guest_halt_poll_words()),
+            "on a virtual machine, an idle CPU that halts exits to the hypervisor, and its wake-up comes back through it; polling first avoids both for short waits",
+        ),
+        fact(
+            "KVM halt_poll_ns (as a host)",
+            Some(u.kvm_halt_poll_words(m.virtualised)),
+            "how long a host polls for a halted guest CPU before it sleeps",
+        ),
+        fact(
+            "preemption model",
+            Some(u.preemption_words()),
+            "`none` and `voluntary` let kernel code finish to a scheduling point before a woken thread runs; `full` preempts it at once",
+        ),
+        fact(
+            "one exit to the hypervisor",
+            Some(u.cpuid_words(&m.arch)),
+            "what a wake-up, a timer or a halt on a virtual machine may pay on top of bare metal, each time it exits",
         ),
         fact(
             "timer slack",
@@ -512,6 +558,730 @@ pub fn machine_line(m: &Machine) -> String {
     format!("{} · {} · {}", m.cpu_line(), m.os_line(), m.rustc)
 }
 
+// ---------------------------------------------------------------------------------------
+// Underneath: the clock, the idle states, the preemption model and the hypervisor.
+// ---------------------------------------------------------------------------------------
+
+/// What lies under every number: the clock that timestamps it, what an idle CPU does
+/// (and so what a wake-up pays), how the kernel preempts, and what one exit to the
+/// hypervisor costs. Read (and, for the clock and the exit, measured) live once per
+/// process. Every field has a default, so a record from an older or newer harness
+/// still reads.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Underneath {
+    /// The OS that read it (`std::env::consts::OS`): the clock source, the idle states
+    /// and the preemption model are read from Linux's files, and elsewhere are "not
+    /// read on this OS".
+    pub os: String,
+    pub clock: Clock,
+    pub idle: Idle,
+    pub preemption: Option<Preemption>,
+    /// A timed `CPUID`, on x86 only.
+    pub cpuid: Option<CpuidCost>,
+}
+
+/// The clock under `Instant::now()` (`clock_gettime(CLOCK_MONOTONIC)` on Linux).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Clock {
+    /// `current_clocksource`: `tsc`, `kvm-clock`, `hpet`, …
+    pub source: Option<String>,
+    /// `available_clocksource`, as listed.
+    pub available: Option<String>,
+    /// The smallest nonzero difference between two successive `Instant::now()`
+    /// readings, in ns: the resolution as measured (never below one reading's cost).
+    pub step_ns: Option<f64>,
+    /// The typical cost of one reading, in ns ([`reading_cost`]).
+    pub read_ns: Option<f64>,
+    /// How many readings the loop took.
+    pub reads: u64,
+    /// `clock_getres(CLOCK_MONOTONIC)`, in ns: the resolution the kernel states.
+    pub getres_ns: Option<f64>,
+}
+
+/// The cpuidle driver and its states, and the halt-poll windows.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Idle {
+    /// `cpuidle/current_driver`: `intel_idle`, `acpi_idle`, `haltpoll`, …
+    pub driver: Option<String>,
+    /// `cpuidle/current_governor` (or `current_governor_ro`): `menu`, `teo`, `haltpoll`, …
+    pub governor: Option<String>,
+    /// CPU 0's idle states, shallowest first.
+    pub states: Vec<IdleState>,
+    /// The haltpoll governor's parameters (`guest_halt_poll_ns`, `_grow`, `_shrink`,
+    /// `_grow_start`, `_allow_shrink`) as (name, value), where the module exists.
+    pub guest_halt_poll: Vec<(String, String)>,
+    /// `/sys/module/kvm/parameters/halt_poll_ns`: the window of this kernel's own KVM,
+    /// for guests it runs.
+    pub kvm_halt_poll_ns: Option<u64>,
+}
+
+/// One cpuidle state.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct IdleState {
+    pub name: String,
+    /// The exit latency, in µs: the longest a wake-up from it takes.
+    pub latency_us: Option<u64>,
+    /// The target residency, in µs: the shortest idle time it pays off for.
+    pub residency_us: Option<u64>,
+    pub disabled: Option<bool>,
+}
+
+/// The kernel's preemption model and how it was learnt.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Preemption {
+    /// `none`, `voluntary`, `full`, `lazy`, `real-time`, or words for what is known.
+    pub model: String,
+    /// Where it was read, in words.
+    pub how: String,
+}
+
+/// The median time of one `CPUID` instruction. Under a hypervisor every `CPUID` traps
+/// to it, so this is the cost of one exit and return; on bare metal it is only the
+/// instruction.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct CpuidCost {
+    pub ns: f64,
+    pub batches: u32,
+    pub per_batch: u32,
+    /// `CPUID` leaf 1's hypervisor bit (ECX bit 31): a hypervisor is there to exit to.
+    pub hypervisor: bool,
+}
+
+impl Underneath {
+    /// Read and measured once per process (about 10 ms at most), then copied.
+    pub fn current() -> Underneath {
+        static ONCE: std::sync::OnceLock<Underneath> = std::sync::OnceLock::new();
+        ONCE.get_or_init(|| Underneath {
+            os: std::env::consts::OS.into(),
+            clock: Clock::current(),
+            idle: Idle::current(),
+            preemption: preemption_now(),
+            cpuid: cpuid_cost(),
+        })
+        .clone()
+    }
+
+    /// Every text it holds, named, for the validation at the door.
+    pub fn texts(&self) -> Vec<(&'static str, &str)> {
+        let mut out = vec![("the machine's OS family", self.os.as_str())];
+        for (what, s) in [
+            ("the clock source", &self.clock.source),
+            ("the clock sources", &self.clock.available),
+            ("the cpuidle driver", &self.idle.driver),
+            ("the cpuidle governor", &self.idle.governor),
+        ] {
+            out.extend(s.as_deref().map(|s| (what, s)));
+        }
+        out.extend(
+            self.idle
+                .states
+                .iter()
+                .map(|s| ("an idle state's name", s.name.as_str())),
+        );
+        for (k, v) in &self.idle.guest_halt_poll {
+            out.push(("a halt-poll parameter's name", k));
+            out.push(("a halt-poll parameter", v));
+        }
+        if let Some(p) = &self.preemption {
+            out.push(("the preemption model", &p.model));
+            out.push(("where the preemption model was read", &p.how));
+        }
+        out
+    }
+
+    /// The same texts, to be made safe before a record is stored.
+    pub fn texts_mut(&mut self) -> Vec<&mut String> {
+        let mut out = vec![&mut self.os];
+        out.extend(self.clock.source.as_mut());
+        out.extend(self.clock.available.as_mut());
+        out.extend(self.idle.driver.as_mut());
+        out.extend(self.idle.governor.as_mut());
+        out.extend(self.idle.states.iter_mut().map(|s| &mut s.name));
+        for (k, v) in &mut self.idle.guest_halt_poll {
+            out.push(k);
+            out.push(v);
+        }
+        if let Some(p) = &mut self.preemption {
+            out.push(&mut p.model);
+            out.push(&mut p.how);
+        }
+        out
+    }
+
+    /// Every number it holds, named, for the validation at the door.
+    pub fn numbers(&self) -> Vec<(&'static str, f64)> {
+        let c = &self.clock;
+        let mut out: Vec<(&'static str, f64)> = [
+            ("the clock's smallest step", c.step_ns),
+            ("the clock's reading cost", c.read_ns),
+            ("the clock's stated resolution", c.getres_ns),
+        ]
+        .into_iter()
+        .filter_map(|(w, v)| v.map(|v| (w, v)))
+        .collect();
+        if let Some(x) = &self.cpuid {
+            out.push(("the time of one CPUID", x.ns));
+        }
+        out
+    }
+
+    fn linux(&self) -> bool {
+        self.os == "linux"
+    }
+
+    /// `value`, or why there is none: another OS, or not readable here.
+    fn or_why(&self, value: Option<String>) -> String {
+        value.unwrap_or_else(|| {
+            if self.linux() {
+                "not readable here".into()
+            } else {
+                "not read on this OS".into()
+            }
+        })
+    }
+
+    /// The clock source, with the others the kernel offers.
+    pub fn clock_source_words(&self) -> String {
+        let c = &self.clock;
+        let others: Vec<&str> = c
+            .available
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .filter(|a| Some(*a) != c.source.as_deref())
+            .collect();
+        self.or_why(c.source.as_ref().map(|s| {
+            if others.is_empty() {
+                s.clone()
+            } else {
+                format!("{s} (also offered: {})", others.join(", "))
+            }
+        }))
+    }
+
+    /// The clock's resolution, as measured and as stated.
+    pub fn clock_resolution_words(&self) -> String {
+        let c = &self.clock;
+        let step = c.step_ns.map(|s| {
+            format!(
+                "{} smallest step between two successive readings (of {})",
+                crate::fmt::fmt_ns(s),
+                crate::fmt::fmt_count(c.reads)
+            )
+        });
+        let getres = c
+            .getres_ns
+            .map(|r| format!("clock_getres says {}", crate::fmt::fmt_ns(r)));
+        match (step, getres) {
+            (Some(a), Some(b)) => format!("{a}; {b}"),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => "not measured".into(),
+        }
+    }
+
+    /// What one reading of the clock costs.
+    pub fn clock_read_words(&self) -> String {
+        self.clock.read_ns.map_or_else(
+            || "not measured".into(),
+            |r| {
+                format!(
+                    "{} a reading (the median gap between two successive readings)",
+                    crate::fmt::fmt_ns(r)
+                )
+            },
+        )
+    }
+
+    /// The cpuidle driver and governor.
+    pub fn idle_driver_words(&self) -> String {
+        let i = &self.idle;
+        self.or_why(i.driver.as_ref().map(|d| match &i.governor {
+            Some(g) => format!("{d} (governor: {g})"),
+            None => d.clone(),
+        }))
+    }
+
+    /// CPU 0's idle states: name, exit latency, target residency.
+    pub fn idle_states_words(&self) -> String {
+        if self.idle.states.is_empty() {
+            return self.or_why(None);
+        }
+        let us = |v: Option<u64>| v.map_or_else(|| "?".into(), |v| format!("{v} µs"));
+        self.idle
+            .states
+            .iter()
+            .map(|s| {
+                let off = if s.disabled == Some(true) {
+                    ", disabled"
+                } else {
+                    ""
+                };
+                format!(
+                    "{}: exit latency {}, target residency {}{off}",
+                    s.name,
+                    us(s.latency_us),
+                    us(s.residency_us)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    fn halt_poll_param(&self, name: &str) -> Option<&str> {
+        self.idle
+            .guest_halt_poll
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The guest halt-poll window: how long an idle virtual CPU polls before it halts.
+    pub fn guest_halt_poll_words(&self) -> String {
+        if !self.linux() {
+            return self.or_why(None);
+        }
+        let Some(ns) = self
+            .halt_poll_param("guest_halt_poll_ns")
+            .and_then(|v| v.parse::<f64>().ok())
+        else {
+            return format!(
+                "none: no haltpoll governor here (the idle driver is {})",
+                self.idle.driver.as_deref().unwrap_or("not readable")
+            );
+        };
+        let in_use = self.idle.governor.as_deref() == Some("haltpoll");
+        let mut s = if ns == 0.0 {
+            "0 ns: an idle virtual CPU halts at once, without polling".to_string()
+        } else {
+            let mut s = format!(
+                "up to {}: an idle virtual CPU polls that long before it halts",
+                crate::fmt::fmt_ns(ns)
+            );
+            let p = |k| self.halt_poll_param(k).unwrap_or("?");
+            s.push_str(&format!(
+                " (the window starts at {} ns, grows ×{}, shrinks ÷{})",
+                p("guest_halt_poll_grow_start"),
+                p("guest_halt_poll_grow"),
+                p("guest_halt_poll_shrink")
+            ));
+            s
+        };
+        if !in_use {
+            s.push_str(&format!(
+                "; not in use: the idle governor is {}",
+                self.idle.governor.as_deref().unwrap_or("not readable")
+            ));
+        }
+        s
+    }
+
+    /// KVM's own `halt_poll_ns`, which applies to guests this kernel runs.
+    pub fn kvm_halt_poll_words(&self, virtualised: Option<bool>) -> String {
+        if !self.linux() {
+            return self.or_why(None);
+        }
+        match self.idle.kvm_halt_poll_ns {
+            None => "no KVM module here".into(),
+            Some(ns) if virtualised == Some(true) => format!(
+                "{} for guests this VM would run itself; the host's window for this VM is not visible from inside",
+                crate::fmt::fmt_ns(ns as f64)
+            ),
+            Some(ns) => format!(
+                "{}: a virtual CPU of a guest this machine runs polls up to that long before the host sleeps",
+                crate::fmt::fmt_ns(ns as f64)
+            ),
+        }
+    }
+
+    /// The preemption model and where it was read.
+    pub fn preemption_words(&self) -> String {
+        self.or_why(
+            self.preemption
+                .as_ref()
+                .map(|p| format!("{} ({})", p.model, p.how)),
+        )
+    }
+
+    /// The cost of one exit to the hypervisor, or why it is not measured.
+    pub fn cpuid_words(&self, arch: &str) -> String {
+        match &self.cpuid {
+            None => format!("not measured: a timed CPUID is the x86 probe, and this is {arch}"),
+            Some(c) if c.hypervisor => format!(
+                "{} (median of {} batches of {} CPUIDs; under a hypervisor each CPUID exits to it and back)",
+                crate::fmt::fmt_ns(c.ns),
+                c.batches,
+                c.per_batch
+            ),
+            Some(c) => format!(
+                "no hypervisor: a CPUID takes {} here, the instruction itself, not an exit",
+                crate::fmt::fmt_ns(c.ns)
+            ),
+        }
+    }
+
+    /// The short form for a result's provenance details, about 19 words: it sits
+    /// under every table, where provenance is held under 8 % of a page's words, so it
+    /// gives the idle driver and its deepest state's exit latency only; the "Your
+    /// machine" page lists every state.
+    pub fn line(&self, arch: &str) -> String {
+        let ns = crate::fmt::fmt_ns;
+        let c = &self.clock;
+        let mut parts = vec![match (&c.source, c.step_ns) {
+            (Some(s), Some(step)) => format!("{s} clock, {} steps", ns(step)),
+            (None, Some(step)) => format!("clock steps {}", ns(step)),
+            (s, None) => format!("clock {}", s.as_deref().unwrap_or("not readable")),
+        }];
+        if self.linux() {
+            let driver = self.idle.driver.as_deref().unwrap_or("not readable");
+            let deepest = self
+                .idle
+                .states
+                .iter()
+                .filter(|s| s.disabled != Some(true))
+                .filter_map(|s| s.latency_us)
+                .max();
+            parts.push(match deepest {
+                Some(us) => format!("idle {driver} (exit ≤ {us} µs)"),
+                None => format!("idle {driver}"),
+            });
+            if let Some(v) = self.halt_poll_param("guest_halt_poll_ns") {
+                parts.push(match v.parse::<f64>() {
+                    Ok(x) => format!("halt-poll {}", ns(x)),
+                    Err(_) => format!("halt-poll {v}"),
+                });
+            }
+            parts.push(format!(
+                "preemption {}",
+                self.preemption
+                    .as_ref()
+                    .map_or("not readable", |p| p.model.as_str())
+            ));
+        }
+        parts.push(match &self.cpuid {
+            Some(c) if c.hypervisor => format!("VM exit {}", ns(c.ns)),
+            Some(c) => format!("CPUID {}, bare metal", ns(c.ns)),
+            None => format!("VM exit not measured on {arch}"),
+        });
+        parts.join(" · ")
+    }
+}
+
+/// The smallest nonzero difference between successive readings (in ns from any
+/// origin), or `None` when no two differ.
+pub fn smallest_step(readings: &[u64]) -> Option<u64> {
+    readings
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .filter(|d| *d > 0)
+        .min()
+}
+
+/// The typical cost of one reading: the median gap between successive readings (in
+/// ns from any origin), which an interruption of the loop does not move; where most
+/// readings fall in the same tick of a coarse clock, the mean (the loop's time over its
+/// readings).
+pub fn reading_cost(readings: &[u64]) -> Option<f64> {
+    let (first, last) = (*readings.first()?, *readings.last()?);
+    let mut gaps: Vec<u64> = readings
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    gaps.sort_unstable();
+    let median = gaps[gaps.len() / 2];
+    Some(if median > 0 {
+        median as f64
+    } else {
+        last.saturating_sub(first) as f64 / gaps.len() as f64
+    })
+}
+
+impl Clock {
+    fn current() -> Clock {
+        const MAX_READS: usize = 20_000;
+        const MAX_TIME: std::time::Duration = std::time::Duration::from_millis(5);
+        let dir = "/sys/devices/system/clocksource/clocksource0";
+        // Successive readings, kept first and compared afterwards so the loop is no
+        // more than a reading and a store.
+        let mut at: Vec<std::time::Instant> = Vec::with_capacity(MAX_READS);
+        let start = std::time::Instant::now();
+        at.push(start);
+        while at.len() < MAX_READS {
+            let now = std::time::Instant::now();
+            at.push(now);
+            if at.len().is_multiple_of(1024) && now - start > MAX_TIME {
+                break;
+            }
+        }
+        let ns: Vec<u64> = at
+            .iter()
+            .map(|t| t.duration_since(start).as_nanos() as u64)
+            .collect();
+        let reads = (ns.len() - 1) as u64;
+        Clock {
+            source: read_trim(format!("{dir}/current_clocksource")),
+            available: read_trim(format!("{dir}/available_clocksource")),
+            step_ns: smallest_step(&ns).map(|s| s as f64),
+            read_ns: reading_cost(&ns),
+            reads,
+            getres_ns: clock_getres_ns(),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn clock_getres_ns() -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_getres only writes into the timespec we pass.
+    let rc = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    (rc == 0).then_some(ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
+}
+
+#[cfg(not(unix))]
+fn clock_getres_ns() -> Option<f64> {
+    None
+}
+
+impl Idle {
+    fn current() -> Idle {
+        let cpuidle = "/sys/devices/system/cpu/cpuidle";
+        let mut guest_halt_poll = Vec::new();
+        if let Ok(dir) = std::fs::read_dir("/sys/module/haltpoll/parameters") {
+            for e in dir.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with("guest_halt_poll")
+                    && let Some(v) = read_trim(e.path())
+                {
+                    guest_halt_poll.push((name, v));
+                }
+            }
+            guest_halt_poll.sort();
+        }
+        Idle {
+            driver: read_trim(format!("{cpuidle}/current_driver")),
+            governor: read_trim(format!("{cpuidle}/current_governor"))
+                .or_else(|| read_trim(format!("{cpuidle}/current_governor_ro"))),
+            states: idle_states(std::path::Path::new("/sys/devices/system/cpu/cpu0/cpuidle")),
+            guest_halt_poll,
+            kvm_halt_poll_ns: read_u64("/sys/module/kvm/parameters/halt_poll_ns"),
+        }
+    }
+}
+
+/// The idle states under a `cpuN/cpuidle` folder (`state0`, `state1`, … until one is
+/// missing; at most 32).
+pub fn idle_states(dir: &std::path::Path) -> Vec<IdleState> {
+    (0..32)
+        .map_while(|i| {
+            let d = dir.join(format!("state{i}"));
+            let name = read_trim(d.join("name"))?;
+            Some(IdleState {
+                name,
+                latency_us: read_u64(d.join("latency")),
+                residency_us: read_u64(d.join("residency")),
+                disabled: read_u64(d.join("disable")).map(|v| v != 0),
+            })
+        })
+        .collect()
+}
+
+/// The mode the debugfs file `/sys/kernel/debug/sched/preempt` marks as in use:
+/// `none voluntary (full) lazy` → `full`.
+pub fn preempt_debugfs_mode(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('(')?.strip_suffix(')'))
+        .map(str::to_string)
+}
+
+/// The build's preemption default from a kernel config's text.
+fn config_preempt_default(config: &str) -> Option<&'static str> {
+    config.lines().find_map(|l| match l.trim() {
+        "CONFIG_PREEMPT_NONE=y" => Some("none"),
+        "CONFIG_PREEMPT_VOLUNTARY=y" => Some("voluntary"),
+        "CONFIG_PREEMPT=y" => Some("full"),
+        "CONFIG_PREEMPT_LAZY=y" => Some("lazy"),
+        _ => None,
+    })
+}
+
+/// The preemption model from what the kernel tells: the debugfs file (the mode in use),
+/// else its version string (`uname -v`: `PREEMPT_RT`, `PREEMPT_DYNAMIC`, `PREEMPT`),
+/// the command line's `preempt=`, and the build's config.
+pub fn preemption_from(
+    debugfs: Option<&str>,
+    version: Option<&str>,
+    cmdline: Option<&str>,
+    config: Option<&str>,
+) -> Option<Preemption> {
+    let p = |model: &str, how: &str| {
+        Some(Preemption {
+            model: model.into(),
+            how: how.into(),
+        })
+    };
+    if let Some(mode) = debugfs.and_then(preempt_debugfs_mode) {
+        return p(&mode, "the mode in use, read from debugfs");
+    }
+    let version = version?;
+    let words: Vec<&str> = version.split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    let default = config.and_then(config_preempt_default);
+    if has("PREEMPT_RT") {
+        return p("real-time", "a PREEMPT_RT kernel");
+    }
+    if has("PREEMPT_DYNAMIC") {
+        if let Some(mode) = cmdline
+            .unwrap_or("")
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("preempt="))
+        {
+            return p(
+                mode,
+                "preempt= on the kernel command line; the kernel is PREEMPT_DYNAMIC",
+            );
+        }
+        return match default {
+            Some(d) => p(
+                d,
+                "the build's default, not changed on the command line; the kernel is PREEMPT_DYNAMIC, and debugfs, where a change at run time would show, is not readable",
+            ),
+            None => p(
+                "dynamic",
+                "a PREEMPT_DYNAMIC kernel; the mode in use is not readable (no debugfs, no preempt= on the command line, no kernel config)",
+            ),
+        };
+    }
+    if has("PREEMPT_LAZY") {
+        return p("lazy", "PREEMPT_LAZY in the kernel's version");
+    }
+    if has("PREEMPT") {
+        return p("full", "PREEMPT in the kernel's version");
+    }
+    match default {
+        Some(d) => p(d, "the kernel's config; no PREEMPT in its version"),
+        None => p(
+            "none or voluntary",
+            "no PREEMPT in the kernel's version; the config that tells the two apart is not readable",
+        ),
+    }
+}
+
+/// The kernel's config text, if this system keeps it (`/boot/config-<release>` or
+/// `/proc/config.gz`).
+fn kernel_config() -> Option<String> {
+    let release = read_trim("/proc/sys/kernel/osrelease")?;
+    read_trim(format!("/boot/config-{release}")).or_else(|| {
+        std::path::Path::new("/proc/config.gz")
+            .exists()
+            .then(|| command_output("gzip", &["-dc", "/proc/config.gz"]))
+            .flatten()
+    })
+}
+
+fn preemption_now() -> Option<Preemption> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let debugfs = read_trim("/sys/kernel/debug/sched/preempt");
+    let version = read_trim("/proc/sys/kernel/version");
+    let cmdline = read_trim("/proc/cmdline");
+    // The config is read only when nothing cheaper tells the mode.
+    let needs_config = debugfs.is_none()
+        && !cmdline
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .any(|w| w.starts_with("preempt="))
+        && !version
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .any(|w| ["PREEMPT", "PREEMPT_RT", "PREEMPT_LAZY"].contains(&w));
+    let config = needs_config.then(kernel_config).flatten();
+    preemption_from(
+        debugfs.as_deref(),
+        version.as_deref(),
+        cmdline.as_deref(),
+        config.as_deref(),
+    )
+}
+
+/// The median time of one `CPUID` (leaf 0) over batches, and whether a hypervisor is
+/// there to trap it. About 1,000 instructions, and at most 20 ms.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "x86", target_feature = "sse")
+))]
+fn cpuid_cost() -> Option<CpuidCost> {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::__cpuid;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::__cpuid;
+    use std::hint::black_box;
+    use std::time::{Duration, Instant};
+    // Short batches, many of them: a batch that another thread or the host interrupts
+    // is an outlier, and the median ignores up to half of them.
+    const PER_BATCH: u32 = 20;
+    const BATCHES: u32 = 51;
+    // SAFETY: CPUID exists on every x86_64 CPU and on every x86 one with SSE (this
+    // function is compiled only for those); it reads identification registers and
+    // changes nothing. Newer compilers mark the intrinsic safe, hence the allow.
+    #[allow(unused_unsafe)]
+    let cpuid = |leaf: u32| unsafe { __cpuid(leaf) };
+    let hypervisor = (cpuid(1).ecx >> 31) & 1 == 1;
+    let batch = || {
+        let t = Instant::now();
+        for _ in 0..PER_BATCH {
+            black_box(cpuid(black_box(0)));
+        }
+        t.elapsed().as_nanos() as f64 / f64::from(PER_BATCH)
+    };
+    batch(); // warm-up
+    let start = Instant::now();
+    let mut per: Vec<f64> = Vec::new();
+    while per.len() < BATCHES as usize
+        && (per.len() < 5 || start.elapsed() < Duration::from_millis(20))
+    {
+        per.push(batch());
+    }
+    per.sort_by(f64::total_cmp);
+    Some(CpuidCost {
+        ns: crate::stats::median_sorted(&per),
+        batches: per.len() as u32,
+        per_batch: PER_BATCH,
+        hypervisor,
+    })
+}
+
+#[cfg(not(any(
+    target_arch = "x86_64",
+    all(target_arch = "x86", target_feature = "sse")
+)))]
+fn cpuid_cost() -> Option<CpuidCost> {
+    None
+}
+
+/// The machine line and, where the record has them, the clock, the idle states, the
+/// preemption model and the hypervisor exit: what a result's provenance details say.
+pub fn details_line(m: &Machine) -> String {
+    match &m.underneath {
+        Some(u) => format!("{} · {}", machine_line(m), u.line(&m.arch)),
+        None => format!("{} · no clock or idle facts recorded", machine_line(m)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -547,6 +1317,216 @@ mod tests {
         assert!(!m.cpu.is_empty());
         assert!(m.rustc.starts_with("rustc"));
         assert!(m.build == "debug" || m.build == "release");
+    }
+
+    #[test]
+    fn the_clock_step_is_the_smallest_nonzero_difference() {
+        assert_eq!(smallest_step(&[0, 0, 20, 40, 41, 41, 80]), Some(1));
+        assert_eq!(smallest_step(&[100, 100, 100]), None);
+        assert_eq!(smallest_step(&[5]), None);
+        assert_eq!(smallest_step(&[0, 1_000, 1_000, 2_000]), Some(1_000));
+        // One interruption of the loop does not move the typical cost.
+        assert_eq!(reading_cost(&[0, 20, 40, 8_000_000, 8_000_020]), Some(20.0));
+        // A coarse clock: most readings share a tick, so the mean.
+        assert_eq!(
+            reading_cost(&[0, 0, 0, 4_000_000, 4_000_000]),
+            Some(1_000_000.0)
+        );
+        assert_eq!(reading_cost(&[7]), None);
+    }
+
+    #[test]
+    fn the_preemption_model_is_read_from_what_the_kernel_tells() {
+        let model = |d, v, c, k| preemption_from(d, v, c, k).map(|p| p.model);
+        assert_eq!(
+            preempt_debugfs_mode("none voluntary (full) lazy"),
+            Some("full".into())
+        );
+        assert_eq!(preempt_debugfs_mode("none voluntary full"), None);
+        // debugfs says what is in use, whatever the rest says.
+        assert_eq!(
+            model(
+                Some("(none) voluntary full"),
+                Some("#1 SMP PREEMPT_DYNAMIC"),
+                Some("preempt=full"),
+                None
+            ),
+            Some("none".into())
+        );
+        let v = Some("#1 SMP PREEMPT_DYNAMIC Debian 6.1.0-18 (2024-02-01)");
+        assert_eq!(
+            model(None, v, Some("quiet preempt=voluntary"), None),
+            Some("voluntary".into())
+        );
+        let config = "# CONFIG_PREEMPT_VOLUNTARY is not set\nCONFIG_PREEMPT_NONE=y\nCONFIG_PREEMPT_DYNAMIC=y\n";
+        let p = preemption_from(None, v, Some("quiet"), Some(config)).unwrap();
+        assert_eq!(p.model, "none");
+        assert!(p.how.contains("default"), "{}", p.how);
+        assert_eq!(model(None, v, None, None), Some("dynamic".into()));
+        assert_eq!(
+            model(None, Some("#1 SMP PREEMPT_RT Thu"), None, None),
+            Some("real-time".into())
+        );
+        assert_eq!(
+            model(None, Some("#1 SMP PREEMPT Tue Mar 5"), None, None),
+            Some("full".into())
+        );
+        assert_eq!(
+            model(
+                None,
+                Some("#1 SMP Tue"),
+                None,
+                Some("CONFIG_PREEMPT_VOLUNTARY=y")
+            ),
+            Some("voluntary".into())
+        );
+        assert_eq!(
+            model(None, Some("#1 SMP Tue"), None, None),
+            Some("none or voluntary".into())
+        );
+        assert_eq!(model(None, None, None, None), None);
+    }
+
+    #[test]
+    fn idle_states_are_read_in_order_until_one_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        for (i, name, lat, res, dis) in [
+            (0, "POLL", "0", "0", "0"),
+            (1, "C1", "2", "4", "1"),
+            (3, "C6", "170", "600", "0"),
+        ] {
+            let d = dir.path().join(format!("state{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            for (f, v) in [
+                ("name", name),
+                ("latency", lat),
+                ("residency", res),
+                ("disable", dis),
+            ] {
+                std::fs::write(d.join(f), format!("{v}\n")).unwrap();
+            }
+        }
+        let states = idle_states(dir.path());
+        assert_eq!(states.len(), 2, "state3 follows a missing state2");
+        assert_eq!(states[1].name, "C1");
+        assert_eq!(
+            (
+                states[1].latency_us,
+                states[1].residency_us,
+                states[1].disabled
+            ),
+            (Some(2), Some(4), Some(true))
+        );
+        let u = Underneath {
+            os: "linux".into(),
+            idle: Idle {
+                states,
+                ..Idle::default()
+            },
+            ..Underneath::default()
+        };
+        assert_eq!(
+            u.idle_states_words(),
+            "POLL: exit latency 0 µs, target residency 0 µs; C1: exit latency 2 µs, target residency 4 µs, disabled"
+        );
+    }
+
+    #[test]
+    fn the_rows_say_why_a_value_is_missing() {
+        let linux = Underneath {
+            os: "linux".into(),
+            ..Underneath::default()
+        };
+        let mac = Underneath {
+            os: "macos".into(),
+            ..Underneath::default()
+        };
+        assert_eq!(linux.idle_driver_words(), "not readable here");
+        assert_eq!(mac.idle_driver_words(), "not read on this OS");
+        assert_eq!(mac.preemption_words(), "not read on this OS");
+        assert_eq!(mac.guest_halt_poll_words(), "not read on this OS");
+        assert!(
+            linux
+                .guest_halt_poll_words()
+                .starts_with("none: no haltpoll governor")
+        );
+        assert_eq!(linux.kvm_halt_poll_words(Some(true)), "no KVM module here");
+        assert!(linux.cpuid_words("aarch64").starts_with("not measured"));
+        assert!(
+            linux
+                .line("aarch64")
+                .contains("VM exit not measured on aarch64")
+        );
+        let mut vm = linux.clone();
+        vm.idle.governor = Some("haltpoll".into());
+        vm.idle.guest_halt_poll = vec![
+            ("guest_halt_poll_grow".into(), "2".into()),
+            ("guest_halt_poll_grow_start".into(), "50000".into()),
+            ("guest_halt_poll_ns".into(), "200000".into()),
+            ("guest_halt_poll_shrink".into(), "2".into()),
+        ];
+        assert_eq!(
+            vm.guest_halt_poll_words(),
+            "up to 200 µs: an idle virtual CPU polls that long before it halts (the window starts at 50000 ns, grows ×2, shrinks ÷2)"
+        );
+        vm.idle.guest_halt_poll[2].1 = "0".into();
+        assert!(
+            vm.guest_halt_poll_words()
+                .starts_with("0 ns: an idle virtual CPU halts at once")
+        );
+        vm.idle.governor = Some("menu".into());
+        assert!(
+            vm.guest_halt_poll_words()
+                .ends_with("not in use: the idle governor is menu")
+        );
+        vm.cpuid = Some(CpuidCost {
+            ns: 1234.0,
+            batches: 21,
+            per_batch: 100,
+            hypervisor: true,
+        });
+        assert!(
+            vm.cpuid_words("x86_64")
+                .starts_with("1.23 µs (median of 21 batches of 100 CPUIDs")
+        );
+        assert!(vm.line("x86_64").ends_with(" · VM exit 1.23 µs"));
+        vm.cpuid = Some(CpuidCost {
+            ns: 95.0,
+            batches: 21,
+            per_batch: 100,
+            hypervisor: false,
+        });
+        assert!(
+            vm.cpuid_words("x86_64")
+                .starts_with("no hypervisor: a CPUID takes 95.0 ns")
+        );
+        vm.clock.source = Some("tsc".into());
+        vm.clock.available = Some("tsc hpet acpi_pm".into());
+        assert_eq!(vm.clock_source_words(), "tsc (also offered: hpet, acpi_pm)");
+    }
+
+    #[test]
+    fn the_underneath_is_read_and_measured_here() {
+        let u = Underneath::current();
+        assert_eq!(u.os, std::env::consts::OS);
+        let c = &u.clock;
+        assert!(c.reads > 0 && c.read_ns.is_some_and(|r| r > 0.0));
+        assert!(c.step_ns.is_some_and(|s| s > 0.0));
+        if cfg!(target_os = "linux") {
+            // The clock source and idle states need /sys, which a container may hide;
+            // the kernel's version (for the preemption model) is always in /proc.
+            assert!(u.preemption.is_some());
+            assert!(c.getres_ns.is_some());
+        }
+        assert_eq!(
+            u.cpuid.is_some(),
+            cfg!(any(target_arch = "x86_64", target_arch = "x86"))
+        );
+        let mut old = Machine::current();
+        old.underneath = None;
+        assert!(details_line(&old).ends_with("no clock or idle facts recorded"));
+        let line = details_line(&Machine::current());
+        assert!(line.contains(" clock") || line.contains("clock "));
     }
 
     #[test]

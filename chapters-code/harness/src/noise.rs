@@ -4,9 +4,9 @@
 //! moving our threads. Each round records what the OS lets us read of that; what it
 //! does not expose is `None` and shown as "not readable".
 //!
-//! Linux: `/proc/stat` (steal, all CPUs' busy time, `procs_running`), the worker's
-//! resource usage (involuntary context switches) and a software perf counter for CPU
-//! migrations. Elsewhere: the resource usage where `getrusage` exists.
+//! Linux: `/proc/stat` (steal, all CPUs' busy time), the states of other processes'
+//! threads (`/proc/<pid>/stat`), the worker's resource usage (involuntary context
+//! switches) and a software perf counter for CPU migrations. Elsewhere: the resource usage where `getrusage` exists.
 //!
 //! None of those sees the host run this virtual machine slower for a minute (a busy
 //! sibling hyperthread, a costlier path into the kernel). So before every round the
@@ -30,8 +30,9 @@ pub struct Noise {
     /// CPU time used by everything except this measurement, in cores (0.5 = half a
     /// core busy on average).
     pub others_busy: Option<f64>,
-    /// Runnable threads that were not ours (`procs_running` minus ours), averaged over
-    /// the samples taken during the round.
+    /// Running or runnable threads of other processes (neither the measured process
+    /// nor the one watching it; [`others_runnable_now`]), averaged over the samples
+    /// taken during the round; `None` where other processes could not be seen.
     pub others_runnable: Option<f64>,
     /// Times the measured process was preempted.
     pub involuntary_switches: Option<u64>,
@@ -101,15 +102,6 @@ fn parse_system_times(stat: &str, ticks_per_s: f64) -> Option<SystemTimes> {
     })
 }
 
-/// `procs_running` from `/proc/stat`: runnable threads on the whole machine, the
-/// reading thread included.
-pub fn procs_running() -> Option<u64> {
-    let text = crate::procfs::read("/proc/stat")?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("procs_running "))
-        .and_then(|v| v.trim().parse().ok())
-}
-
 #[cfg(unix)]
 fn clock_ticks() -> Option<f64> {
     // SAFETY: sysconf has no preconditions.
@@ -122,22 +114,58 @@ fn clock_ticks() -> Option<f64> {
     None
 }
 
-/// How many threads of process `pid` are running or runnable now, if it has at most
-/// `limit` threads (counting more would itself disturb the measurement).
-pub fn running_threads(pid: u32, limit: usize) -> Option<u64> {
-    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let tasks: Vec<_> = dir.flatten().take(limit + 1).collect();
-    if tasks.len() > limit {
-        return None;
-    }
-    let mut running = 0;
-    for t in tasks {
-        // None: the thread has just exited.
-        if crate::procfs::stat(t.path().join("stat")).is_some_and(|s| s.state == 'R') {
-            running += 1;
+/// Running or runnable threads (state `R`) of every process on the machine except
+/// `ours` and their children, now. Each process's `stat` gives its state; only a
+/// process with more than one thread has its threads' `stat` files read, and ours are
+/// never read, so a sample costs the same however many threads the measurement has.
+///
+/// Not `procs_running` less our runnable threads: since Linux 6.12 a thread that has
+/// just gone to sleep may stay on its run queue a while (the EEVDF scheduler's delayed
+/// dequeue), and `procs_running` counts it. While 500 threads woke and slept every
+/// 10 ms, a 6.18 kernel's `procs_running` read 129 to 169 with 7 or 8 threads in state
+/// `R` on the whole machine: hundreds of runnable threads that no thread's state shows
+/// as ours, which were counted as other processes'.
+///
+/// `None` where other processes cannot be seen: not Linux, or a `/proc` that hides
+/// other users' processes (it does not show process 1).
+pub fn others_runnable_now(ours: &[u32]) -> Option<u64> {
+    others_runnable_in(std::path::Path::new("/proc"), ours)
+}
+
+fn others_runnable_in(proc_root: &std::path::Path, ours: &[u32]) -> Option<u64> {
+    let mut runnable = 0;
+    let mut sees_init = false;
+    for entry in std::fs::read_dir(proc_root).ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if ours.contains(&pid) {
+            continue;
+        }
+        // None: the process has just ended.
+        let Some(stat) = crate::procfs::stat(entry.path().join("stat")) else {
+            continue;
+        };
+        sees_init |= pid == 1;
+        if ours.contains(&stat.ppid) {
+            continue;
+        }
+        if stat.threads <= 1 {
+            runnable += u64::from(stat.state == 'R');
+            continue;
+        }
+        let Ok(tasks) = std::fs::read_dir(entry.path().join("task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            runnable += u64::from(crate::procfs::state(t.path().join("stat")) == Some('R'));
         }
     }
-    Some(running)
+    sees_init.then_some(runnable)
 }
 
 /// Resource usage of a process: CPU time, context switches, peak memory.
@@ -247,7 +275,9 @@ impl MigrationCounter {
 
 /// Batches of calls [`syscall_probe_ns`] times, and calls per batch: 1,024 calls,
 /// about a quarter of a millisecond where a call takes 250 ns.
+#[cfg(unix)]
 const PROBE_BATCHES: usize = 16;
+#[cfg(unix)]
 const PROBE_CALLS: u32 = 64;
 
 /// The machine's speed at entering the kernel: the time of one `getppid` system call
@@ -289,14 +319,21 @@ pub fn syscall_estimate<'a>(
 }
 
 /// Watches one round from outside the measured code: the machine's speed
-/// ([`syscall_probe_ns`]) and the system counters at the start, `procs_running`
-/// samples during, and the difference at the end.
+/// ([`syscall_probe_ns`]) and the system counters at the start, samples of the other
+/// processes' runnable threads during, and the difference at the end.
 pub struct Watch {
     start: Option<SystemTimes>,
     started: std::time::Instant,
     runnable: Vec<f64>,
+    /// No sample before this: each waits [`SAMPLE_SPACING`] times what the last took.
+    next_sample: std::time::Instant,
     syscall_ns: Option<f64>,
 }
+
+/// A sample of the other processes' runnable threads is followed by at least this many
+/// times its own duration without one, so that on a machine with many threads the
+/// watcher stays under 1 % of a CPU.
+pub const SAMPLE_SPACING: u32 = 100;
 
 impl Watch {
     pub fn start() -> Watch {
@@ -307,18 +344,25 @@ impl Watch {
             start: system_times(),
             started: std::time::Instant::now(),
             runnable: Vec::new(),
+            next_sample: std::time::Instant::now(),
         }
     }
 
-    /// One sample of the other runnable threads while the measured process runs, given
-    /// how many of the runnable ones are its threads (`None`: could not count them,
-    /// skip). Only such samples count: a sample taken around the start or the end of a
-    /// process also sees its creation and its reaping, which are ours.
-    pub fn sample_with(&mut self, ours: Option<u64>) {
-        if let (Some(running), Some(ours)) = (procs_running(), ours) {
-            // The thread reading /proc/stat is running too.
-            self.runnable.push(running.saturating_sub(ours + 1) as f64);
+    /// One sample of the other processes' runnable threads while the measured one
+    /// runs ([`others_runnable_now`]): `ours` are the processes that are not "other"
+    /// (the worker and this process, whose sampling thread is running too). Only such
+    /// samples count: a sample taken around the start or the end of a process also
+    /// sees its creation and its reaping, which are ours. Skipped while the last
+    /// sample's spacing ([`SAMPLE_SPACING`]) lasts.
+    pub fn sample(&mut self, ours: &[u32]) {
+        let t0 = std::time::Instant::now();
+        if t0 < self.next_sample {
+            return;
         }
+        if let Some(n) = others_runnable_now(ours) {
+            self.runnable.push(n as f64);
+        }
+        self.next_sample = std::time::Instant::now() + t0.elapsed() * SAMPLE_SPACING;
     }
 
     /// The round's noise, given the measured process's usage during the round (and the
@@ -407,13 +451,44 @@ mod tests {
         assert_eq!(Noise::default().disturbance(), None);
     }
 
+    /// A `/proc` of four processes: 1 (running, one thread), 7 (ours, running),
+    /// 8 (sleeping, three threads, two of them runnable), 9 (a child of ours, running).
+    #[test]
+    fn other_runnable_threads_leave_ours_and_our_childrens_out() {
+        let root = std::env::temp_dir().join(format!("cow-proc-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let stat = |pid: u32, state: char, ppid: u32, threads: u32| {
+            format!(
+                "{pid} (p{pid}) {state} {ppid} 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 {threads} 0 100 1 1"
+            )
+        };
+        let write = |path: &str, text: String| {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("1/stat", stat(1, 'R', 0, 1));
+        write("7/stat", stat(7, 'R', 1, 1));
+        write("8/stat", stat(8, 'S', 1, 3));
+        for (tid, state) in [(8, 'S'), (80, 'R'), (81, 'R')] {
+            write(&format!("8/task/{tid}/stat"), stat(tid, state, 1, 3));
+        }
+        write("9/stat", stat(9, 'R', 7, 1));
+        write("stat", "cpu  1 2 3".into());
+        assert_eq!(others_runnable_in(&root, &[7]), Some(3));
+        assert_eq!(others_runnable_in(&root, &[7, 8]), Some(1));
+        // Without process 1 in sight, other users' processes may be hidden: unknown.
+        std::fs::remove_dir_all(root.join("1")).unwrap();
+        assert_eq!(others_runnable_in(&root, &[7]), None);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn sensors_read_this_machine() {
         assert!(system_times().is_some());
-        assert!(procs_running().unwrap() >= 1);
-        // This test thread is running while it counts.
-        assert!(running_threads(std::process::id(), 4096).unwrap() >= 1);
+        // Other processes are seen (process 1 at least); this one is never counted.
+        assert!(others_runnable_now(&[std::process::id()]).is_some());
         let w = Watch::start();
         let t0 = std::time::Instant::now();
         while t0.elapsed() < std::time::Duration::from_millis(30) {

@@ -6,7 +6,7 @@ use crate::machine::Machine;
 use crate::noise::Noise;
 use crate::params::ParamValue;
 use crate::profile::Profile;
-use crate::stats::{Estimate, paired_ratio, spread};
+use crate::stats::{Comparison, Estimate, paired_ratio, spread};
 use serde::{Deserialize, Serialize};
 
 /// The version of the stored format; records of another version are not read.
@@ -222,6 +222,14 @@ impl Record {
         paired_ratio(&a, &b)
     }
 
+    /// Two readings of the same rounds judged on their pairs ([`Comparison::paired`]):
+    /// round i of `a` against round i of `b`, in the order the rounds ran; a round
+    /// that lacks one of them is left out of the pairs.
+    pub fn compare(&self, a: &str, b: &str) -> Option<Comparison> {
+        let (va, vb) = aligned(&self.values(a), &self.values(b));
+        Comparison::paired(&va, &vb)
+    }
+
     /// Largest over smallest round value of `key`.
     pub fn spread(&self, key: &str) -> Option<f64> {
         let v: Vec<f64> = self.values(key).into_iter().map(|(_, v)| v).collect();
@@ -237,4 +245,18 @@ impl Record {
     pub fn default_params(&self) -> bool {
         self.params.iter().all(|p| p.default)
     }
+}
+
+/// Two per-round series (round index, value) as two value lists over every round
+/// either has, in round order; a round missing from one side reads NaN there.
+pub fn aligned(a: &[(u32, f64)], b: &[(u32, f64)]) -> (Vec<f64>, Vec<f64>) {
+    let mut idx: Vec<u32> = a.iter().chain(b).map(|(i, _)| *i).collect();
+    idx.sort_unstable();
+    idx.dedup();
+    let pick = |v: &[(u32, f64)], i: u32| {
+        v.iter()
+            .find(|(j, _)| *j == i)
+            .map_or(f64::NAN, |(_, x)| *x)
+    };
+    idx.iter().map(|i| (pick(a, *i), pick(b, *i))).unzip()
 }

@@ -10,8 +10,8 @@ use crate::cache::Shown;
 use crate::experiment::{AnyView, ViewKind};
 use crate::record::{Note, NoteKind, Record, Status};
 use crate::stats::{
-    Dist, Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Summary, VERDICT_MIN_ROUNDS, Verdict,
-    relative_difference, threshold, verdict,
+    Comparison, Dist, Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Pairing, Summary,
+    VERDICT_MIN_ROUNDS, Verdict,
 };
 
 /// One distribution pooled over every round (`rounds`: a result's rounds' data, as
@@ -37,6 +37,15 @@ pub fn undecided_text(v: Verdict) -> Option<String> {
         Verdict::Same => Some(format!("about the same (within {})", threshold_text())),
         Verdict::Below | Verdict::Above => None,
     }
+}
+
+/// The table cell for a difference the rule finds between figures measured apart
+/// (two runs, two machines): "beyond both intervals and the 5 % threshold".
+pub fn apart_text() -> String {
+    format!(
+        "beyond both intervals and the {} threshold",
+        threshold_text()
+    )
 }
 
 /// The block that opens a chapter: "On this machine", the computed sentences that
@@ -67,110 +76,190 @@ pub enum Better {
     Lower,
     /// Rates: higher is better.
     Higher,
+    /// Distances, errors: smaller is better, and neither is a time.
+    Smaller,
 }
 
-/// A sentence comparing `a` with `b` by the book's verdict rule: disjoint intervals
-/// *and* medians further apart than the practical threshold give the comparison with
-/// its ratio; disjoint intervals within the threshold read "about the same"; overlapping
-/// ones say there is no clear difference. `ratio_ab` is the per-round ratio a ÷ b when the two were measured
-/// in the same rounds; without it the ratio of the medians is shown.
-pub fn compare_sentence(
-    a: (&str, &Estimate),
-    b: (&str, &Estimate),
-    ratio_ab: Option<&Estimate>,
-    better: Better,
-) -> String {
-    let ratio_ba = ratio_ab.map(Estimate::inverse);
-    compare_sentence_paired(a, b, ratio_ab, ratio_ba.as_ref(), better)
-}
-
-/// [`compare_sentence`] given both per-round ratios, a ÷ b and b ÷ a. With an even
-/// number of rounds the median of the ratios b ÷ a is not exactly the reciprocal of the
-/// median of a ÷ b (each is the mean of two middle values), so where both are at hand
-/// the sentence shows the one it names, as the chapter that measured them does.
-pub fn compare_sentence_paired(
-    a: (&str, &Estimate),
-    b: (&str, &Estimate),
-    ratio_ab: Option<&Estimate>,
-    ratio_ba: Option<&Estimate>,
-    better: Better,
-) -> String {
-    let (an, ae) = a;
-    let (bn, be) = b;
-    let ab = |r: Option<&Estimate>| match r {
-        Some(r) => fmt_ratio_estimate(r),
-        None => fmt_ratio(Some(ae.median / be.median)),
+/// The one place a verdict becomes words. Paired comparisons say how many rounds put
+/// `a` on each side of `b`; unpaired ones say they were judged on two intervals.
+///
+/// - a difference: "a is slower than b: it takes 2.11× (1.40–5.35) as long (slower in
+///   9 of 9 rounds)";
+/// - resolved but within the threshold: "a and b are about the same (within 5 %): they
+///   differ by only 2.0 %";
+/// - not resolved: "there is no clear difference between a and b (…)", saying why.
+pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -> String {
+    let short = if c.confidence() + 1e-9 < crate::stats::CONFIDENCE {
+        format!(
+            " (interval at only {:.0} %, from {} rounds)",
+            c.confidence().max(0.0) * 100.0,
+            c.rounds()
+        )
+    } else {
+        String::new()
     };
-    let ba = || match ratio_ba {
-        Some(r) => fmt_ratio_estimate(r),
-        None => fmt_ratio(Some(be.median / ae.median)),
+    let (worse, better_word) = match better {
+        Better::Lower => ("slower", "faster"),
+        Better::Higher => ("higher", "lower"),
+        Better::Smaller => ("larger", "smaller"),
     };
-    // With too few rounds for the stated confidence, the sentence says how sure it is.
-    let short = [ae, be]
-        .into_iter()
-        .filter(|e| !e.at_stated_confidence())
-        .min_by(|x, y| x.confidence.total_cmp(&y.confidence))
-        .map(|e| {
-            format!(
-                " (intervals at only {:.0} %, from {} rounds)",
-                e.confidence * 100.0,
-                e.n
-            )
-        })
-        .unwrap_or_default();
-    // The ratio shown is the rounds' own (paired) ratio where there is one: a verdict
-    // whose shown ratio lies within the threshold would read "faster … 1.03×", so it
-    // reads "about the same" instead, like a pair of medians that close.
-    let mut v = verdict(ae, be);
-    if v.is_clear() && ratio_ab.is_some_and(|r| relative_difference(r.median, 1.0) <= threshold()) {
-        v = Verdict::Same;
-    }
-    let decided = match (v, better) {
-        (Verdict::Same, _) => {
-            return format!(
-                "{an} and {bn} are about the same (within {}): they differ by only {} %{short}",
-                threshold_text(),
-                sig3(
-                    ratio_ab.map_or(relative_difference(ae.median, be.median), |r| {
-                        relative_difference(r.median, 1.0)
-                    }) * 100.0
-                )
-            );
-        }
-        (Verdict::Unclear, _) if ae.n.min(be.n) < VERDICT_MIN_ROUNDS => {
-            return format!(
-                "there is no clear difference between {an} and {bn} (only {} round(s) behind \
-                 one of them; the rule needs {VERDICT_MIN_ROUNDS})",
-                ae.n.min(be.n)
-            );
-        }
-        (Verdict::Unclear, _) => {
-            let cover = if short.is_empty() {
-                format!("their {} intervals", confidence_text())
+    let counts = |word: &str, n: Option<u32>| match (c.pairing, n) {
+        (Pairing::Paired { rounds, .. }, Some(k)) => format!(" ({word} in {k} of {rounds} rounds)"),
+        (Pairing::Paired { .. }, None) => String::new(),
+        (Pairing::Unpaired, _) => " (measured apart: judged on the two intervals)".into(),
+    };
+    let (above, below) = match c.pairing {
+        Pairing::Paired { above, below, .. } => (above, below),
+        Pairing::Unpaired => (None, None),
+    };
+    let ab = match c.pairing {
+        Pairing::Paired { .. } => fmt_ratio_estimate(&c.ratio),
+        Pairing::Unpaired => fmt_ratio(Some(c.a.median / c.b.median)),
+    };
+    let ba = match c.pairing {
+        Pairing::Paired { .. } => fmt_ratio_estimate(&c.ratio_inv),
+        Pairing::Unpaired => fmt_ratio(Some(c.b.median / c.a.median)),
+    };
+    match (c.verdict, better) {
+        (Verdict::Same, _) => format!(
+            "{an} and {bn} are about the same (within {}): they differ by only {} %{short}",
+            threshold_text(),
+            sig3(c.difference() * 100.0)
+        ),
+        (Verdict::Unclear, _) if c.rounds() < VERDICT_MIN_ROUNDS => format!(
+            "there is no clear difference between {an} and {bn} (only {} round(s) behind \
+             {}; the rule needs {VERDICT_MIN_ROUNDS})",
+            c.rounds(),
+            if c.is_paired() {
+                "the pair"
             } else {
-                "their intervals".to_string()
-            };
-            return format!(
-                "there is no clear difference between {an} and {bn} ({cover} overlap){short}"
-            );
-        }
-        (Verdict::Below, Better::Lower) => {
-            format!("{an} is faster than {bn}: {bn} takes {} as long", ba())
-        }
-        (Verdict::Above, Better::Lower) => {
-            format!(
-                "{an} is slower than {bn}: it takes {} as long",
-                ab(ratio_ab)
-            )
-        }
-        (Verdict::Above, Better::Higher) => {
-            format!("{an} is higher than {bn}, by a factor of {}", ab(ratio_ab))
-        }
-        (Verdict::Below, Better::Higher) => {
-            format!("{an} is lower than {bn}, by a factor of {}", ba())
-        }
+                "one of them"
+            }
+        ),
+        (Verdict::Unclear, _) => match c.pairing {
+            Pairing::Paired { rounds, .. } => {
+                let sides = match above {
+                    Some(k) => format!("; {an} was {worse} in {k} of {rounds} rounds"),
+                    None => String::new(),
+                };
+                format!(
+                    "there is no clear difference between {an} and {bn} (the {} interval of \
+                     their per-round ratio, {}, holds 1{sides}){short}",
+                    if short.is_empty() {
+                        confidence_text()
+                    } else {
+                        format!("{:.0} %", c.confidence().max(0.0) * 100.0)
+                    },
+                    fmt_ratio_interval(&c.ratio),
+                )
+            }
+            Pairing::Unpaired => {
+                let cover = if short.is_empty() {
+                    format!("their {} intervals", confidence_text())
+                } else {
+                    "their intervals".to_string()
+                };
+                format!(
+                    "there is no clear difference between {an} and {bn} (measured apart, \
+                     {cover} overlap){short}"
+                )
+            }
+        },
+        (Verdict::Below, Better::Lower) => format!(
+            "{an} is {better_word} than {bn}: {bn} takes {ba} as long{}{short}",
+            counts(better_word, below)
+        ),
+        (Verdict::Above, Better::Lower) => format!(
+            "{an} is {worse} than {bn}: it takes {ab} as long{}{short}",
+            counts(worse, above)
+        ),
+        (Verdict::Above, Better::Smaller) => format!(
+            "{an} is {worse} than {bn}, by a factor of {ab}{}{short}",
+            counts(worse, above)
+        ),
+        (Verdict::Below, Better::Smaller) => format!(
+            "{an} is {better_word} than {bn}: {bn} is {ba} as large{}{short}",
+            counts(better_word, below)
+        ),
+        (Verdict::Above, Better::Higher) => format!(
+            "{an} is {worse} than {bn}, by a factor of {ab}{}{short}",
+            counts(worse, above)
+        ),
+        (Verdict::Below, Better::Higher) => format!(
+            "{an} is {better_word} than {bn}, by a factor of {ba}{}{short}",
+            counts(better_word, below)
+        ),
+    }
+}
+
+/// The pairs a set of comparisons left undecided, listed in one sentence each: "No
+/// clear difference (…): a and b; c and d" and "About the same (within 5 %): …". Each
+/// item is (the pair's names, its comparison); decided ones are skipped.
+pub fn undecided_lists(items: &[(String, Comparison)]) -> Vec<String> {
+    let names = |v: Verdict| {
+        items
+            .iter()
+            .filter(|(_, c)| c.verdict == v)
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
     };
-    format!("{decided}{short}")
+    let mut out = Vec::new();
+    let unclear = names(Verdict::Unclear);
+    if !unclear.is_empty() {
+        let how = if items.iter().all(|(_, c)| c.is_paired()) {
+            "the interval of the per-round ratio holds 1"
+        } else {
+            "intervals overlap"
+        };
+        out.push(format!(
+            "No clear difference ({how}): {}",
+            unclear.join("; ")
+        ));
+    }
+    let same = names(Verdict::Same);
+    if !same.is_empty() {
+        out.push(format!(
+            "About the same (a difference resolved, but within {}): {}",
+            threshold_text(),
+            same.join("; ")
+        ));
+    }
+    out
+}
+
+/// [`comparison_sentence`] for two readings of one record, judged on their pairs
+/// ([`Record::compare`]); when no round has both, it says so.
+pub fn paired_sentence(
+    record: &Record,
+    an: &str,
+    bn: &str,
+    ka: &str,
+    kb: &str,
+    better: Better,
+) -> String {
+    match record.compare(ka, kb) {
+        Some(c) => comparison_sentence(an, bn, &c, better),
+        None => {
+            format!("there is no clear difference between {an} and {bn} (no round measured both)")
+        }
+    }
+}
+
+/// A ratio's interval alone: `0.85–1.40×`.
+pub fn fmt_ratio_interval(r: &Estimate) -> String {
+    format!("{}–{}×", sig3(r.lo), sig3(r.hi))
+}
+
+/// The table cell for a comparison: its ratio a ÷ b with the interval (paired: the
+/// rounds' own ratio) where the rule finds a difference, else what the rule says ("no
+/// clear difference", "about the same (within 5 %)"). A reader never meets "no clear
+/// difference" beside a ratio that says otherwise.
+pub fn ratio_cell(c: &Comparison) -> String {
+    match undecided_text(c.verdict) {
+        Some(t) => t,
+        None if c.is_paired() => fmt_ratio_estimate(&c.ratio),
+        None => fmt_ratio(Some(c.a.median / c.b.median)),
+    }
 }
 
 /// Findings as a Markdown list, one sentence each, capitalised and closed with a full
@@ -252,7 +341,7 @@ impl Table {
                 .iter()
                 .zip(&self.align)
                 .map(|(c, a)| match (numbers, a) {
-                    (true, Align::Right) => esc(&interval_may_wrap(c)),
+                    (true, Align::Right) => esc(&number_cell_may_wrap(c)),
                     _ => esc(c),
                 })
                 .collect();
@@ -296,6 +385,40 @@ fn interval_may_wrap(cell: &str) -> String {
     format!(
         "{value}<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">{interval}</span></span>"
     )
+}
+
+/// A number cell that holds several figures, `74.4 µs (73.4–112) · 100 %` or
+/// `1.00 / 1.00`, may also break after each separator, so that a table of such cells
+/// still fits the page's text column; each part's interval may wrap as in
+/// [`interval_may_wrap`]. A cell that already holds markup is left as it is.
+fn number_cell_may_wrap(cell: &str) -> String {
+    if cell.contains('<') {
+        return interval_may_wrap(cell);
+    }
+    // Words in a number column ("no clear difference", "about the same (within 5 %)")
+    // wrap like words.
+    if cell.starts_with(char::is_alphabetic) {
+        return format!("<span class=\"cow-may-wrap\">{cell}</span>");
+    }
+    let mut out = String::new();
+    let mut rest = cell;
+    loop {
+        let next = [" · ", " / "]
+            .iter()
+            .filter_map(|sep| rest.find(sep).map(|i| (i, *sep)))
+            .min_by_key(|(i, _)| *i);
+        match next {
+            Some((i, sep)) => {
+                out.push_str(&interval_may_wrap(&rest[..i]));
+                out.push_str(&format!("<span class=\"cow-may-wrap\">{sep}</span>"));
+                rest = &rest[i + sep.len()..];
+            }
+            None => {
+                out.push_str(&interval_may_wrap(rest));
+                return out;
+            }
+        }
+    }
 }
 
 /// Which tail columns a set of distributions supports: p99 only when every one has at
@@ -393,6 +516,15 @@ pub fn noise_notes(r: &Record) -> Vec<Note> {
                 "rounds that drifted (named below) count as {} independent ones of {}, so the interval of that figure covers {:.0} %, not {}: read differences with it with more caution.",
                 crate::stats::independent_rounds(e.n, rho),
                 e.n,
+                e.confidence * 100.0,
+                confidence_text()
+            ),
+            // A figure some rounds gave no value for (a run that stalled or stopped
+            // before it): its own shortfall, not the budget's.
+            None if (e.n as usize) < r.rounds.len() => format!(
+                "a figure has a value in only {} of the {} rounds (the others gave none for it: see its table), so its interval covers {:.0} %, not {}: read differences with it with more caution.",
+                e.n,
+                r.rounds.len(),
                 e.confidence * 100.0,
                 confidence_text()
             ),
@@ -529,7 +661,16 @@ fn coverage_words(r: &Record) -> String {
     let Some(low) = lowest_coverage_of(&estimates) else {
         return stated;
     };
-    let shortfall = coverage_shortfall(&low).unwrap_or_default();
+    let shortfall = if low.drift.is_none() && (low.n as usize) < r.rounds.len() {
+        format!(
+            "at {:.0} % for a figure with a value in only {} of the {} rounds",
+            low.confidence * 100.0,
+            low.n,
+            r.rounds.len()
+        )
+    } else {
+        coverage_shortfall(&low).unwrap_or_default()
+    };
     let rest_stated = estimates
         .iter()
         .filter(|(_, e)| e.drift.is_none())
@@ -647,7 +788,7 @@ pub fn provenance_details(r: &Record) -> String {
     };
     format!(
         "Measured on {} · {} build{params} · {} rounds, {}, intervals over rounds {} · {} · took {}",
-        machine_line(m),
+        crate::machine::details_line(m),
         r.build,
         r.rounds.len(),
         r.isolation,
@@ -763,6 +904,23 @@ mod tests {
         assert_eq!(short.tail_cells(&s, |v| format!("{v}")).len(), 2);
         assert_eq!(Tails::for_counts([10]).tail_headers(), ["max"]);
         assert_eq!(all.headers(), ["n", "min", "p99", "p99.9", "max"]);
+    }
+
+    #[test]
+    fn a_cell_of_several_figures_may_break_after_each_separator() {
+        assert_eq!(
+            number_cell_may_wrap("74.4 µs (73.4–112) · 100 %"),
+            "74.4 µs<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">(73.4–112)</span></span><span class=\"cow-may-wrap\"> · </span>100 %"
+        );
+        assert_eq!(
+            number_cell_may_wrap("1.00 / 1.00"),
+            "1.00<span class=\"cow-may-wrap\"> / </span>1.00"
+        );
+        assert_eq!(number_cell_may_wrap("12.5 µs"), "12.5 µs");
+        assert_eq!(
+            number_cell_may_wrap("no clear difference"),
+            "<span class=\"cow-may-wrap\">no clear difference</span>"
+        );
     }
 
     #[test]
@@ -884,10 +1042,10 @@ mod tests {
             n: 6,
             drift: None,
         };
-        let s = compare_sentence(
-            ("spinning", &fast),
-            ("blocking", &slow),
-            None,
+        let s = comparison_sentence(
+            "spinning",
+            "blocking",
+            &Comparison::unpaired(fast, slow),
             Better::Lower,
         );
         assert!(s.starts_with("spinning is faster than blocking"), "{s}");
@@ -900,9 +1058,14 @@ mod tests {
             n: 6,
             drift: None,
         };
-        let s = compare_sentence(("a", &fast), ("b", &near), None, Better::Lower);
+        let s = comparison_sentence("a", "b", &Comparison::unpaired(fast, near), Better::Lower);
         assert!(s.starts_with("there is no clear difference"), "{s}");
-        let s = compare_sentence(("deadline", &slow), ("naive", &fast), None, Better::Higher);
+        let s = comparison_sentence(
+            "deadline",
+            "naive",
+            &Comparison::unpaired(slow, fast),
+            Better::Higher,
+        );
         assert!(s.starts_with("deadline is higher than naive"), "{s}");
         // Apart, but 2 % apart: no verdict, whatever the intervals resolve.
         let a = Estimate {
@@ -921,12 +1084,47 @@ mod tests {
             n: 6,
             drift: None,
         };
-        let s = compare_sentence(("a", &a), ("b", &b), None, Better::Lower);
+        let s = comparison_sentence("a", "b", &Comparison::unpaired(a, b), Better::Lower);
         assert!(
             s.starts_with("a and b are about the same (within 5 %)"),
             "{s}"
         );
         assert!(!s.contains('×'), "{s}");
+    }
+
+    #[test]
+    fn paired_comparisons_are_judged_and_worded_on_their_rounds() {
+        // Noisy rounds whose intervals overlap, but blocking is slower in every one.
+        let spin = [3.0, 9.0, 4.0, 14.0, 7.0, 5.0, 8.0, 12.0, 6.5];
+        let block: Vec<f64> = spin.iter().map(|x| x * 1.5).collect();
+        let c = Comparison::paired(&block, &spin).unwrap();
+        let s = comparison_sentence("blocking", "spinning", &c, Better::Lower);
+        assert!(s.starts_with("blocking is slower than spinning: it takes 1.50× (1.50–1.50) as long (slower in 9 of 9 rounds)"), "{s}");
+        assert_eq!(ratio_cell(&c), "1.50× (1.50–1.50)");
+        // Judged apart, the same two figures are not resolved, and the page says how.
+        let u = Comparison::unpaired(c.a, c.b);
+        let s = comparison_sentence("blocking", "spinning", &u, Better::Lower);
+        assert!(
+            s.starts_with(
+                "there is no clear difference between blocking and spinning (measured apart"
+            ),
+            "{s}"
+        );
+        assert_eq!(ratio_cell(&u), "no clear difference");
+        // Rounds on both sides: the sentence says how many went each way.
+        let mixed = [3.3, 8.0, 4.4, 13.0, 7.7, 4.5, 8.8, 11.0, 7.0];
+        let c = Comparison::paired(&mixed, &spin).unwrap();
+        let s = comparison_sentence("a", "b", &c, Better::Lower);
+        assert!(s.contains("holds 1; a was slower in 5 of 9 rounds"), "{s}");
+        let lists = undecided_lists(&[("a and b".into(), c)]);
+        assert_eq!(lists.len(), 1);
+        assert!(
+            lists[0].starts_with(
+                "No clear difference (the interval of the per-round ratio holds 1): a and b"
+            ),
+            "{}",
+            lists[0]
+        );
     }
 
     #[test]

@@ -12,6 +12,14 @@
 //! - [`terminal`]: for a terminal: control characters (escape sequences that clear the
 //!   screen or set the title) become spaces.
 //! - [`is_name`]: the strict pattern for names that may become part of a path.
+//! - [`json_for_script`]: JSON for a `<script type="application/json">` element: no
+//!   `<`, `>`, `&`, `{` or `}` inside its strings, so the data can neither close the
+//!   element nor hold an mdbook directive (`{{#include …}}`), which mdbook's `links`
+//!   preprocessor would expand even inside a script (issue 28).
+//!
+//! Both [`text`] and [`terminal`] also drop Unicode format characters (the
+//! right-to-left override U+202E and its kin, zero-width characters, U+2028/2029),
+//! which reverse or break the lines around them ([`is_format`]).
 
 /// Characters that may start or end Markdown (or mdbook) syntax in running text.
 /// (Only mid-line: [`text`] never leaves a newline, so line-start syntax such as `#` or
@@ -19,13 +27,52 @@
 /// Parentheses stay: without `[`, `]` and `<` they cannot make a link or an image.
 const MARKDOWN_SPECIALS: &[char] = &['\\', '`', '*', '_', '[', ']', '!', '|', '~', '{', '}'];
 
+/// Unicode format characters (general category Cf) and the line and paragraph
+/// separators (Zl, Zp): invisible characters that reorder text (bidirectional
+/// overrides and isolates), hide it (zero-width characters) or break a line where no
+/// newline is. No measurement writes one; the door refuses them
+/// (the `validate` module) and every escaper here drops them.
+pub fn is_format(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x00AD
+            | 0x0600..=0x0605
+            | 0x061C
+            | 0x06DD
+            | 0x070F
+            | 0x0890..=0x0891
+            | 0x08E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x2028..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    )
+}
+
+/// A character that [`text`] and [`terminal`] turn into a space: a control character
+/// or a format character ([`is_format`]).
+fn is_unprintable(c: char) -> bool {
+    c.is_control() || is_format(c)
+}
+
 /// `s` escaped for a page: safe as HTML text, as an HTML attribute value in quotes, and
-/// as Markdown inline text (it shows exactly the characters of `s`, minus control
-/// characters, which become spaces).
+/// as Markdown inline text (it shows exactly the characters of `s`, minus control and
+/// format characters, which become spaces). It holds no `{` or `}`, so no mdbook
+/// directive can come out of it.
 pub fn text(s: &str) -> String {
     let flat: String = s
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| if is_unprintable(c) { ' ' } else { c })
         .collect();
     let mut html = String::with_capacity(flat.len() + 16);
     pulldown_cmark_escape::escape_html(&mut html, &flat)
@@ -43,12 +90,47 @@ pub fn text(s: &str) -> String {
     out
 }
 
-/// `s` for a terminal: control characters become spaces (no escape sequence from a
-/// file reaches the reader's terminal).
+/// `s` for a terminal: control and format characters become spaces (no escape
+/// sequence from a file reaches the reader's terminal, and no override reverses it).
 pub fn terminal(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| if is_unprintable(c) { ' ' } else { c })
         .collect()
+}
+
+/// `json` (the output of `serde_json`) made safe to stand inside an HTML
+/// `<script type="application/json">` element of a page that mdbook preprocesses:
+/// inside its strings, `<`, `>`, `&`, `{`, `}` and the format characters ([`is_format`],
+/// U+2028 and U+202E among them) become `\uXXXX` escapes, which `JSON.parse` reads as
+/// the same characters. Outside strings JSON holds none of `<>&`, and never two `{` in
+/// a row (an object opens with `{` followed by `"` or `}`), so the result can neither
+/// close the element nor hold `{{`.
+pub fn json_for_script(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in json.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            } else if matches!(c, '<' | '>' | '&' | '{' | '}') || is_format(c) {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+                continue;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    debug_assert!(!out.contains("{{"), "JSON never opens two objects in a row");
+    out
 }
 
 /// A name that may become part of a file name or an HTML id: `[a-z0-9-]`, starting
@@ -89,6 +171,33 @@ mod tests {
         assert_eq!(text("a<b & c"), "a&lt;b &amp; c");
         assert_eq!(text("[x]"), "&#91;x&#93;");
         assert_eq!(text("std · mpsc · blocking"), "std · mpsc · blocking");
+    }
+
+    #[test]
+    fn format_characters_are_dropped_from_pages_and_terminals() {
+        let hostile = "abc\u{202E}fed\u{2028}x\u{2029}y\u{200B}z\u{2066}w\u{FEFF}";
+        for t in [text(hostile), terminal(hostile)] {
+            assert!(!t.chars().any(is_format), "{t:?}");
+            assert!(t.contains("abc") && t.contains("fed"), "{t:?}");
+        }
+        assert!(!is_format('a') && !is_format('·') && !is_format('µ') && !is_format('×'));
+    }
+
+    #[test]
+    fn json_for_a_script_holds_no_directive_and_cannot_close_the_element() {
+        let v = serde_json::json!({
+            "machine": "{{#include /proc/self/environ}} </script><script>alert(1)</script>",
+            "a \"quoted {{ key": ["\\{{", "}}", "\u{2028}&\u{202E}\u{E0041}"],
+            "nested": {"inner": {"x": "}}}"}},
+        });
+        let json = serde_json::to_string(&v).unwrap();
+        let safe = json_for_script(&json);
+        for bad in ["{{", "<", ">", "&", "\u{2028}", "\u{202E}", "\u{E0041}"] {
+            assert!(!safe.contains(bad), "{bad:?} in {safe}");
+        }
+        // It reads back as the same data.
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

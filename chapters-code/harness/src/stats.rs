@@ -303,14 +303,37 @@ pub const VERDICT_MIN_ROUNDS: u32 = 3;
 /// The default practical threshold (5 %).
 pub const DEFAULT_THRESHOLD: f64 = 0.05;
 
+/// Why `COW_THRESHOLD` cannot be read, when it is set to something that is not a
+/// percentage from 0 to 100 (the binaries refuse to start then, rather than fall back
+/// to 5 % without a word); `None` when it is unset or good.
+pub fn threshold_problem() -> Option<String> {
+    let text = std::env::var_os("COW_THRESHOLD")?;
+    let Some(t) = text.to_str() else {
+        return Some("COW_THRESHOLD is not UTF-8 text".into());
+    };
+    percent(t).is_none().then(|| {
+        format!("COW_THRESHOLD={t:?} is not a percentage from 0 to 100 (for example 5 or 2.5 %)")
+    })
+}
+
+/// A percentage from 0 to 100 as written (`5`, `2.5 %`), or `None`.
+fn percent(text: &str) -> Option<f64> {
+    text.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && (0.0..=100.0).contains(p))
+}
+
 /// [`threshold`] from the variable's text.
 pub fn threshold_from(text: Option<&str>) -> f64 {
-    text.and_then(|t| t.trim().trim_end_matches('%').trim().parse::<f64>().ok())
-        .filter(|p| p.is_finite() && (0.0..=100.0).contains(p))
+    text.and_then(percent)
         .map_or(DEFAULT_THRESHOLD, |p| p / 100.0)
 }
 
-/// How two estimates compare: by their intervals, then by the practical threshold.
+/// How two arms compare: by their intervals (paired: the per-round ratio's; unpaired:
+/// the two arms'), then by the practical threshold. See [`Comparison`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Verdict {
     /// `a`'s whole interval lies below `b`'s, and its median is lower by more than the
@@ -322,7 +345,8 @@ pub enum Verdict {
     /// The intervals are apart, but the medians differ by no more than the threshold:
     /// a resolved difference nobody would act on ("about the same").
     Same,
-    /// The intervals overlap: no clear difference on this machine in this run.
+    /// The intervals overlap (paired: the ratio's interval holds 1): no clear
+    /// difference on this machine in this run.
     Unclear,
 }
 
@@ -333,7 +357,9 @@ impl Verdict {
     }
 }
 
-/// The book's verdict rule with the practical threshold from [`threshold`].
+/// The book's verdict rule for two arms measured **apart** (unpaired), with the
+/// practical threshold from [`threshold`]. Arms measured in the same rounds are judged
+/// on their paired ratios: [`Comparison::paired`].
 pub fn verdict(a: &Estimate, b: &Estimate) -> Verdict {
     verdict_with(a, b, threshold())
 }
@@ -355,6 +381,221 @@ pub fn verdict_with(a: &Estimate, b: &Estimate, threshold: f64) -> Verdict {
         return Verdict::Unclear;
     };
     if relative_difference(a.median, b.median) > threshold {
+        apart
+    } else {
+        Verdict::Same
+    }
+}
+
+/// How two arms were measured, which decides how the verdict rule judges them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pairing {
+    /// Measured in the same rounds (one worker process each, in rotated order): judged on
+    /// the per-round ratios a ÷ b. `above` rounds had a higher than b, `below` lower,
+    /// of `rounds` rounds with both values (where counted: a ratio given without its
+    /// rounds has no counts).
+    Paired {
+        rounds: u32,
+        above: Option<u32>,
+        below: Option<u32>,
+    },
+    /// Measured apart (other experiments, sessions or machines): judged on the two
+    /// intervals, which must be clear of each other.
+    Unpaired,
+}
+
+/// Two arms judged by the book's verdict rule, with everything a sentence or a table
+/// cell needs to say how: both estimates, the ratio a ÷ b with its interval, how the
+/// arms were paired, the threshold and the verdict. Every verdict in the book is one of
+/// these; the page layer (render) words them.
+///
+/// - **Paired** arms (same rounds): a difference when the interval of the median
+///   per-round ratio ([`paired_ratio`], drift-aware) excludes 1, and that median ratio
+///   is further from 1 than the threshold. With independent rounds the order-statistic
+///   interval of the median ratio is a sign test: 6 rounds that all put a on the same
+///   side of b are a difference at 97 %, whatever the two arms' own spreads.
+/// - **Unpaired** arms: a difference when the two intervals are apart and the medians
+///   differ by more than the threshold ([`verdict_with`]); the ratio shown is the ratio
+///   of the medians, with the interval the two intervals' far ends allow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    pub a: Estimate,
+    pub b: Estimate,
+    /// a ÷ b.
+    pub ratio: Estimate,
+    /// b ÷ a, computed from the rounds too (with an even count of rounds the median of
+    /// b ÷ a is not exactly the reciprocal of the median of a ÷ b).
+    pub ratio_inv: Estimate,
+    pub pairing: Pairing,
+    /// The practical threshold the verdict used (a fraction).
+    pub threshold: f64,
+    pub verdict: Verdict,
+}
+
+impl Comparison {
+    /// Two arms measured in the same rounds: `a` and `b` hold one value per round, in
+    /// the order the rounds ran, round i of one paired with round i of the other (a
+    /// non-finite value marks a round that lacks the arm). `None` when either arm has
+    /// no value.
+    pub fn paired(a: &[f64], b: &[f64]) -> Option<Comparison> {
+        Comparison::paired_with(a, b, threshold())
+    }
+
+    /// [`Comparison::paired`] with an explicit threshold.
+    pub fn paired_with(a: &[f64], b: &[f64], threshold: f64) -> Option<Comparison> {
+        let ea = Estimate::of_rounds(a)?;
+        let eb = Estimate::of_rounds(b)?;
+        let both: Vec<(f64, f64)> = a
+            .iter()
+            .zip(b)
+            .filter(|(x, y)| x.is_finite() && y.is_finite() && **x > 0.0 && **y > 0.0)
+            .map(|(x, y)| (*x, *y))
+            .collect();
+        let (xa, xb): (Vec<f64>, Vec<f64>) = both.iter().copied().unzip();
+        let ratio = paired_ratio(&xa, &xb)?;
+        let ratio_inv = paired_ratio(&xb, &xa)?;
+        let above = both.iter().filter(|(x, y)| x > y).count() as u32;
+        let below = both.iter().filter(|(x, y)| x < y).count() as u32;
+        Some(Comparison::judged(
+            ea,
+            eb,
+            ratio,
+            ratio_inv,
+            Pairing::Paired {
+                rounds: both.len() as u32,
+                above: Some(above),
+                below: Some(below),
+            },
+            threshold,
+        ))
+    }
+
+    /// Two arms measured apart: judged on their two intervals.
+    pub fn unpaired(a: Estimate, b: Estimate) -> Comparison {
+        Comparison::unpaired_with(a, b, threshold())
+    }
+
+    /// [`Comparison::unpaired`] with an explicit threshold.
+    pub fn unpaired_with(a: Estimate, b: Estimate, threshold: f64) -> Comparison {
+        let span = |x: &Estimate, y: &Estimate| Estimate {
+            median: x.median / y.median,
+            lo: x.lo / y.hi,
+            hi: x.hi / y.lo,
+            confidence: x.confidence.min(y.confidence),
+            n: x.n.min(y.n),
+            drift: None,
+        };
+        Comparison::judged(
+            a,
+            b,
+            span(&a, &b),
+            span(&b, &a),
+            Pairing::Unpaired,
+            threshold,
+        )
+    }
+
+    fn judged(
+        a: Estimate,
+        b: Estimate,
+        ratio: Estimate,
+        ratio_inv: Estimate,
+        pairing: Pairing,
+        threshold: f64,
+    ) -> Comparison {
+        let verdict = match pairing {
+            Pairing::Paired { rounds, .. } => paired_verdict(&ratio, rounds, threshold),
+            Pairing::Unpaired => verdict_with(&a, &b, threshold),
+        };
+        Comparison {
+            a,
+            b,
+            ratio,
+            ratio_inv,
+            pairing,
+            threshold,
+            verdict,
+        }
+    }
+
+    /// The same comparison the other way round (b against a).
+    pub fn swapped(&self) -> Comparison {
+        let pairing = match self.pairing {
+            Pairing::Paired {
+                rounds,
+                above,
+                below,
+            } => Pairing::Paired {
+                rounds,
+                above: below,
+                below: above,
+            },
+            Pairing::Unpaired => Pairing::Unpaired,
+        };
+        Comparison {
+            a: self.b,
+            b: self.a,
+            ratio: self.ratio_inv,
+            ratio_inv: self.ratio,
+            pairing,
+            threshold: self.threshold,
+            verdict: match self.verdict {
+                Verdict::Below => Verdict::Above,
+                Verdict::Above => Verdict::Below,
+                v => v,
+            },
+        }
+    }
+
+    pub fn is_paired(&self) -> bool {
+        matches!(self.pairing, Pairing::Paired { .. })
+    }
+
+    /// True for a difference the book states.
+    pub fn is_clear(&self) -> bool {
+        self.verdict.is_clear()
+    }
+
+    /// Rounds behind the verdict: the paired rounds, or the fewer of the two arms'.
+    pub fn rounds(&self) -> u32 {
+        match self.pairing {
+            Pairing::Paired { rounds, .. } => rounds,
+            Pairing::Unpaired => self.a.n.min(self.b.n),
+        }
+    }
+
+    /// The interval that decided the verdict reaches the stated confidence (for paired
+    /// arms the ratio's, else the less sure of the two arms').
+    pub fn confidence(&self) -> f64 {
+        match self.pairing {
+            Pairing::Paired { .. } => self.ratio.confidence,
+            Pairing::Unpaired => self.a.confidence.min(self.b.confidence),
+        }
+    }
+
+    /// How far a is from b, as a fraction of the smaller (the figure the threshold is
+    /// compared with): from the median per-round ratio when paired.
+    pub fn difference(&self) -> f64 {
+        match self.pairing {
+            Pairing::Paired { .. } => relative_difference(self.ratio.median, 1.0),
+            Pairing::Unpaired => relative_difference(self.a.median, self.b.median),
+        }
+    }
+}
+
+/// The verdict of paired arms from their per-round ratio a ÷ b (see [`Comparison`]).
+pub fn paired_verdict(ratio: &Estimate, rounds: u32, threshold: f64) -> Verdict {
+    if rounds < VERDICT_MIN_ROUNDS {
+        return Verdict::Unclear;
+    }
+    let apart = if ratio.lo > 1.0 {
+        Verdict::Above
+    } else if ratio.hi < 1.0 {
+        Verdict::Below
+    } else {
+        return Verdict::Unclear;
+    };
+    if relative_difference(ratio.median, 1.0) > threshold {
         apart
     } else {
         Verdict::Same
@@ -796,13 +1037,157 @@ mod tests {
         assert!(paired_ratio(&[1.0], &[0.0]).is_none());
         let ea = Estimate::of(&a).unwrap();
         let eb = Estimate::of(&b).unwrap();
-        // The marginal intervals overlap although every round says 2×.
+        // The marginal intervals overlap: judged apart, the rule cannot tell.
         assert_eq!(verdict(&ea, &eb), Verdict::Unclear);
+        // Judged on their pairs, every round says 2×: a clear difference.
+        let c = Comparison::paired(&a, &b).unwrap();
+        assert_eq!(c.verdict, Verdict::Above);
+        assert_eq!(
+            c.pairing,
+            Pairing::Paired {
+                rounds: 6,
+                above: Some(6),
+                below: Some(0)
+            }
+        );
+        assert_eq!((c.ratio.median, c.ratio_inv.median), (2.0, 0.5));
+        let back = c.swapped();
+        assert_eq!(back.verdict, Verdict::Below);
+        assert_eq!(back.ratio.median, 0.5);
+        // Six rounds that all put a 10 % above b, however noisy each arm is: clear.
+        let noisy_b = [5.0, 50.0, 9.0, 31.0, 12.0, 77.0];
+        let noisy_a: Vec<f64> = noisy_b.iter().map(|x| x * 1.10).collect();
+        assert_eq!(
+            Comparison::paired(&noisy_a, &noisy_b).unwrap().verdict,
+            Verdict::Above
+        );
+        // Rounds that disagree in sign: no clear difference.
+        let mixed = [5.5, 45.0, 9.9, 28.0, 13.2, 70.0];
+        assert_eq!(
+            Comparison::paired(&mixed, &noisy_b).unwrap().verdict,
+            Verdict::Unclear
+        );
+        // All six on one side, but by 2 %: resolved, within the threshold.
+        let near: Vec<f64> = noisy_b.iter().map(|x| x * 1.02).collect();
+        assert_eq!(
+            Comparison::paired_with(&near, &noisy_b, 0.05)
+                .unwrap()
+                .verdict,
+            Verdict::Same
+        );
+        // Too few rounds for any verdict.
+        assert_eq!(
+            Comparison::paired(&a[..2], &b[..2]).unwrap().verdict,
+            Verdict::Unclear
+        );
+        // Unpaired arms keep the intervals' rule.
+        assert_eq!(Comparison::unpaired(ea, eb).verdict, Verdict::Unclear);
         let low = Estimate::of(&[1.0, 1.1, 1.2, 1.0, 1.1, 1.2]).unwrap();
         let high = Estimate::of(&[2.0, 2.1, 2.2, 2.0, 2.1, 2.2]).unwrap();
         assert_eq!(verdict(&low, &high), Verdict::Below);
         assert_eq!(verdict(&high, &low), Verdict::Above);
         assert!(close(spread(&[2.0, 5.0, 4.0]).unwrap(), 2.5, 1e-12));
+    }
+
+    /// The paired rule's false-verdict rate, by simulation: A/A pairs (the same code
+    /// twice in every round), whose rounds share a round effect (the worker process,
+    /// the machine's state) and add each arm's own noise. 4,000 trials each of
+    /// - 15 independent rounds;
+    /// - 15 rounds whose shared effect drifts (AR(1), correlation 0.8 round to round);
+    /// - the quick profile's stopping rule: at least 6 rounds, then stop as soon as
+    ///   both arms' intervals reach 95 % within ±10 % (at most 40), on quiet rounds
+    ///   (where it stops early) and on noisy ones (where it runs on).
+    ///
+    /// Printed with `--nocapture`: the rate at which the rule calls twins different
+    /// (threshold 5 %) and at which the ratio's interval alone excludes 1 (threshold 0).
+    #[test]
+    fn the_paired_rule_rarely_calls_twins_different() {
+        let mut rng = Rng(11);
+        let normal = |rng: &mut Rng| {
+            let (u1, u2) = (rng.uniform().max(1e-300), rng.uniform());
+            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        };
+        // Round effect σ 0.3 (rounds differ by tens of percent, as on a VM), each
+        // arm's own noise σ 0.05.
+        let (round_sigma, arm_sigma, phi) = (0.3, 0.05, 0.8f64);
+        let trials = 4_000;
+        #[derive(Default)]
+        struct Rates {
+            called: usize,
+            apart: usize,
+            rounds: usize,
+        }
+        let judge = |a: &[f64], b: &[f64], r: &mut Rates| {
+            let c = Comparison::paired_with(a, b, 0.05).unwrap();
+            r.called += usize::from(c.is_clear());
+            r.apart += usize::from(Comparison::paired_with(a, b, 0.0).unwrap().is_clear());
+            r.rounds += a.len();
+        };
+        let (mut indep, mut drifting, mut stopped, mut stopped_noisy) = (
+            Rates::default(),
+            Rates::default(),
+            Rates::default(),
+            Rates::default(),
+        );
+        for _ in 0..trials {
+            let arm = |shared: f64, rng: &mut Rng| (shared + arm_sigma * normal(rng)).exp();
+            // Independent rounds.
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for _ in 0..15 {
+                let s = round_sigma * normal(&mut rng);
+                a.push(arm(s, &mut rng));
+                b.push(arm(s, &mut rng));
+            }
+            judge(&a, &b, &mut indep);
+            // Drifting rounds.
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let mut z = normal(&mut rng);
+            for _ in 0..15 {
+                z = phi * z + (1.0 - phi * phi).sqrt() * normal(&mut rng);
+                a.push(arm(round_sigma * z, &mut rng));
+                b.push(arm(round_sigma * z, &mut rng));
+            }
+            judge(&a, &b, &mut drifting);
+            // The quick profile's stopping rule, on quiet rounds (a round effect of
+            // σ 0.04, so it usually stops early) and on noisy ones.
+            for (sigma, rates) in [(0.04, &mut stopped), (round_sigma, &mut stopped_noisy)] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                let tight = |v: &[f64]| {
+                    Estimate::of_rounds(v).is_some_and(|e| {
+                        e.at_stated_confidence() && e.relative_half_width() <= 0.10
+                    })
+                };
+                while a.len() < 40 && (a.len() < 6 || !(tight(&a) && tight(&b))) {
+                    let s = sigma * normal(&mut rng);
+                    a.push(arm(s, &mut rng));
+                    b.push(arm(s, &mut rng));
+                }
+                judge(&a, &b, rates);
+            }
+        }
+        let rate = |k: usize| k as f64 / trials as f64;
+        for (name, r) in [
+            ("independent, 15 rounds", &indep),
+            ("drifting, 15 rounds", &drifting),
+            ("quick stopping rule, quiet rounds", &stopped),
+            ("quick stopping rule, noisy rounds", &stopped_noisy),
+        ] {
+            eprintln!(
+                "{name}: called different {:.4}, ratio interval excludes 1 {:.4}, mean rounds {:.1}",
+                rate(r.called),
+                rate(r.apart),
+                r.rounds as f64 / trials as f64
+            );
+        }
+        assert!(rate(indep.called) <= 0.05, "{}", rate(indep.called));
+        assert!(rate(indep.apart) <= 0.05, "{}", rate(indep.apart));
+        assert!(rate(drifting.called) <= 0.05, "{}", rate(drifting.called));
+        assert!(rate(stopped.called) <= 0.05, "{}", rate(stopped.called));
+        assert!(
+            rate(stopped_noisy.called) <= 0.05,
+            "{}",
+            rate(stopped_noisy.called)
+        );
     }
 
     #[test]

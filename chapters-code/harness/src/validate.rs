@@ -11,7 +11,9 @@
 //!   `[a-z0-9_]`; the caller checks them against the registry where it has one;
 //! - every number is finite and no larger in size than [`MAX_VALUE`] (10^18, about 32
 //!   years in nanoseconds); an interval has lo ≤ median ≤ hi;
-//! - every string is at most [`MAX_TEXT`] characters with no control character; the
+//! - every string is at most [`MAX_TEXT`] characters with no control character, no
+//!   Unicode format character ([`crate::safe::is_format`]: U+202E, U+2028, …) and no
+//!   `{{` (the opening of an mdbook directive, which no measurement writes); the
 //!   strings of a round's own data and the reading names, which chapter views put into
 //!   tables as they are, hold none of `< > [ ] { } \``, which could start markup, a
 //!   link, an image or an mdbook include;
@@ -32,11 +34,24 @@ pub const MAX_TEXT: usize = 4096;
 /// Characters a round's data and reading names may not hold.
 const NOT_IN_DATA: &[char] = &['<', '>', '[', ']', '{', '}', '`'];
 
-fn check_text(what: &str, s: &str, max: usize) -> Result<(), String> {
+/// A text of at most `max` characters with no control character, no format
+/// character and no `{{`.
+pub fn check_text(what: &str, s: &str, max: usize) -> Result<(), String> {
     if let Some(c) = s.chars().find(|c| c.is_control()) {
         return Err(format!(
             "{what} holds the control character U+{:04X}",
             c as u32
+        ));
+    }
+    if let Some(c) = s.chars().find(|&c| crate::safe::is_format(c)) {
+        return Err(format!(
+            "{what} holds the invisible format character U+{:04X}, which no measurement writes",
+            c as u32
+        ));
+    }
+    if s.contains("{{") {
+        return Err(format!(
+            "{what} holds two `{{` in a row, the opening of an mdbook directive, which no measurement writes"
         ));
     }
     let n = s.chars().count();
@@ -171,6 +186,19 @@ pub fn record(r: &Record) -> Result<(), String> {
     ] {
         check_text(what, s, 512)?;
     }
+    if let Some(u) = &m.underneath {
+        if u.idle.states.len() > 32 || u.idle.guest_halt_poll.len() > 32 {
+            return Err(
+                "the machine lists more than 32 idle states or halt-poll parameters".into(),
+            );
+        }
+        for (what, s) in u.texts() {
+            check_text(what, s, 512)?;
+        }
+        for (what, v) in u.numbers() {
+            check_number(what, v)?;
+        }
+    }
     for pv in &r.params {
         check_param_name("a parameter", &pv.name)?;
         check_number(&format!("the parameter {}", pv.name), pv.value)?;
@@ -229,6 +257,14 @@ pub fn figure(f: &Figure) -> Result<(), String> {
     let what = format!("the figure `{}`", f.name);
     check_name(&format!("{what}: its chapter"), &f.chapter)?;
     check_interval(&what, f.lo, f.median, f.hi)?;
+    // Every headline is a time, a rate, a count or a size: none is below zero, and a
+    // negative one would turn a comparison's ratio negative.
+    if f.lo < 0.0 {
+        return Err(format!(
+            "{what}: its interval starts below zero ({}), which no headline figure can",
+            f.lo
+        ));
+    }
     if !(0.0..=1.0).contains(&f.confidence) {
         return Err(format!(
             "{what}: its confidence {} is not between 0 and 1",
@@ -244,6 +280,7 @@ pub fn figure(f: &Figure) -> Result<(), String> {
     }
     check_date(&format!("{what}: its date"), &f.measured_at)?;
     check_text(&format!("{what}: its machine"), &f.machine, 2048)?;
+    check_text(&format!("{what}: its shown text"), &f.shown, 256)?;
     Ok(())
 }
 
@@ -252,12 +289,17 @@ pub fn figure(f: &Figure) -> Result<(), String> {
 /// not hold become look-alikes. Names and numbers are the code's own.
 pub fn sanitize(r: &mut Record) {
     fn text(s: &mut String, max: usize) {
-        if s.chars().any(|c| c.is_control()) || s.chars().count() > max {
+        let unprintable = |c: char| c.is_control() || crate::safe::is_format(c);
+        if s.chars().any(unprintable) || s.chars().count() > max {
             *s = s
                 .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
+                .map(|c| if unprintable(c) { ' ' } else { c })
                 .take(max)
                 .collect();
+        }
+        // `{{` opens an mdbook directive: `{ {` says the same to a reader.
+        while s.contains("{{") {
+            *s = s.replace("{{", "{ {");
         }
     }
     fn data_text(s: &mut String) {
@@ -283,7 +325,11 @@ pub fn sanitize(r: &mut Record) {
             serde_json::Value::Object(map) => {
                 let bad: Vec<String> = map
                     .keys()
-                    .filter(|k| k.contains(NOT_IN_DATA) || k.chars().any(|c| c.is_control()))
+                    .filter(|k| {
+                        k.contains(NOT_IN_DATA)
+                            || k.chars()
+                                .any(|c| c.is_control() || crate::safe::is_format(c))
+                    })
                     .cloned()
                     .collect();
                 for k in bad {
@@ -308,6 +354,9 @@ pub fn sanitize(r: &mut Record) {
         &mut m.build,
     ] {
         text(s, 512);
+    }
+    if let Some(u) = &mut m.underneath {
+        u.texts_mut().into_iter().for_each(|s| text(s, 512));
     }
     for pv in &mut r.params {
         text(&mut pv.unit, 64);
@@ -338,6 +387,94 @@ mod tests {
     use crate::record::{Note, NoteKind, Reading, Unit};
 
     #[test]
+    fn a_negative_headline_figure_is_refused() {
+        let mut f = Figure {
+            chapter: "ch".into(),
+            name: "fig".into(),
+            unit: Unit::Nanos,
+            median: 5.0,
+            lo: 4.0,
+            hi: 6.0,
+            confidence: 0.95,
+            rounds: 6,
+            params: serde_json::Map::new(),
+            profile: crate::Profile::Quick,
+            measured_at: "2026-11-27 14:00:00 UTC".into(),
+            machine: "a machine".into(),
+            shown: String::new(),
+        };
+        assert_eq!(figure(&f), Ok(()));
+        (f.lo, f.median, f.hi) = (-5.4e13, -5.4e13, -5.4e13);
+        let e = figure(&f).unwrap_err();
+        assert!(e.contains("below zero"), "{e}");
+    }
+
+    /// Issue 28: `{{#include /proc/self/environ}}` in a machine text reached the
+    /// Compare page's data, where mdbook expanded it; U+202E reversed a line.
+    #[test]
+    fn directives_and_format_characters_are_refused_in_every_text() {
+        let good = crate::fixture::record_of_readings(
+            "ch",
+            "exp",
+            vec![vec![Reading::new("x", Unit::Nanos, 1.0)]],
+        );
+        assert_eq!(record(&good), Ok(()));
+        type Plant = fn(&mut Record, &str);
+        let plants: &[(&str, Plant)] = &[
+            ("cpu", |r, s| r.provenance.machine.cpu = s.into()),
+            ("os", |r, s| r.provenance.machine.os = s.into()),
+            ("kernel", |r, s| r.provenance.machine.kernel = s.into()),
+            ("arch", |r, s| r.provenance.machine.arch = s.into()),
+            ("rustc", |r, s| r.provenance.machine.rustc = s.into()),
+            ("machine build", |r, s| {
+                r.provenance.machine.build = s.into()
+            }),
+            ("isolation", |r, s| r.isolation = s.into()),
+            ("note", |r, s| {
+                r.notes.push(Note {
+                    kind: NoteKind::Info,
+                    text: s.into(),
+                })
+            }),
+            ("detail name", |r, s| r.details.push((s.into(), "v".into()))),
+            ("detail", |r, s| r.details.push(("k".into(), s.into()))),
+            ("error", |r, s| {
+                r.status = Status::Failed { error: s.into() }
+            }),
+            ("crash", |r, s| {
+                r.status = Status::Crashed { what: s.into() }
+            }),
+        ];
+        for hostile in [
+            "x {{#include /proc/self/environ}}",
+            "{{ #include ../book.toml }}",
+            "abc\u{202E}fed",
+            "line\u{2028}break",
+            "para\u{2029}break",
+            "zero\u{200B}width",
+            "bom\u{FEFF}",
+        ] {
+            for (field, plant) in plants {
+                let mut r = good.clone();
+                plant(&mut r, hostile);
+                let e = record(&r).expect_err(&format!("{field}: {hostile:?} passed"));
+                assert!(
+                    e.contains("mdbook directive") || e.contains("format character"),
+                    "{field}: {e}"
+                );
+                // The book's own records are made to pass: sanitize clears them.
+                let mut own = r.clone();
+                sanitize(&mut own);
+                assert_eq!(record(&own), Ok(()), "{field}: {hostile:?}");
+            }
+        }
+        // A single brace is text (a parameter set written `{a, b}`).
+        let mut braces = good.clone();
+        braces.isolation = "{a, b} } {".into();
+        assert_eq!(record(&braces), Ok(()));
+    }
+
+    #[test]
     fn a_stored_round_with_notes_or_details_of_its_own_is_refused() {
         let good = crate::fixture::record_of_readings(
             "ch",
@@ -355,8 +492,41 @@ mod tests {
                 .unwrap_err()
                 .contains("round 0 carries notes")
         );
-        let mut detailed = good;
+        let mut detailed = good.clone();
         detailed.rounds[0].details.push(("a".into(), "b".into()));
         assert!(record(&detailed).is_err());
+    }
+
+    #[test]
+    fn the_machine_underneath_is_optional_and_checked_like_other_machine_texts() {
+        let good = crate::fixture::record_of_readings(
+            "ch",
+            "exp",
+            vec![vec![Reading::new("x", Unit::Nanos, 1.0)]],
+        );
+        // A record written before the machine's underneath was read still reads.
+        let mut json = serde_json::to_value(&good).unwrap();
+        json["provenance"]["machine"]
+            .as_object_mut()
+            .unwrap()
+            .remove("underneath");
+        let old: Record = serde_json::from_value(json).unwrap();
+        assert_eq!(old.provenance.machine.underneath, None);
+        assert_eq!(record(&old), Ok(()));
+        // Its texts are checked, and made safe before storing.
+        let mut bad = good.clone();
+        let u = bad.provenance.machine.underneath.get_or_insert_default();
+        u.idle.driver = Some("halt\u{7}poll".into());
+        assert!(record(&bad).unwrap_err().contains("cpuidle driver"));
+        sanitize(&mut bad);
+        assert_eq!(record(&bad), Ok(()));
+        let mut nan = good;
+        nan.provenance
+            .machine
+            .underneath
+            .get_or_insert_default()
+            .clock
+            .step_ns = Some(f64::NAN);
+        assert!(record(&nan).unwrap_err().contains("smallest step"));
     }
 }

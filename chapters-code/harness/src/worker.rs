@@ -94,7 +94,7 @@ impl Exec for PerRound<'_> {
             own_cpu_s,
             watch,
             ..
-        } = supervise(self.exe, &args, kill_at);
+        } = supervise(self.exe, &args, kill_at, Sample::Runnable);
         // The worker measured its own migrations around the round; the rest of the
         // noise is seen from here, around the whole process.
         match serde_json::from_str::<RoundEnd>(&ended?) {
@@ -124,7 +124,9 @@ pub fn all_rounds(
     let mut args = base_args(chapter, experiment, profile, deadline);
     args.push("--all-rounds".into());
     args.extend(override_args(overrides));
-    let run = supervise(exe, &args, kill_at);
+    // Each round's noise is the worker's own ([`InProcess`]); sampling from here
+    // would only add this process's reads to the others' work those rounds see.
+    let run = supervise(exe, &args, kill_at, Sample::Nothing);
     let rounds: Vec<RoundRecord> = run
         .stdout
         .lines()
@@ -193,6 +195,7 @@ fn died(status: Option<std::process::ExitStatus>, stderr_tail: &str) -> Status {
     }
 }
 
+#[cfg(unix)]
 fn describe_signal(sig: i32) -> String {
     match sig {
         9 => "was killed (signal 9, SIGKILL) — the kernel's out-of-memory killer does this when memory runs out".into(),
@@ -213,9 +216,16 @@ struct Supervised {
     watch: noise::Watch,
 }
 
+/// Whether the parent samples other processes' runnable threads while its worker runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Sample {
+    Runnable,
+    Nothing,
+}
+
 /// Runs `exe args`, reading its standard output for the result line and keeping the
 /// tail of its standard error; kills it at `kill_at`.
-fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
+fn supervise(exe: &Path, args: &[OsString], kill_at: Instant, sample: Sample) -> Supervised {
     // The watch first: its probe of the machine is not the watcher's CPU time, which
     // `others_busy` leaves out of the machine's busy time.
     let mut watch = noise::Watch::start();
@@ -276,9 +286,12 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant) -> Supervised {
         }
         match rx.recv_timeout(left.min(Duration::from_millis(100))) {
             Ok(out) => output = Some(out),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                watch.sample_with(noise::running_threads(pid, 64));
+            // Left out as ours: the worker and this process (the sampling thread's),
+            // and their children, however many threads they have.
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if sample == Sample::Runnable => {
+                watch.sample(&[pid, std::process::id()]);
             }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => output = Some(String::new()),
         }
     }

@@ -63,6 +63,30 @@ fn each_round_runs_in_a_fresh_process_with_its_noise() {
     assert_eq!((e.median, e.n), (1003.0, 6));
 }
 
+/// The noise sensors count no thread of the measurement as another's: rounds of
+/// bursts of short-lived threads and then 500 that wake and sleep again every 10 ms
+/// are never said to have 20 or more other runnable threads while other processes
+/// used under 0.05 cores.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_crowd_of_our_own_threads_is_not_other_work() {
+    let r = run(&fixture::CROWD);
+    assert_eq!(r.status, Status::Ok);
+    let mut known = 0;
+    for x in &r.rounds {
+        let n = &x.noise;
+        let Some(q) = n.others_runnable else { continue };
+        known += 1;
+        let busy = n.others_busy.expect("read on Linux");
+        assert!(q < 20.0 || busy >= 0.05, "round {}: {n:?}", x.index);
+    }
+    assert!(
+        known > 0,
+        "no round could count its threads: {:?}",
+        r.rounds
+    );
+}
+
 #[test]
 fn one_process_rounds_share_a_process() {
     let r = run(&fixture::ONE);

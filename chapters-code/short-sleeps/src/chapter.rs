@@ -2,17 +2,17 @@
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
-use crate::experiments::{CALLS_EXP, MS_EXP, SWEEP_EXP};
+use crate::experiments::{CALLS_EXP, MS_EXP, SWEEP_EXP, YIELD_EXP};
 use crate::{headline, views};
 use harness::Headline;
 
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
-    experiments: [CALLS_EXP, SWEEP_EXP, MS_EXP],
+    experiments: [CALLS_EXP, SWEEP_EXP, MS_EXP, YIELD_EXP],
     views: [
         views::ANSWER, views::CALLS, views::SLACK, views::FINDINGS, views::REFERENCE,
         views::SWEEP_PLOT, views::SWEEP_TABLE, views::SWEEP_TAILS, views::SWEEP_CPU,
-        views::TOKIO_PLOT, views::TOKIO_TABLE, views::ONE_MS,
+        views::TOKIO_PLOT, views::TOKIO_TABLE, views::ONE_MS, views::YIELD_TABLE,
     ],
     headlines: [
         Headline::new(headline::NANOSLEEP_1NS_DEFAULT_SLACK, &CALLS_EXP, "nanosleep(1 ns)")

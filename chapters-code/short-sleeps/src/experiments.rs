@@ -56,7 +56,8 @@ pub static CALLS_EXP: Experiment<CallsRound> = Experiment::new(
     CallsRound::readings,
 )
 .params(&[CALLS, SLOW_CALLS, LOW_SLACK_NS, BOUND_MS])
-.budget(|p| p.pick(Budget::quick(7), Budget::full(75, 20)));
+// Two seconds of the quick budget (ten of the full) went to the `yield` experiment.
+.budget(|p| p.pick(Budget::quick(5), Budget::full(65, 20)));
 
 pub const PHASE_SLEEPS: Param = Param::int("phase_sleeps", 1, 1_000)
     .defaults(3, 9)
@@ -111,6 +112,13 @@ pub struct CallsRound {
     pub low_slack_ns: u64,
     /// In the plan's order (every round's data reads alike), not the order they ran.
     pub loops: Vec<Loop>,
+    /// What one read of the monotonic clock and of the thread's CPU clock cost in this
+    /// round's process (ns): the first lies at both ends of every loop's CPU window,
+    /// the second just outside its wall-clock window.
+    #[serde(default)]
+    pub clock_read_ns: Option<f64>,
+    #[serde(default)]
+    pub cpu_clock_read_ns: Option<f64>,
 }
 
 impl CallsRound {
@@ -209,10 +217,13 @@ fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
             Err(e) => unavailable(ctx, cell, low, &e),
         }
     }
+    let (clock, cpu_clock) = crate::clock_read_costs(21, 200);
     Ok(CallsRound {
         thread_slack_ns,
         low_slack_ns: low,
         loops: loops.into_iter().flatten().collect(),
+        clock_read_ns: Some(clock),
+        cpu_clock_read_ns: cpu_clock,
     })
 }
 
@@ -261,8 +272,25 @@ fn read_slack(ctx: &mut Ctx) -> Option<u64> {
         }
         Err(e) => ctx.note(NoteKind::Info, format!("PR_GET_TIMERSLACK failed: {e}")),
     }
+    // Windows: the system timer that Sleep and SleepEx wait for, as the write-up read it.
+    #[cfg(windows)]
+    match crate::os::timer_resolution() {
+        Ok((coarsest, finest, current)) => ctx.detail(
+            TIMER_RESOLUTION_DETAIL,
+            format!(
+                "current {} (coarsest {}, finest {})",
+                harness::render::fmt_ns(current as f64),
+                harness::render::fmt_ns(coarsest as f64),
+                harness::render::fmt_ns(finest as f64)
+            ),
+        ),
+        Err(e) => ctx.note(NoteKind::Info, format!("the timer resolution: {e}")),
+    }
     None
 }
+
+/// The detail a Windows round records: the system timer's resolution.
+pub const TIMER_RESOLUTION_DETAIL: &str = "system timer resolution";
 
 // ---------------------------------------------------------------------------------
 // `sweep`
@@ -283,6 +311,10 @@ pub struct Point {
     /// The hybrid sleeper's mean spin per sleep in this round (hybrid only).
     #[serde(default)]
     pub spun_ns: Option<f64>,
+    /// The share of this round's sleeps at this point during which the thread blocked
+    /// (a voluntary context switch), where the OS tells.
+    #[serde(default)]
+    pub blocked_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -405,8 +437,16 @@ impl Point {
             late: Dist::from_samples(late),
             cpu_ns: batch.cpu.map(|c| c.as_nanos() as f64 / n),
             spun_ns: spun.map(|s| s.iter().sum::<f64>() / n),
+            blocked_share: blocked_share(batch),
         })
     }
+}
+
+/// The share of a batch's sleeps that blocked; `None` where any sleep could not tell.
+fn blocked_share(batch: &Batch) -> Option<f64> {
+    let flags: Option<Vec<bool>> = batch.sleeps.iter().map(|t| t.blocked).collect();
+    let flags = flags.filter(|f| !f.is_empty())?;
+    Some(flags.iter().filter(|b| **b).count() as f64 / flags.len() as f64)
 }
 
 // ---------------------------------------------------------------------------------
@@ -549,4 +589,114 @@ impl MsCell {
             sleeps,
         })
     }
+}
+
+// ---------------------------------------------------------------------------------
+// `yield`: a yield with, and without, a busy thread on the measuring thread's CPU
+// ---------------------------------------------------------------------------------
+
+pub const YIELD_LOOP_CALLS: Param = Param::int("yield_calls", 2, 1_000_000)
+    .defaults(10, 30)
+    .unit("per loop")
+    .about("calls in every loop of the yield experiment, alone or not (a yield to a busy thread can cost that thread's whole time slice, milliseconds); fewer where a loop would outrun yield_bound_ms");
+pub const YIELD_BOUND_MS: Param = Param::int("yield_bound_ms", 10, 60_000)
+    .defaults(100, 500)
+    .unit("ms")
+    .about("the longest one loop of the yield experiment may take");
+
+pub static YIELD_EXP: Experiment<YieldRound> = Experiment::new(
+    "yield",
+    "sched_yield() and pselect(0) on one CPU, alone and with a busy thread pinned to the same CPU",
+    yield_round,
+    YieldRound::readings,
+)
+.params(&[YIELD_LOOP_CALLS, YIELD_BOUND_MS])
+.budget(|p| p.pick(Budget::quick(2), Budget::full(10, 20)));
+
+/// One loop of the yield experiment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct YieldLoop {
+    /// The call, as the calls table names it.
+    pub call: String,
+    /// Whether a busy thread shared the measuring thread's CPU.
+    pub busy: bool,
+    pub planned: u32,
+    pub sample: Sample,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct YieldRound {
+    pub loops: Vec<YieldLoop>,
+}
+
+/// The key of a yield reading: `sched_yield() · alone on its CPU`,
+/// `sched_yield() · a busy thread on its CPU`.
+pub fn yield_key(call: &str, busy: bool) -> String {
+    if busy {
+        format!("{call} · a busy thread on its CPU")
+    } else {
+        format!("{call} · alone on its CPU")
+    }
+}
+
+impl YieldRound {
+    fn readings(&self) -> Vec<Reading> {
+        self.loops
+            .iter()
+            .map(|l| Reading::new(yield_key(&l.call, l.busy), Unit::Nanos, l.sample.ns))
+            .collect()
+    }
+
+    pub fn find(&self, call: &str, busy: bool) -> Option<&YieldLoop> {
+        self.loops.iter().find(|l| l.call == call && l.busy == busy)
+    }
+}
+
+fn yield_round(ctx: &mut Ctx) -> anyhow::Result<YieldRound> {
+    let planned = ctx.int(&YIELD_LOOP_CALLS) as u32;
+    let bound = Duration::from_millis(ctx.int(&YIELD_BOUND_MS));
+    let cells: Vec<(crate::Call, bool)> = crate::YIELD_CALLS
+        .iter()
+        .flat_map(|c| [(*c, false), (*c, true)])
+        .collect();
+    let mut loops: Vec<Option<YieldLoop>> = vec![None; cells.len()];
+    for i in ctx.rotated(&(0..cells.len()).collect::<Vec<_>>()) {
+        if ctx.past_deadline() {
+            ctx.note(NoteKind::Timeout, "the time bound ended a round early");
+            break;
+        }
+        let (call, busy) = cells[i];
+        let limit = bound.min(ctx.time_left());
+        match crate::on_one_cpu(busy, || bounded_loop(call, None, planned, limit)) {
+            Ok(sample) => {
+                if sample.calls < planned {
+                    ctx.note(
+                        NoteKind::Limit,
+                        format!(
+                            "{}: its first calls showed that {} calls would take longer than \
+                             yield_bound_ms, so its loops made fewer (the count is stored)",
+                            yield_key(&call.name(), busy),
+                            fmt_count(u64::from(planned))
+                        ),
+                    );
+                }
+                loops[i] = Some(YieldLoop {
+                    call: call.name(),
+                    busy,
+                    planned,
+                    sample,
+                });
+            }
+            Err(e) => {
+                ctx.note(
+                    NoteKind::Unsupported,
+                    format!("the yield experiment could not run here: {e}"),
+                );
+                break;
+            }
+        }
+    }
+    Ok(YieldRound {
+        loops: loops.into_iter().flatten().collect(),
+    })
 }

@@ -53,10 +53,10 @@ pub struct Sample {
 }
 
 // ANCHOR: bracket
-/// The readings around one loop, nested: the scheduler's counters (switches, run-queue
-/// delay; the slowest reads) outside, then the monotonic clock, then the thread's CPU
-/// clock, and after the loop the same in reverse. So CPU per call never exceeds time
-/// per call: a thread cannot run longer than the wall-clock time around it.
+/// The readings around one loop, nested: scheduler counters outside, then the thread's
+/// CPU clock, then the monotonic clock, and the same in reverse after it. The wall
+/// window holds only the calls (a CPU-clock read is a system call), so CPU per call may
+/// exceed time per call by about one CPU-clock read and two clock reads ÷ the calls.
 pub struct Bracket {
     counters: harness::Counters,
     start: Instant,
@@ -66,8 +66,8 @@ pub struct Bracket {
 impl Bracket {
     pub fn open() -> Bracket {
         let counters = harness::Counters::thread();
-        let start = Instant::now();
         let cpu = harness::thread_cpu_time();
+        let start = Instant::now();
         Bracket {
             counters,
             start,
@@ -77,8 +77,8 @@ impl Bracket {
 
     /// Closes the bracket around a loop of `calls` calls: its cost per call.
     pub fn close(self, calls: u32) -> Sample {
-        let cpu = harness::thread_cpu_time();
         let elapsed = self.start.elapsed();
+        let cpu = harness::thread_cpu_time();
         let counters = harness::Counters::thread().since(&self.counters);
         let per = |v: f64| v / f64::from(calls.max(1));
         let per_op = counters.per_op(u64::from(calls.max(1)));
@@ -450,9 +450,15 @@ pub fn fmt_slack(ns: u64) -> String {
 /// The key of a variant's readings: `nanosleep(1 ns)`, or with the low slack
 /// `nanosleep(1 ns) · slack 1 ns`.
 pub fn key(call: Call, slack: Slack, low_slack_ns: u64) -> String {
+    key_named(&call.name(), slack, low_slack_ns)
+}
+
+/// [`key`] from a call's name, for calls this OS does not compile (the views read
+/// `nanosleep(1 ns)` on every OS; only Unix has the call).
+pub fn key_named(name: &str, slack: Slack, low_slack_ns: u64) -> String {
     match slack {
-        Slack::Default => call.name(),
-        Slack::Low => format!("{} · slack {}", call.name(), fmt_slack(low_slack_ns)),
+        Slack::Default => name.to_string(),
+        Slack::Low => format!("{name} · slack {}", fmt_slack(low_slack_ns)),
     }
 }
 
@@ -727,6 +733,9 @@ impl Mode {
 pub struct Timed {
     pub actual: Duration,
     pub spun: Option<Duration>,
+    /// Whether the thread blocked during the sleep (its voluntary context switches,
+    /// read just outside the timed window, went up), where the OS tells.
+    pub blocked: Option<bool>,
 }
 
 /// A batch of timed sleeps, with the CPU time the thread used over the whole batch.
@@ -738,7 +747,9 @@ pub struct Batch {
 
 /// Times single sleeps of `request` in `mode`, `count` of them or as many as fit
 /// before `until`. The thread's CPU time is read around the whole batch, so that its
-/// own reading costs nothing per sleep. The caller sets the thread's slack for
+/// own reading costs nothing per sleep; its voluntary context switches are read around
+/// each sleep, outside the sleep's timed window, to tell a sleep that blocked from one
+/// that returned without blocking. The caller sets the thread's slack for
 /// [`Mode::SleepLowSlack`].
 pub fn timed_sleeps(
     mode: Mode,
@@ -752,6 +763,7 @@ pub fn timed_sleeps(
     let mut sleeps = Vec::with_capacity(count);
     let cpu0 = harness::thread_cpu_time();
     while sleeps.len() < count && Instant::now() < until {
+        let switches = voluntary_switches(); // before the start stamp
         let start = Instant::now();
         let spun = match mode {
             Mode::Sleep | Mode::SleepLowSlack => {
@@ -769,7 +781,12 @@ pub fn timed_sleeps(
             Mode::TimerFd => return Err(io::ErrorKind::Unsupported.into()),
         };
         let actual = start.elapsed();
-        sleeps.push(Timed { actual, spun });
+        let blocked = blocked_since(switches); // after the end stamp
+        sleeps.push(Timed {
+            actual,
+            spun,
+            blocked,
+        });
     }
     let cpu = cpu0.zip(harness::thread_cpu_time());
     let cpu = cpu.map(|(a, b)| b.saturating_sub(a));
@@ -797,6 +814,115 @@ pub fn calibrate_margin() -> Duration {
     over.sort_by(f64::total_cmp);
     let p90 = harness::stats::percentile_sorted(&over, 0.90);
     Duration::from_nanos(p90 as u64).clamp(Duration::from_micros(10), Duration::from_micros(500))
+}
+
+// ---------------------------------------------------------------------------------
+// Did a single sleep block? And what do the clocks cost?
+// ---------------------------------------------------------------------------------
+
+// ANCHOR: blocked
+/// The calling thread's voluntary context switches so far (`getrusage`; the thread's
+/// on Linux, the process's on other Unix systems), or `None` where the OS does not tell.
+pub fn voluntary_switches() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        os::context_switches().map(|(voluntary, _)| voluntary)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// Whether the thread blocked since `before` (read with [`voluntary_switches`]): its
+/// count of voluntary switches went up.
+pub fn blocked_since(before: Option<u64>) -> Option<bool> {
+    Some(voluntary_switches()? > before?)
+}
+// ANCHOR_END: blocked
+
+/// What one read of each clock costs here, in nanoseconds: the median of `batches`
+/// batches of `per_batch` back-to-back reads (monotonic clock, thread CPU clock).
+pub fn clock_read_costs(batches: usize, per_batch: u32) -> (f64, Option<f64>) {
+    let mut wall = Vec::with_capacity(batches);
+    let mut cpu = Vec::with_capacity(batches);
+    let mut cpu_ok = true;
+    for _ in 0..batches.max(1) {
+        let t = Instant::now();
+        for _ in 0..per_batch {
+            black_box(Instant::now());
+        }
+        wall.push(t.elapsed().as_nanos() as f64 / f64::from(per_batch.max(1)));
+        let t = Instant::now();
+        for _ in 0..per_batch {
+            cpu_ok &= black_box(harness::thread_cpu_time()).is_some();
+        }
+        cpu.push(t.elapsed().as_nanos() as f64 / f64::from(per_batch.max(1)));
+    }
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        harness::stats::median_sorted(&v)
+    };
+    (med(wall), cpu_ok.then(|| med(cpu)))
+}
+
+// ---------------------------------------------------------------------------------
+// A yield with something to yield to: a busy thread on the measuring thread's CPU
+// ---------------------------------------------------------------------------------
+
+/// The calls whose yielding the competitor experiment tests.
+#[cfg(unix)]
+pub const YIELD_CALLS: [Call; 2] = [Call::SchedYield, Call::Pselect(ZERO)];
+
+/// Without `sched_yield` and `pselect`, the standard library's yield and zero sleep
+/// (the experiment reports that pinning is not available here anyway).
+#[cfg(not(unix))]
+pub const YIELD_CALLS: [Call; 2] = [Call::YieldNow, Call::StdSleep(ZERO)];
+
+// ANCHOR: competitor
+/// Runs `f` with the calling thread pinned to the CPU it is on, and, if `busy`, a
+/// second thread pinned to the same CPU spinning all the while: a thread that always
+/// wants that CPU, so that a call that yields has someone to yield to. The thread's
+/// old CPU mask is restored afterwards. Linux only (`sched_setaffinity`).
+#[cfg(target_os = "linux")]
+pub fn on_one_cpu<T>(busy: bool, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let _pinned = os::PinGuard::here()?;
+    let cpu = _pinned.cpu;
+    if !busy {
+        return f();
+    }
+    let (ready, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+    std::thread::scope(|s| {
+        let spinner = s.spawn(|| {
+            let pinned = os::pin_to(cpu);
+            ready.store(true, Ordering::Release);
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+            pinned
+        });
+        // Until the spinner runs, this thread gives it the CPU they share.
+        while !ready.load(Ordering::Acquire) && !spinner.is_finished() {
+            std::thread::yield_now();
+        }
+        let out = f();
+        stop.store(true, Ordering::Relaxed);
+        let pinned = spinner
+            .join()
+            .map_err(|_| io::Error::other("the busy thread panicked"))?;
+        pinned.and(out)
+    })
+}
+// ANCHOR_END: competitor
+
+/// Pinning a thread is Linux-only here.
+#[cfg(not(target_os = "linux"))]
+pub fn on_one_cpu<T>(_busy: bool, _f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "pinning a thread to one CPU (sched_setaffinity) is Linux-only in this chapter",
+    ))
 }
 
 #[cfg(test)]

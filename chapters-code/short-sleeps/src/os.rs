@@ -296,6 +296,28 @@ pub fn win_sleep_ex(ms: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// The system timer's resolution as the write-up read it (Sysinternals ClockRes): the
+/// coarsest interval, the finest, and the current one, in nanoseconds. Read with
+/// `NtQueryTimerResolution`, which ClockRes uses; `ntdll` is linked by name at run time
+/// (`raw-dylib`), so no import library is needed.
+#[cfg(windows)]
+pub fn timer_resolution() -> io::Result<(u64, u64, u64)> {
+    #[link(name = "ntdll", kind = "raw-dylib")]
+    unsafe extern "system" {
+        fn NtQueryTimerResolution(coarsest: *mut u32, finest: *mut u32, current: *mut u32) -> i32;
+    }
+    let (mut coarsest, mut finest, mut current) = (0u32, 0u32, 0u32);
+    // SAFETY: three valid out-pointers to u32 (the call writes 100 ns units).
+    let status = unsafe { NtQueryTimerResolution(&mut coarsest, &mut finest, &mut current) };
+    if status < 0 {
+        return Err(io::Error::other(format!(
+            "NtQueryTimerResolution failed with status {status:#x}"
+        )));
+    }
+    let ns = |units: u32| u64::from(units) * 100;
+    Ok((ns(coarsest), ns(finest), ns(current)))
+}
+
 /// A high-resolution waitable timer (Windows 10 1803 and later).
 #[cfg(windows)]
 pub struct WaitableTimer(windows_sys::Win32::Foundation::HANDLE);
@@ -353,5 +375,63 @@ impl Drop for WaitableTimer {
     fn drop(&mut self) {
         // SAFETY: the handle is ours and closed once.
         unsafe { windows_sys::Win32::Foundation::CloseHandle(self.0) };
+    }
+}
+
+/// The calling thread pinned to one CPU (`sched_setaffinity`); dropping it restores
+/// the CPU mask the thread had.
+#[cfg(target_os = "linux")]
+pub struct PinGuard {
+    /// The CPU the thread is pinned to.
+    pub cpu: usize,
+    old: libc::cpu_set_t,
+    _not_send: PhantomData<*const ()>,
+}
+
+#[cfg(target_os = "linux")]
+impl PinGuard {
+    /// Pins the calling thread to the CPU it is running on now.
+    pub fn here() -> io::Result<PinGuard> {
+        // SAFETY: sched_getcpu takes no arguments.
+        let cpu = unsafe { libc::sched_getcpu() };
+        let cpu = usize::try_from(cpu).map_err(|_| io::Error::last_os_error())?;
+        // SAFETY: sched_getaffinity writes only into the set we pass, of the size given.
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        pin_to(cpu)?;
+        Ok(PinGuard {
+            cpu,
+            old,
+            _not_send: PhantomData,
+        })
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for PinGuard {
+    fn drop(&mut self) {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: the set was filled by sched_getaffinity for this thread.
+        unsafe { libc::sched_setaffinity(0, size, &self.old) };
+    }
+}
+
+/// Pins the calling thread to `cpu`.
+#[cfg(target_os = "linux")]
+pub fn pin_to(cpu: usize) -> io::Result<()> {
+    // SAFETY: CPU_ZERO and CPU_SET write only into the local set; sched_setaffinity
+    // reads it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+    }
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    match unsafe { libc::sched_setaffinity(0, size, &set) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
     }
 }

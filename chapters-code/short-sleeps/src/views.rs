@@ -4,20 +4,19 @@
 //! every round and are shown only where enough sleeps support them.
 
 use crate::experiments::{
-    CALLS_EXP, CallsRound, MS_EXP, MsRound, SWEEP_EXP, SweepRound, TOKIO_REQUESTS_US, bin_label,
-    ms_key, plan, sweep_key,
+    CALLS_EXP, CallsRound, MS_EXP, MsRound, SWEEP_EXP, SweepRound, TOKIO_REQUESTS_US, YIELD_EXP,
+    YieldRound, bin_label, ms_key, plan, sweep_key, yield_key,
 };
 use crate::{
-    Call, Mode, MsArm, PHASE_BINS, Sample, Slack, TICK_NS, VARIANTS, bin_centre_ns, fmt_request,
+    Mode, MsArm, PHASE_BINS, Sample, Slack, TICK_NS, VARIANTS, bin_centre_ns, fmt_request,
     fmt_slack, key, sweep_requests, tick_models,
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::{self, RefMachine, Source};
 use harness::render::{
-    Better, Table, Tails, answer_block, capitalise, compare_sentence, fmt_count, fmt_estimate,
-    fmt_ns, fmt_opt_estimate, fmt_ratio_estimate, sig3, threshold_text, undecided_text,
+    Better, Table, Tails, answer_block, capitalise, comparison_sentence, fmt_count, fmt_estimate,
+    fmt_ns, fmt_opt_estimate, ratio_cell, sig3,
 };
-use harness::stats::verdict;
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
@@ -36,6 +35,7 @@ pub static SWEEP_CPU: View<SweepRound> =
 pub static TOKIO_PLOT: View<MsRound> = View::plot("tokio-phase", &MS_EXP, tokio_plot);
 pub static TOKIO_TABLE: View<MsRound> = View::table("tokio-phase", &MS_EXP, tokio_table).brief();
 pub static ONE_MS: View<MsRound> = View::table("one-ms", &MS_EXP, one_ms_table).brief();
+pub static YIELD_TABLE: View<YieldRound> = View::table("yield", &YIELD_EXP, yield_table);
 
 /// The low slack the result was measured with (1 ns unless set).
 fn low_slack<R>(r: &Results<R>) -> u64 {
@@ -105,13 +105,17 @@ fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         r.rounds.iter().any(|x| !x.data.loops.is_empty()),
         "no variant could run on this machine"
     );
+    let (cpu_read, cpu_per_call, wall_read, excess) = clock_costs(r);
     Ok(format!(
         "{}\nEach round times one loop of every call: {} calls per loop, {} for the calls \
          that take milliseconds (the 1 ms sleeps and tokio's). *Time per call* and *CPU per \
          call* (the measuring thread's own CPU time) are medians over the {} rounds, with \
          95 % confidence intervals for this machine's medians in brackets. Both come from \
-         one bracket around the loop, the CPU clock read inside the wall clock, so that they \
-         cover the same calls and CPU per call cannot exceed time per call. *Blocked* and \
+         one bracket around the loop, the wall clock read inside the CPU clock: the timed \
+         window holds the calls and no CPU-clock read (one costs {cpu_read} here, a system \
+         call{cpu_per_call}), and the CPU window holds the two wall-clock stamps ({wall_read} \
+         a read) and about one CPU-clock read, so CPU per call may exceed time per call by \
+         about that much divided by the calls{excess}. *Blocked* and \
          *preempted* are the thread's voluntary and involuntary context switches per call \
          (`getrusage`, read outside both clocks), medians over the rounds: a call that \
          really slept blocked about once. *Waiting for a CPU* is the time per call the \
@@ -122,6 +126,32 @@ fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         param_count(r, "slow_calls"),
         r.rounds.len()
     ))
+}
+
+/// What one read of each clock cost, medians over rounds, and what the CPU-clock read
+/// would have added to a call's time inside the window, in words for the calls table.
+fn clock_costs(r: &Results<CallsRound>) -> (String, String, String, String) {
+    let wall = r.estimate_of(|x| x.clock_read_ns);
+    let cpu = r.estimate_of(|x| x.cpu_clock_read_ns);
+    let calls = r.param("calls").unwrap_or(0.0);
+    let f = |e: &Option<Estimate>| e.as_ref().map_or_else(|| "–".into(), est);
+    let per_call = match (&cpu, calls > 0.0) {
+        (Some(c), true) => format!(
+            "; two inside the window would add {} to each call of a {}-call loop",
+            fmt_ns(2.0 * c.median / calls),
+            fmt_count(calls as u64)
+        ),
+        _ => String::new(),
+    };
+    let excess = match (&cpu, &wall, calls > 0.0) {
+        (Some(c), Some(w), true) => format!(
+            " (here about {} per call in a {}-call loop)",
+            fmt_ns((c.median + 2.0 * w.median) / calls),
+            fmt_count(calls as u64)
+        ),
+        _ => String::new(),
+    };
+    (f(&cpu), per_call, f(&wall), excess)
 }
 
 /// The sleeping variants with the thread's slack and with the low slack, and the
@@ -155,12 +185,9 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         let (Some(de), Some(le)) = (r.estimate(&dk), r.estimate(&lk)) else {
             continue;
         };
-        let ratio = match undecided_text(verdict(&de, &le)) {
-            Some(text) => text,
-            None => r
-                .ratio(&dk, &lk)
-                .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x)),
-        };
+        let ratio = r
+            .compare(&dk, &lk)
+            .map_or_else(|| "–".into(), |c| ratio_cell(&c));
         t.row([
             v.call.name(),
             fmt_estimate(&de, Unit::Nanos),
@@ -181,8 +208,8 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nBoth columns come from the same rounds: each round runs every call once with the \
          thread's slack and once after `prctl(PR_SET_TIMERSLACK, {low})`. *Default ÷ low* is \
-         the median of the rounds' own ratios, with its interval; where the two columns' \
-         intervals overlap it says so instead. *Blocked* is the thread's voluntary context \
+         the median of the rounds' own ratios, with its interval, where the book's rule finds \
+         a difference; elsewhere the cell gives the rule's words instead. *Blocked* is the thread's voluntary context \
          switches per call with each slack, medians over the rounds (0.00: in the median round, \
          fewer than one call in 200 blocked), and *CPU per call* the measuring thread's own CPU \
          time with the low slack, as in the calls table.\n",
@@ -251,18 +278,12 @@ pub fn finding_pairs(low: u64) -> Vec<FindingPair> {
 fn findings(r: &Results<CallsRound>) -> anyhow::Result<String> {
     let mut out = Vec::new();
     for (a, b, an, bn, call) in finding_pairs(low_slack(r)) {
-        let (Some(ae), Some(be)) = (r.estimate(&a), r.estimate(&b)) else {
+        // Judged on the rounds' pairs; a "faster" sentence prints b ÷ a from the
+        // rounds, exactly the slack table's *default ÷ low*.
+        let Some(c) = r.compare(&a, &b) else {
             continue;
         };
-        // The ratio b ÷ a, inverted: the sentence then prints exactly the slack
-        // table's *default ÷ low* (a median of per-round ratios is not the
-        // reciprocal of the inverse ratio's median when the rounds are even).
-        let sentence = compare_sentence(
-            (&an, &ae),
-            (&bn, &be),
-            r.ratio(&b, &a).map(|x| x.inverse()).as_ref(),
-            Better::Lower,
-        );
+        let sentence = comparison_sentence(&an, &bn, &c, Better::Lower);
         out.push(match call {
             Some(call) => format!("{call}: {sentence}"),
             None => sentence,
@@ -282,13 +303,9 @@ fn findings(r: &Results<CallsRound>) -> anyhow::Result<String> {
 fn twin_sentence(r: &Results<CallsRound>) -> Option<String> {
     let twin = plan().into_iter().find(|c| c.twin)?;
     let (a, b) = (twin.variant.call.name(), twin.key(low_slack(r)));
-    let (ae, be) = (r.estimate(&a)?, r.estimate(&b)?);
-    let verdict_text = compare_sentence(
-        ("the original", &ae),
-        ("its twin", &be),
-        r.ratio(&a, &b).as_ref(),
-        Better::Lower,
-    );
+    let c = r.compare(&a, &b)?;
+    let (ae, be) = (c.a, c.b);
+    let verdict_text = comparison_sentence("the original", "its twin", &c, Better::Lower);
     Some(format!(
         "self-check (A/A): {} ran twice in every round, as two arms of the same code: the \
          original took {} per call, its twin {}; {verdict_text}",
@@ -540,17 +557,23 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let mut t = Table::new(headers);
     for q in request_ns() {
         let mut row = vec![request_label(q)];
-        row.extend(
-            modes
-                .iter()
-                .map(|m| fmt_opt_estimate(r.estimate(&sweep_key(*m, q, low)), Unit::Nanos)),
-        );
+        row.extend(modes.iter().map(|m| {
+            let late = fmt_opt_estimate(r.estimate(&sweep_key(*m, q, low)), Unit::Nanos);
+            match blocked_share(r, *m, q) {
+                Some(b) => format!("{late} · {}", percent(b)),
+                None => late,
+            }
+        }));
         t.row(row);
     }
     Ok(format!(
         "{}\nHow late each sleep ended (actual − requested): in each round, the median over \
          that round's sleeps of one length; in the table, the median over the {} rounds with \
-         a 95 % confidence interval for this machine's median. {}\n\n{}",
+         a 95 % confidence interval for this machine's median. After the dot, the share of \
+         that point's sleeps that **blocked** (the thread's voluntary context switches, read \
+         with `getrusage` just before each sleep's start stamp and just after its end stamp, \
+         went up), pooled over every round: a sleep that did not block returned before the \
+         thread was put to sleep, because its timer had already expired. {}\n\n{}",
         t.to_markdown(),
         r.rounds.len(),
         legend(&modes, low),
@@ -558,13 +581,33 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     ))
 }
 
-/// For each native way of sleeping, its lateness at the shortest request against the
-/// longest, by the verdict rule: does a longer sleep end later?
+/// The share of a point's sleeps that blocked, pooled over every round (each round
+/// weighted by its sleeps); `None` where no round could tell.
+fn blocked_share(r: &Results<SweepRound>, mode: Mode, request_ns: f64) -> Option<f64> {
+    let (mut blocked, mut all) = (0.0, 0.0);
+    for p in r.data().filter_map(|x| x.find(mode, request_ns)) {
+        let (Some(b), n) = (p.blocked_share, p.late.len() as f64) else {
+            continue;
+        };
+        blocked += b * n;
+        all += n;
+    }
+    (all > 0.0).then(|| blocked / all)
+}
+
+/// A point whose sleeps blocked: at least this share of them, pooled over rounds.
+pub const BLOCKED_POINT: f64 = 0.9;
+
+fn percent(x: f64) -> String {
+    format!("{:.0} %", x * 100.0)
+}
+
+/// For each native way of sleeping, its lateness at the shortest request whose sleeps
+/// blocked against the longest request, by the verdict rule: does a longer sleep end
+/// later? Only points whose sleeps blocked are compared (a sleep that returns without
+/// blocking is a different operation); the sentence says which requests did not block.
 fn sweep_growth(r: &Results<SweepRound>, modes: &[Mode], low: u64) -> Vec<String> {
     let requests = request_ns();
-    let (Some(&first), Some(&last)) = (requests.first(), requests.last()) else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
     for &m in modes {
         let name = match m {
@@ -573,26 +616,56 @@ fn sweep_growth(r: &Results<SweepRound>, modes: &[Mode], low: u64) -> Vec<String
             Mode::TimerFd => "the re-armed timerfd".to_string(),
             Mode::Hybrid => continue,
         };
-        let (kf, kl) = (sweep_key(m, first, low), sweep_key(m, last, low));
-        let (Some(ef), Some(el)) = (r.estimate(&kf), r.estimate(&kl)) else {
+        let share = |q: f64| blocked_share(r, m, q);
+        // Where the OS cannot tell, every point counts as alike.
+        let blocked = |q: f64| share(q).is_none_or(|b| b >= BLOCKED_POINT);
+        let Some(&last) = requests.iter().rev().find(|&&q| blocked(q)) else {
             continue;
         };
+        let Some(&first) = requests.iter().find(|&&q| q < last && blocked(q)) else {
+            continue;
+        };
+        let skipped: Vec<String> = requests
+            .iter()
+            .filter(|&&q| q < first)
+            .map(|&q| {
+                // The thread's CPU time per sleep: longer than the request where the
+                // timer expired while it was being armed.
+                let cpu = r
+                    .estimate_of(|x| x.find(m, q).and_then(|p| p.cpu_ns))
+                    .map_or_else(String::new, |c| {
+                        format!(", {} of CPU a sleep", fmt_ns(c.median))
+                    });
+                format!(
+                    "{} ({} blocked{cpu})",
+                    request_label(q),
+                    share(q).map_or_else(|| "–".into(), percent)
+                )
+            })
+            .collect();
+        let (kf, kl) = (sweep_key(m, first, low), sweep_key(m, last, low));
+        let Some(c) = r.compare(&kl, &kf) else {
+            continue;
+        };
+        let (ef, el) = (c.b, c.a);
         let (lf, ll) = (request_label(first), request_label(last));
-        let outcome = match undecided_text(verdict(&el, &ef)) {
-            Some(text) => text,
-            None => format!(
-                "{} at {ll}, {} as late",
-                if el.median > ef.median {
-                    "later"
-                } else {
-                    "earlier"
-                },
-                r.ratio(&kl, &kf)
-                    .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x))
-            ),
+        let outcome = comparison_sentence(
+            &format!("its lateness at {ll}"),
+            &format!("at {lf}"),
+            &c,
+            Better::Higher,
+        );
+        let from = if skipped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (its shortest request whose sleeps blocked; the shorter ones returned \
+                 mostly without blocking, a different operation: {})",
+                and_list(&skipped)
+            )
         };
         out.push(format!(
-            "{name} ended {} late at {lf} and {} late at {ll}: {outcome}",
+            "{name} ended {} late at {lf}{from} and {} late at {ll}: {outcome}",
             est(&ef),
             est(&el)
         ));
@@ -670,7 +743,8 @@ fn sweep_cpu_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         .map_or_else(|| "–".into(), |m| fmt_estimate(&m, Unit::Nanos));
     Ok(format!(
         "{}\n*CPU* is the measuring thread's CPU time per sleep: in each round, the CPU time \
-         over a point's whole batch divided by its sleeps (so it includes timing each sleep); \
+         over a point's whole batch divided by its sleeps (so it includes timing each sleep \
+         and reading the thread's switch count around it); \
          here the median over rounds with its 95 % confidence interval. *Spinning* is how long \
          the hybrid sleeper spun, yielding, per sleep: from the moment its native sleep woke \
          to the deadline, or the whole request where the request was no longer than its \
@@ -743,11 +817,14 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
         .iter()
         .min_by(|a, b| a.3.median.total_cmp(&b.3.median))
     {
-        let ties: Vec<String> = measured
+        // The calls the rule does not tell from the shortest, with their comparisons.
+        let undecided: Vec<(String, harness::stats::Comparison)> = measured
             .iter()
-            .filter(|(_, n, _, e)| n != best_name && !verdict(e, best).is_clear())
-            .map(|(_, n, ..)| n.clone())
+            .filter(|(_, n, ..)| n != best_name)
+            .filter_map(|(k, n, ..)| Some((n.clone(), r.compare(k, best_key)?)))
+            .filter(|(_, c)| !c.is_clear())
             .collect();
+        let ties: Vec<String> = undecided.iter().map(|(n, _)| n.clone()).collect();
         let others = measured.len() - 1;
         // Whether it blocked, with the table that shows the count.
         let blocked = r
@@ -764,27 +841,35 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
                 )
             })
             .unwrap_or_default();
-        let within = format!("intervals overlap, or within {}", threshold_text());
+        // The rule's own words for the undecided pairs.
+        let within = harness::render::undecided_lists(
+            &undecided
+                .iter()
+                .map(|(n, c)| (format!("{n} and {best_name}"), *c))
+                .collect::<Vec<_>>(),
+        )
+        .join("; ");
         // Which calls compete, said once: the slow ones are not short sleeps.
         let compared = "sleep calls under 1 ms (tokio's left out: it counts whole \
                         milliseconds)";
         out.push(match ties.len() {
             0 => format!(
-                "the shortest return from a sleep call was {}, by {best_name}{blocked}; each of \
-                 the {others} other {compared} took clearly longer",
+                "the shortest return from a sleep call was {}, by {best_name}{blocked}; the \
+                 rule finds a difference it may state between it and each of the {others} \
+                 other {compared} (the tables below give each one's time)",
                 est(best)
             ),
             n if n <= 3 => format!(
                 "the shortest return from a sleep call (lowest median) was {}, by \
-                 {best_name}{blocked}; this run cannot tell it from {} ({within})",
+                 {best_name}{blocked}; this run cannot tell it from {}. {within}",
                 est(best),
                 and_list(&ties)
             ),
             n => format!(
                 "the shortest return from a sleep call (lowest median) was {}, by \
-                 {best_name}{blocked}; {n} of the {others} other {compared} are not clearly \
-                 longer ({within}; the tables below list them), so this run does not single \
-                 out one call",
+                 {best_name}{blocked}; against {n} of the {others} other {compared} the \
+                 rule finds no difference it may state (the tables below list them), so this \
+                 run does not single out one call",
                 est(best)
             ),
         });
@@ -792,24 +877,23 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
     // Timer slack.
     let slack_read = thread_slack(r);
     let nano = "nanosleep(1 ns)";
-    let nano_low = key(Call::Nanosleep(crate::NS1), Slack::Low, low);
+    let nano_low = crate::key_named(nano, Slack::Low, low);
     if let (Some(slack), Some(d), Some(l)) =
         (slack_read.as_ref(), r.estimate(nano), r.estimate(&nano_low))
     {
-        let v = verdict(&l, &d);
-        let effect = match undecided_text(v) {
-            Some(text) => format!(
-                "did not clearly change `{nano}`: {} against {} ({text})",
-                est(&d),
-                est(&l)
-            ),
-            None => format!(
-                "took `{nano}` from {} to {} per call (with the default slack it takes {} as long)",
+        let effect = match r.compare(&nano_low, nano) {
+            Some(c) => format!(
+                "took `{nano}` from {} to {} per call: {}",
                 est(&d),
                 est(&l),
-                r.ratio(nano, &nano_low)
-                    .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x))
+                comparison_sentence(
+                    "the call with the low slack",
+                    "with the default",
+                    &c,
+                    Better::Lower
+                )
             ),
+            None => format!("took `{nano}` from {} to {} per call", est(&d), est(&l)),
         };
         out.push(format!(
             "the measuring thread's timer slack was {slack}; setting it to {} with \
@@ -827,8 +911,10 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
         let taken = match (switches("sched_yield()"), switches("pselect(0)")) {
             (Some((yv, yi)), Some((pv, pi))) if yv.max(yi).max(pv).max(pi) < 0.005 => {
                 format!(
-                    "; neither gave up the CPU here (*blocked* and *preempted* {:.2} per call \
-                     for both: no other thread took it)",
+                    "; neither gave up the CPU in these loops (*blocked* and *preempted* {:.2} \
+                     per call for both), where no other thread wanted it, so these loops \
+                     cannot show a yield: [a busy thread on the same \
+                     CPU](#a-yield-with-someone-to-yield-to) can",
                     yv.max(yi).max(pv).max(pi)
                 )
             }
@@ -852,16 +938,12 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
             "a 1 ms `thread::sleep` in a loop of them ended {} late per call",
             est(&late)
         );
-        if let (Some(t), Some(st)) = (r.estimate(tokio_ms), r.estimate(std_ms)) {
-            let cmp = match undecided_text(verdict(&t, &st)) {
-                Some(text) => format!("{} per call ({text})", est(&t)),
-                None => format!(
-                    "{} per call, {} as long",
-                    est(&t),
-                    r.ratio(tokio_ms, std_ms)
-                        .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x))
-                ),
-            };
+        if let Some(c) = r.compare(tokio_ms, std_ms) {
+            let cmp = format!(
+                "{} per call ({})",
+                est(&c.a),
+                comparison_sentence("tokio's", "`thread::sleep`'s", &c, Better::Lower)
+            );
             s.push_str(&format!(
                 "; `{tokio_ms}` took {cmp}, for the reason measured in \
                  [tokio's millisecond timer](#tokios-millisecond-timer)"
@@ -1070,20 +1152,28 @@ fn tokio_findings(r: &Results<MsRound>) -> Vec<String> {
         .map(|us| (true, *us))
         .chain([(false, 1_000)])
     {
-        let first = r.estimate_of(|x| half_median(x, tokio, us, false));
-        let second = r.estimate_of(|x| half_median(x, tokio, us, true));
-        let (Some(a), Some(b)) = (first, second) else {
+        let Some(c) = r.compare_of(
+            |x| half_median(x, tokio, us, true),
+            |x| half_median(x, tokio, us, false),
+        ) else {
             continue;
         };
+        let (a, b) = (c.b, c.a);
         let name = if tokio {
             format!("`tokio::time::sleep({})`", request_us_label(us))
         } else {
             "`thread::sleep(1 ms)`".to_string()
         };
-        let outcome = match undecided_text(verdict(&b, &a)) {
-            Some(text) => text,
-            None => format!("{} in the second half", signed(b.median - a.median)),
-        };
+        let outcome = format!(
+            "{} in the second half; {}",
+            signed(b.median - a.median),
+            comparison_sentence(
+                "the second half's lateness",
+                "the first's",
+                &c,
+                Better::Higher
+            )
+        );
         let predicted = if tokio {
             let (next, whole) = predicted_halves(us);
             format!(
@@ -1101,19 +1191,12 @@ fn tokio_findings(r: &Results<MsRound>) -> Vec<String> {
             est(&b)
         ));
     }
-    let next = r.estimate_of(|x| model_misses(x).map(|m| m.0));
-    let whole = r.estimate_of(|x| model_misses(x).map(|m| m.1));
-    if let (Some(n), Some(w)) = (next, whole) {
-        let judged = match verdict(&w, &n) {
-            v if v.is_clear() && w.median < n.median => {
-                "*whole ticks* fits clearly better".to_string()
-            }
-            v if v.is_clear() => "*next tick* fits clearly better".to_string(),
-            v => format!(
-                "this run cannot tell the readings apart ({})",
-                undecided_text(v).unwrap_or_default()
-            ),
-        };
+    if let Some(c) = r.compare_of(
+        |x| model_misses(x).map(|m| m.1),
+        |x| model_misses(x).map(|m| m.0),
+    ) {
+        let (w, n) = (c.a, c.b);
+        let judged = comparison_sentence("*whole ticks*' miss", "*next tick*'s", &c, Better::Lower);
         out.push(format!(
             "less the wake-up cost of a plain `thread::sleep(1 ms)` begun at the same phases, \
              *whole ticks* misses each tokio sleep by a median of {}, *next tick* by {}: {judged}",
@@ -1180,36 +1263,444 @@ fn one_ms_table(r: &Results<MsRound>) -> anyhow::Result<String> {
         MsArm::After { before_ms: 1 },
         MsArm::After { before_ms: before },
     );
-    let (Some(a), Some(b)) = (r.estimate(&ms_key(short)), r.estimate(&ms_key(long))) else {
+    let Some(c) = r.compare(&ms_key(long), &ms_key(short)) else {
         anyhow::bail!("the 1 ms sleeps in context did not run");
     };
+    let (a, b) = (c.b, c.a);
     let mut t = Table::new(["`thread::sleep(1 ms)`", "late by"]);
     t.row(["right after a 1 ms sleep".to_string(), est(&a)]);
     t.row([format!("right after a {before} ms sleep"), est(&b)]);
-    let sentence = match undecided_text(verdict(&b, &a)) {
-        Some(text) => format!(
-            "this run cannot tell a 1 ms sleep after a {before} ms sleep from one after a \
-             1 ms sleep: {text}"
-        ),
-        None => format!(
-            "after a {before} ms sleep, a 1 ms sleep ended {} {} than after a 1 ms sleep \
-             ({} as late)",
-            fmt_ns((b.median - a.median).abs()),
-            if b.median > a.median {
-                "later"
-            } else {
-                "earlier"
-            },
-            r.ratio(&ms_key(long), &ms_key(short))
-                .map_or_else(|| "–".into(), |x| fmt_ratio_estimate(&x))
-        ),
-    };
+    let sentence = comparison_sentence(
+        &format!("the lateness of a 1 ms sleep right after a {before} ms sleep"),
+        "that of one right after a 1 ms sleep",
+        &c,
+        Better::Higher,
+    );
     Ok(format!(
         "{}\nLateness (actual − requested) of single 1 ms sleeps, each right after a sleep of \
          the length given, in the same rounds: medians over rounds with 95 % intervals.\n\n{}",
         t.to_markdown(),
         harness::render::findings([sentence])
     ))
+}
+
+// ---------------------------------------------------------------------------------
+// `yield`: with and without a busy thread on the same CPU
+// ---------------------------------------------------------------------------------
+
+/// A per-loop value of one yield cell, as an estimate over rounds.
+fn yield_loop(
+    r: &Results<YieldRound>,
+    call: &str,
+    busy: bool,
+    f: impl Fn(&Sample) -> Option<f64>,
+) -> Option<Estimate> {
+    r.estimate_of(|x| x.find(call, busy).and_then(|l| f(&l.sample)))
+}
+
+/// Each yielding call pinned to one CPU, alone and with a busy thread pinned beside it.
+fn yield_table(r: &Results<YieldRound>) -> anyhow::Result<String> {
+    let calls: Vec<String> = crate::YIELD_CALLS.iter().map(|c| c.name()).collect();
+    let mut t = Table::new([
+        "call",
+        "its CPU",
+        "time per call",
+        "CPU per call",
+        "blocked",
+        "preempted",
+        "waiting for a CPU",
+        "calls per loop",
+    ])
+    // Words, not a figure: they wrap.
+    .align(1, harness::render::Align::Left);
+    for call in &calls {
+        for busy in [false, true] {
+            let Some(e) = r.estimate(&yield_key(call, busy)) else {
+                continue;
+            };
+            let f = |g: fn(&Sample) -> Option<f64>| yield_loop(r, call, busy, g);
+            t.row([
+                call.clone(),
+                if busy {
+                    "shared with a busy thread"
+                } else {
+                    "alone"
+                }
+                .to_string(),
+                fmt_estimate(&e, Unit::Nanos),
+                fmt_opt_estimate(f(|s| s.cpu_ns), Unit::Nanos),
+                per_call_count(f(|s| s.voluntary)),
+                per_call_count(f(|s| s.involuntary)),
+                fmt_opt_estimate(f(|s| s.run_delay_ns), Unit::Nanos),
+                per_call_count(f(|s| Some(f64::from(s.calls)))).replace(".00", ""),
+            ]);
+        }
+    }
+    if t.is_empty() && !cfg!(target_os = "linux") {
+        return Ok(
+            "This experiment pins two threads to one CPU with `sched_setaffinity`, \
+                   which this chapter uses on Linux only; it did not run on this system.\n"
+                .into(),
+        );
+    }
+    anyhow::ensure!(!t.is_empty(), "the yield experiment has no loop to show");
+    let mut out = Vec::new();
+    for call in &calls {
+        let (a, b) = (yield_key(call, true), yield_key(call, false));
+        if let Some(c) = r.compare(&a, &b) {
+            out.push(comparison_sentence(
+                &format!("{} with a busy thread on its CPU", code(call)),
+                "alone",
+                &c,
+                Better::Lower,
+            ));
+        }
+        let taken = |g: fn(&Sample) -> Option<f64>| {
+            yield_loop(r, call, true, g).map(|e| format!("{:.2}", e.median))
+        };
+        if let (Some(v), Some(i)) = (taken(|s| s.voluntary), taken(|s| s.involuntary)) {
+            let wait = yield_loop(r, call, true, |s| s.run_delay_ns)
+                .map_or_else(String::new, |w| {
+                    format!(", and waited {} per call for its CPU", est(&w))
+                });
+            // A mean over calls that switched and calls that did not: per switch instead.
+            let per_switch = yield_loop(r, call, true, |s| {
+                let i = s.involuntary.filter(|i| *i > 0.0)?;
+                Some(s.ns / i)
+            })
+            .map_or_else(String::new, |e| {
+                format!(
+                    "; its time per call mixes calls that returned at once with calls that \
+                     gave the CPU away, so per switch away: {} (the loop's time ÷ its \
+                     switches)",
+                    est(&e)
+                )
+            });
+            out.push(format!(
+                "with the busy thread beside it, {} *blocked* {v} and was *preempted* {i} \
+                 times per call (medians over rounds){wait}{per_switch}",
+                code(call)
+            ));
+        }
+    }
+    if let [y, p] = calls.as_slice()
+        && let Some(c) = r.compare(&yield_key(p, true), &yield_key(y, true))
+    {
+        out.push(comparison_sentence(
+            &format!("{} with a busy thread on its CPU", code(p)),
+            &code(y),
+            &c,
+            Better::Lower,
+        ));
+    }
+    Ok(format!(
+        "{}\nEach round runs four loops, in an order that changes from round to round: each \
+         call with the measuring thread pinned to the CPU it was on, once alone and once \
+         with a second thread pinned to that CPU that spins for the whole loop. Medians over \
+         the {} rounds with 95 % intervals; the counters are the measuring thread's, read as \
+         in the calls table (so in loops this short CPU per call can exceed time per call by \
+         about one CPU-clock read ÷ the calls). A loop makes `yield_calls` calls ({}) or fewer where its first \
+         calls show it would outrun `yield_bound_ms` ({} ms): *calls per loop* is the median \
+         count.\n\n{}",
+        t.to_markdown(),
+        r.rounds.len(),
+        param_count(r, "yield_calls"),
+        param_count(r, "yield_bound_ms"),
+        harness::render::findings(out)
+    ))
+}
+
+// ---------------------------------------------------------------------------------
+// The same calls on other operating systems
+// ---------------------------------------------------------------------------------
+
+/// One call of another OS's `calls` result, as the per-OS section shows it: the label,
+/// the reading key the other OS's build gives it ([`crate::Call::name`] there; this table is
+/// spelt out because this build compiles only its own OS's calls, and a test on each OS
+/// checks it against that OS's [`VARIANTS`]), and the write-up's rows for the same call.
+pub struct OtherRow {
+    pub label: &'static str,
+    pub key: &'static str,
+    pub reference: &'static [&'static str],
+}
+
+const fn row(
+    label: &'static str,
+    key: &'static str,
+    reference: &'static [&'static str],
+) -> OtherRow {
+    OtherRow {
+        label,
+        key,
+        reference,
+    }
+}
+
+/// Windows: the write-up's set (its `sleep_for` with 0 ns and 0 ms is one call in Rust,
+/// whose `Duration` has one zero), then the calls we add.
+pub const WINDOWS_ROWS: &[OtherRow] = &[
+    row("empty loop (ground truth)", "empty loop", &["ground-truth"]),
+    row(
+        "thread::sleep(0): sleep_for(0 ns) and sleep_for(0 ms)",
+        "thread::sleep(0)",
+        &["std-sleep-0", "std-sleep-0ms"],
+    ),
+    row("Sleep(0)", "Sleep(0)", &["win-sleep-0"]),
+    row("SleepEx(0, FALSE)", "SleepEx(0, FALSE)", &["win-sleepex-0"]),
+    row("yield_now() (SwitchToThread)", "yield_now()", &[]),
+    row(
+        "thread::sleep(1 ns): sleep_for(1 ns)",
+        "thread::sleep(1 ns)",
+        &["std-sleep-1ns"],
+    ),
+    row(
+        "thread::sleep(1 ms): sleep_for(1 ms)",
+        "thread::sleep(1 ms)",
+        &["std-sleep-1ms"],
+    ),
+    row("Sleep(1)", "Sleep(1)", &["win-sleep-1ms"]),
+    row(
+        "SleepEx(1, FALSE)",
+        "SleepEx(1, FALSE)",
+        &["win-sleepex-1ms"],
+    ),
+    row(
+        "high-resolution waitable timer (100 ns)",
+        "waitable timer (100 ns)",
+        &[],
+    ),
+    row("tokio::time::sleep(1 ns)", "tokio::time::sleep(1 ns)", &[]),
+    row("tokio::time::sleep(1 ms)", "tokio::time::sleep(1 ms)", &[]),
+];
+
+/// macOS: the write-up's set (nanosleep, pselect, sched_yield, sleep_for), then ours.
+pub const MACOS_ROWS: &[OtherRow] = &[
+    row("empty loop (ground truth)", "empty loop", &["ground-truth"]),
+    row("thread::sleep(0)", "thread::sleep(0)", &["std-sleep-0"]),
+    row("nanosleep(0)", "nanosleep(0)", &["nanosleep-0"]),
+    row("pselect(0)", "pselect(0)", &["pselect-0"]),
+    row("sched_yield()", "sched_yield()", &["sched-yield"]),
+    row("yield_now()", "yield_now()", &[]),
+    row(
+        "thread::sleep(1 ns)",
+        "thread::sleep(1 ns)",
+        &["std-sleep-1ns"],
+    ),
+    row("nanosleep(1 ns)", "nanosleep(1 ns)", &["nanosleep-1ns"]),
+    row("pselect(1 ns)", "pselect(1 ns)", &["pselect-1ns"]),
+    row("tokio::time::sleep(1 ns)", "tokio::time::sleep(1 ns)", &[]),
+    row(
+        "thread::sleep(1 ms)",
+        "thread::sleep(1 ms)",
+        &["std-sleep-1ms"],
+    ),
+    row("tokio::time::sleep(1 ms)", "tokio::time::sleep(1 ms)", &[]),
+];
+
+/// Linux, as another machine (a reader on a Mac imports a Linux runner's results):
+/// every call with the thread's own slack.
+pub const LINUX_ROWS: &[OtherRow] = &[
+    row("empty loop (ground truth)", "empty loop", &["ground-truth"]),
+    row("thread::sleep(0)", "thread::sleep(0)", &["std-sleep-0"]),
+    row("nanosleep(0)", "nanosleep(0)", &["nanosleep-0"]),
+    row("pselect(0)", "pselect(0)", &["pselect-0"]),
+    row("sched_yield()", "sched_yield()", &["sched-yield"]),
+    row("yield_now()", "yield_now()", &[]),
+    row(
+        "thread::sleep(1 ns)",
+        "thread::sleep(1 ns)",
+        &["std-sleep-1ns"],
+    ),
+    row("nanosleep(1 ns)", "nanosleep(1 ns)", &["nanosleep-1ns"]),
+    row("clock_nanosleep(1 ns)", "clock_nanosleep(1 ns)", &[]),
+    row("pselect(1 ns)", "pselect(1 ns)", &["pselect-1ns"]),
+    row(
+        "timerfd created per call (1 ns)",
+        "timerfd per call (1 ns)",
+        &["timerfd-recreate-1ns"],
+    ),
+    row(
+        "timerfd re-armed one-shot (1 ns)",
+        "timerfd re-armed (1 ns)",
+        &["timerfd-reuse-1ns"],
+    ),
+    row(
+        "timerfd with 1 ns interval",
+        "timerfd interval (1 ns)",
+        &["timerfd-interval-1ns"],
+    ),
+    row("tokio::time::sleep(1 ns)", "tokio::time::sleep(1 ns)", &[]),
+    row(
+        "thread::sleep(1 ms)",
+        "thread::sleep(1 ms)",
+        &["std-sleep-1ms"],
+    ),
+    row("tokio::time::sleep(1 ms)", "tokio::time::sleep(1 ms)", &[]),
+];
+
+/// The rows of an OS family (`windows`, `macos`, `linux`; the BSDs read as macOS: the
+/// same POSIX calls, no timerfd).
+pub fn other_rows(family: &str) -> &'static [OtherRow] {
+    match family {
+        "windows" => WINDOWS_ROWS,
+        "linux" => LINUX_ROWS,
+        _ => MACOS_ROWS,
+    }
+}
+
+/// What an OS family lacks of the write-up's calls, as the section's note says it.
+pub fn other_lacks(family: &str) -> &'static str {
+    match family {
+        "windows" => {
+            "Windows has no nanosleep, pselect, sched_yield, timerfd or timer slack: \
+             `Sleep` and `SleepEx` take whole milliseconds, so their shortest sleep waits for \
+             a tick of the system timer."
+        }
+        "linux" => {
+            "Linux has every call of the write-up; its per-thread timer slack, which Linux \
+             alone has, is left out here."
+        }
+        _ => {
+            "This system has no timerfd and no per-thread timer slack (both are Linux-only), \
+             and not every libc here has clock_nanosleep: the write-up's timerfd rows and \
+             the slack rows have no counterpart here."
+        }
+    }
+}
+
+/// The write-up's system of an OS family, as its columns name it.
+fn writeup_system(family: &str) -> Option<(&'static str, &'static str)> {
+    match family {
+        "windows" => Some(("windows", "Windows 10")),
+        "linux" => Some(("linux", "Linux 4.1")),
+        "macos" => Some(("macos", "OS X 10.10")),
+        _ => None,
+    }
+}
+
+/// Where one table row pairs with two of the write-up's, which is which.
+fn ref_tag(id: &str) -> &str {
+    match id {
+        "std-sleep-0" => "sleep_for(0 ns)",
+        "std-sleep-0ms" => "sleep_for(0 ms)",
+        other => other,
+    }
+}
+
+/// What the section says without another machine's results.
+pub const NO_OTHER_OS: &str = "No results from another operating system have been \
+    imported into this build. To add one, measure the book on that machine (`make build`; \
+    on Windows, `cargo build --release --workspace --bins`, then \
+    `target\\release\\all-results measure --profile quick`), copy its results folder \
+    (`target/book-results`, or the folder `COW_RESULTS_DIR` named) here, and run \
+    `target/release/all-results import THAT-FOLDER`: its records are checked like every \
+    results file, kept apart from this machine's, and shown here, labelled with their \
+    machine.";
+
+/// The section "The same calls on other operating systems": for each other machine
+/// (its OS family and its `calls` record, imported with `all-results import`), its
+/// figures for the calls its OS has beside the write-up's 2015 figures for the same
+/// calls on the same kind of system; without one, how to add one. Everything taken
+/// from a record is escaped; the rows and their labels are this table's, never the
+/// record's.
+pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result<String> {
+    let refs = reference_data()?;
+    if machines.is_empty() {
+        return Ok(format!(
+            "{NO_OTHER_OS}\n\n<p class=\"cow-provenance\">No other machine's results in this \
+             build.</p>\n"
+        ));
+    }
+    let mut out = String::new();
+    for (family, r) in machines {
+        let m = &r.provenance.machine;
+        let system = writeup_system(family);
+        let theirs_header = system.map_or_else(
+            || "the write-up (ns)".to_string(),
+            |(_, name)| format!("the write-up, {name}, 2015 (ns)"),
+        );
+        let mut t = Table::new(["call", theirs_header.as_str(), "that machine"]);
+        for row in other_rows(family) {
+            let mine = r.estimate(row.key);
+            let theirs: Vec<String> = row
+                .reference
+                .iter()
+                .filter_map(|id| {
+                    let v = refs.rows.iter().find(|x| x.id == *id)?.on(system?.0)?;
+                    Some(if row.reference.len() > 1 {
+                        format!("{} ({})", fmt_ref(Some(v)), ref_tag(id))
+                    } else {
+                        fmt_ref(Some(v))
+                    })
+                })
+                .collect();
+            if mine.is_none() && theirs.is_empty() {
+                continue;
+            }
+            let theirs = if theirs.is_empty() {
+                "–".to_string()
+            } else {
+                theirs.join("; ")
+            };
+            t.row([
+                row.label.to_string(),
+                theirs,
+                fmt_opt_estimate(mine, Unit::Nanos),
+            ]);
+        }
+        let timer = r
+            .details
+            .iter()
+            .find(|(k, _)| k == crate::experiments::TIMER_RESOLUTION_DETAIL)
+            .map(|(_, v)| format!(" Its system timer resolution: {}.", harness::safe::text(v)))
+            .unwrap_or_default();
+        let writeup_timer = if *family == "windows" {
+            " The write-up read its system's timer with ClockRes: maximum interval \
+             15.625 ms, minimum 0.500 ms, current 1.001 ms."
+        } else {
+            ""
+        };
+        // Rust's name for Windows is `windows`; the machine line reads better with a capital.
+        let os = if m.os == "windows" {
+            "Windows".to_string()
+        } else {
+            m.os_line()
+        };
+        // The machine's line is its provenance (no separate block: the page's provenance
+        // stays a small share of its words however many machines are imported).
+        let disturbed = r
+            .rounds
+            .iter()
+            .filter(|x| x.noise.disturbance().is_some())
+            .count();
+        out.push_str(&format!(
+            "**{}** · {} · {} ({} build), {} profile, {} rounds ({disturbed} disturbed), \
+             measured {}\n\n{}\n{}{timer}{writeup_timer}\n\n",
+            harness::safe::text(&os),
+            harness::safe::text(&m.cpu_line()),
+            harness::safe::text(&m.rustc),
+            harness::safe::text(&r.build),
+            r.profile.name(),
+            r.rounds.len(),
+            harness::safe::text(&r.provenance.measured_at),
+            t.to_markdown(),
+            other_lacks(family),
+        ));
+    }
+    out.push_str(&format!(
+        "*That machine*: the medians over that machine's rounds, per call, with their 95 % \
+         intervals, measured by its own build of this chapter. *The write-up*: its value ± \
+         the half-width of its 99.9 % interval for the same call on its system of the same \
+         kind, on other hardware, in 2015. A dash: not measured there. {}\n",
+        ref_attribution(&refs)
+    ));
+    out.push_str(&format!(
+        "\n<p class=\"cow-provenance\">Measured on {} other machine{}, each named above its \
+         table; imported into this build, not measured by it.</p>\n",
+        machines.len(),
+        if machines.len() == 1 { "" } else { "s" }
+    ));
+    Ok(out)
 }
 
 /// The keys every view of `calls` may read, for tests: those of the plan.
@@ -1254,5 +1745,47 @@ mod tests {
             );
         }
         assert_eq!(code("empty loop"), "the empty loop");
+    }
+
+    /// The per-OS section's table for this OS names every call this OS measures by the
+    /// key it is stored under, and the write-up's rows it pairs with them exist. (Each
+    /// OS's CI job runs this for its own table.)
+    #[test]
+    fn other_os_rows_match_this_os_variants() {
+        let family = if cfg!(windows) {
+            "windows"
+        } else if cfg!(target_os = "linux") {
+            "linux"
+        } else {
+            "macos"
+        };
+        let rows = other_rows(family);
+        for v in VARIANTS {
+            let found = rows.iter().find(|r| r.key == v.call.name());
+            let found = found.unwrap_or_else(|| panic!("{} not in the {family} rows", v.id));
+            let refs = reference_data().unwrap();
+            if refs
+                .rows
+                .iter()
+                .any(|r| r.id == v.id && r.on(family).is_some())
+            {
+                assert!(found.reference.contains(&v.id), "{}", v.id);
+            }
+        }
+        let refs = reference_data().unwrap();
+        for fam in ["windows", "macos", "linux"] {
+            for r in other_rows(fam) {
+                for id in r.reference {
+                    assert!(refs.rows.iter().any(|x| x.id == *id), "{fam}: {id}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn other_os_section_without_machines_says_how_to_add_one() {
+        let text = other_os_section(&[]).unwrap();
+        assert!(text.contains("all-results import"), "{text}");
+        assert!(!text.contains("  "), "one line, no runs of spaces: {text}");
     }
 }

@@ -6,7 +6,9 @@
 use harness::params::Override;
 use harness::record::Record;
 use harness::{AnyExperiment, Profile, ViewKind};
-use short_sleeps::experiments::{CALLS_EXP, MS_EXP, SWEEP_EXP, ms_key, ms_plan, plan};
+use short_sleeps::experiments::{
+    CALLS_EXP, MS_EXP, SWEEP_EXP, YIELD_EXP, ms_key, ms_plan, plan, yield_key,
+};
 use short_sleeps::*;
 use std::cell::Cell;
 use std::io;
@@ -26,18 +28,51 @@ fn per_call_makes_exactly_the_calls_asked_for() {
 }
 
 #[test]
-fn cpu_per_call_never_exceeds_time_per_call() {
-    // The CPU clock is read inside the wall clock, so even a loop of nothing, where
-    // the reads themselves are most of the cost, cannot use more CPU than time.
+fn a_loops_cpu_time_fits_in_the_wall_time_around_its_bracket() {
+    // The wall clock is read inside the CPU clock (so the timed window holds no
+    // CPU-clock read); the CPU time can exceed the inner window, never the outer one.
     for calls in [1, 10, 1_000] {
+        let outer = Instant::now();
         let s = per_call(calls, || Ok(())).unwrap();
+        let outer = outer.elapsed().as_nanos() as f64;
         if let Some(cpu) = s.cpu_ns {
-            assert!(cpu <= s.ns, "{calls} calls: {s:?}");
+            assert!(cpu * f64::from(calls) <= outer, "{calls} calls: {s:?}");
         }
+        assert!(s.ns * f64::from(calls) <= outer, "{calls} calls: {s:?}");
     }
-    let s = run_loop(Call::YieldNow, 200).unwrap();
-    if let Some(cpu) = s.cpu_ns {
-        assert!(cpu <= s.ns, "{s:?}");
+}
+
+#[test]
+fn clock_read_costs_are_positive_where_the_clocks_exist() {
+    let (wall, cpu) = clock_read_costs(3, 10);
+    assert!(wall.is_finite() && wall >= 0.0);
+    assert_eq!(cpu.is_some(), harness::thread_cpu_time().is_some());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn every_timed_sleep_says_whether_it_blocked() {
+    let far = Instant::now() + Duration::from_secs(10);
+    let t = timed_sleeps(Mode::Sleep, Duration::from_millis(1), MS1, 3, far).unwrap();
+    // A millisecond's sleep puts the thread to sleep: one voluntary switch at least.
+    assert!(t.sleeps.iter().all(|x| x.blocked == Some(true)), "{t:?}");
+    assert_eq!(blocked_since(None), None);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn one_cpu_runs_the_loop_there_with_the_busy_thread_and_restores_the_mask() {
+    fn allowed() -> usize {
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        assert_eq!(unsafe { libc::sched_getaffinity(0, size, &mut set) }, 0);
+        unsafe { libc::CPU_COUNT(&set) as usize }
+    }
+    let before = allowed();
+    for busy in [false, true] {
+        let (n, s) = on_one_cpu(busy, || Ok((allowed(), run_loop(Call::SchedYield, 3)?))).unwrap();
+        assert_eq!((n, s.calls), (1, 3), "pinned to one CPU while it ran");
+        assert_eq!(allowed(), before, "the old mask is back");
     }
 }
 
@@ -414,6 +449,44 @@ fn sweep_rounds_read_every_point_and_every_view_renders() {
         cpu.contains("| hybrid: CPU | hybrid: spinning |") && cpu.contains("margin"),
         "{cpu}"
     );
+}
+
+#[test]
+fn yield_rounds_read_four_loops_and_the_view_renders() {
+    let r = record_of(&YIELD_EXP, &["yield_calls=3"], 2);
+    let md = render("yield", ViewKind::Table, &r).unwrap();
+    if cfg!(target_os = "linux") {
+        for round in &r.rounds {
+            assert_eq!(
+                round.readings.len(),
+                4,
+                "two calls, alone and beside a busy thread"
+            );
+        }
+        assert!(md.contains("| sched_yield() | alone |"), "{md}");
+        assert!(
+            md.contains("| pselect(0) | shared with a busy thread |"),
+            "{md}"
+        );
+        assert_eq!(
+            yield_key("pselect(0)", false),
+            "pselect(0) · alone on its CPU"
+        );
+    } else {
+        assert!(md.contains("Linux only"), "{md}");
+    }
+}
+
+#[test]
+fn sweep_rows_show_the_share_that_blocked() {
+    let r = record_of(&SWEEP_EXP, &["sleeps=2", "min_sleeps=1", "point_ms=1"], 1);
+    let md = render("sweep", ViewKind::Table, &r).unwrap();
+    let row = md.lines().find(|l| l.starts_with("| 10 ms |")).unwrap();
+    if cfg!(target_os = "linux") {
+        // A 10 ms sleep blocks in every mode that sleeps natively.
+        // (The separator may break there on a page: it is marked to.)
+        assert!(row.contains("> · </span>100 %"), "{row}");
+    }
 }
 
 #[test]

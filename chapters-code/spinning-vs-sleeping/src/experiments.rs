@@ -2,7 +2,7 @@
 //! value per variant each round is summarised by (the round's median latency).
 
 use crate::{
-    Idle, Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong, clock_read_ns,
+    Host, Idle, Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong, clock_read_ns,
 };
 use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
 
@@ -10,9 +10,21 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 const MESSAGES: Param = Param::int("messages", 1, 10_000)
-    .defaults(8, 10)
+    .defaults(6, 10)
     .unit("per variant and round")
-    .about("messages each variant receives in one round");
+    .about("timed messages each variant receives in one round");
+const VARIANT_MESSAGES: Param = Param::int("messages", 1, 10_000)
+    .defaults(4, 10)
+    .unit("per variant and round")
+    .about("timed messages each variant receives in one round");
+const ARM_MESSAGES: Param = Param::int("arm_messages", 1, 10_000)
+    .defaults(4, 4)
+    .unit("per arm and round")
+    .about("timed messages of each arm beside the variants (bounded blocking, spawned tokio receivers)");
+const WARMUP: Param = Param::int("warmup_messages", 0, 100)
+    .defaults(1, 1)
+    .unit("per variant and round")
+    .about("messages sent first, with no gap and not timed, so that no timed message is the first of its channel");
 const GAP_MS: Param = Param::int("gap_ms", 0, 1_000)
     .defaults(10, 100)
     .unit("ms")
@@ -21,10 +33,14 @@ const PATIENCE_MS: Param = Param::int("patience_ms", 10, 60_000)
     .defaults(1_000, 1_000)
     .unit("ms")
     .about("how long past its gap a message may take before it counts as lost");
-const AFTER_100MS: Param = Param::int("messages_after_100ms", 1, 10_000)
-    .defaults(1, 4)
+const AFTER_LONG: Param = Param::int("messages_after_long_gaps", 1, 10_000)
+    .defaults(3, 4)
     .unit("per variant and round")
-    .about("messages after the 100 ms gap (each costs 100 ms of idle time)");
+    .about("timed messages after gaps of 10 ms and more (each costs its gap in idle time)");
+const UDP_LONGEST: Param = Param::int("udp_longest_gap_ms", 10, 100)
+    .defaults(10, 100)
+    .unit("ms")
+    .about("the longest gap the sweep runs UDP at (each message after 100 ms costs 100 ms)");
 const HYBRID_SPIN_US: Param = Param::int("hybrid_spin_us", 0, 1_000_000)
     .defaults(100, 100)
     .unit("µs")
@@ -40,21 +56,28 @@ const ROUND_TRIPS: Param = Param::int("round_trips", 100, 100_000_000)
 
 pub static VARIANTS: Experiment<Runs> = Experiment::new(
     "variants",
-    "the write-up's 12 variants: mpsc, TCP, UDP × std, tokio × blocking, spinning",
+    "the write-up's 12 variants: mpsc, TCP, UDP × std, tokio × blocking, spinning; bounded-blocking and spawned-tokio arms beside them",
     variants,
     Runs::readings,
 )
-.params(&[MESSAGES, GAP_MS, PATIENCE_MS])
-.budget(|p| p.pick(Budget::quick(10), Budget::full(150, 10)));
+.params(&[VARIANT_MESSAGES, ARM_MESSAGES, WARMUP, GAP_MS, PATIENCE_MS])
+.budget(|p| p.pick(Budget::quick(8), Budget::full(220, 10)));
 
 pub static GAPS: Experiment<Runs> = Experiment::new(
     "gaps",
-    "the idle gap before each message: 0, 1, 10, 100 ms; blocking, spinning, hybrid",
+    "the idle gap before each message: 0, 10 µs to 1 ms, 10 and 100 ms; blocking, spinning, hybrid",
     gaps,
     Runs::readings,
 )
-.params(&[MESSAGES, AFTER_100MS, HYBRID_SPIN_US, PATIENCE_MS])
-.budget(|p| p.pick(Budget::quick(10), Budget::full(45, 10)));
+.params(&[
+    MESSAGES,
+    WARMUP,
+    AFTER_LONG,
+    UDP_LONGEST,
+    HYBRID_SPIN_US,
+    PATIENCE_MS,
+])
+.budget(|p| p.pick(Budget::quick(13), Budget::full(50, 10)));
 
 pub static PINNING: Experiment<Runs> = Experiment::new(
     "pinning",
@@ -62,8 +85,8 @@ pub static PINNING: Experiment<Runs> = Experiment::new(
     pinning,
     Runs::readings,
 )
-.params(&[MESSAGES, PIN_GAP_MS, PATIENCE_MS])
-.budget(|p| p.pick(Budget::quick(6), Budget::full(25, 10)));
+.params(&[MESSAGES, WARMUP, PIN_GAP_MS, PATIENCE_MS])
+.budget(|p| p.pick(Budget::quick(4), Budget::full(25, 10)));
 
 pub static FLOOR: Experiment<FloorRound> = Experiment::new(
     "floor",
@@ -81,7 +104,9 @@ pub struct Run {
     pub transport: Transport,
     pub wait: Wait,
     pub placement: Placement,
-    pub gap_ms: u64,
+    /// The gap in microseconds (the sweep has gaps under a millisecond).
+    #[serde(default)]
+    pub gap_us: u64,
     /// Which arm of the experiment this run is (an extra beside the main variants).
     #[serde(default)]
     pub arm: Arm,
@@ -96,6 +121,18 @@ pub struct Run {
     pub lost: u32,
     /// CPU time of the whole process per message received.
     pub cpu_per_message_ns: Option<f64>,
+    /// CPU time of the receiving thread per message received (on tokio, of the worker
+    /// thread that ran the receiving task, between two messages on the same thread).
+    #[serde(default)]
+    pub receiver_cpu_per_message_ns: Option<f64>,
+    /// The latency of the run's first message: the channel's first, with no gap,
+    /// untimed in every other figure.
+    #[serde(default)]
+    pub first_ns: Option<f64>,
+    /// Median gap as it happened: from the receiver letting the sender go on to the
+    /// next message's stamp.
+    #[serde(default)]
+    pub gap_p50_ns: Option<f64>,
     /// CPU time over wall time: how many cores the strategy kept busy.
     pub cores_busy: Option<f64>,
     pub stopped: Option<String>,
@@ -136,6 +173,8 @@ pub enum Arm {
     NoGap,
     /// The variant with a sender that busy-waits through the gap instead of sleeping.
     BusySender,
+    /// A tokio receiver spawned as a task instead of run in `block_on`.
+    Spawned,
 }
 
 impl Arm {
@@ -144,6 +183,7 @@ impl Arm {
             Arm::Main => "",
             Arm::NoGap => " · no gap",
             Arm::BusySender => " · busy sender",
+            Arm::Spawned => " · spawned task",
         }
     }
 }
@@ -153,7 +193,12 @@ impl Run {
         let mut sorted = outcome.latencies_ns.clone();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();
-        let receiver = outcome.receiver.unwrap_or_default().per_op(n as u64);
+        let receiver = outcome
+            .receiver
+            .unwrap_or_default()
+            .per_op(outcome.receiver_messages);
+        let mut gaps = outcome.gap_ns.clone();
+        gaps.sort_by(f64::total_cmp);
         let split = |same: bool| {
             Dist::from_samples(
                 outcome
@@ -178,7 +223,7 @@ impl Run {
             transport: spec.transport,
             wait: spec.wait,
             placement: spec.placement,
-            gap_ms: spec.gap.as_millis() as u64,
+            gap_us: spec.gap.as_micros() as u64,
             arm: spec.arm,
             twin: spec.twin,
             latency: Dist::from_samples(sorted.iter().copied()),
@@ -186,6 +231,9 @@ impl Run {
             received: n,
             lost: outcome.lost,
             cpu_per_message_ns: outcome.cpu_ns.filter(|_| n > 0).map(|c| c / n as f64),
+            receiver_cpu_per_message_ns: receiver.cpu_ns,
+            first_ns: outcome.first_ns,
+            gap_p50_ns: (!gaps.is_empty()).then(|| harness::stats::median_sorted(&gaps)),
             cores_busy: outcome
                 .cpu_ns
                 .filter(|_| outcome.wall_ns > 0.0)
@@ -221,11 +269,20 @@ impl Run {
     pub fn key(&self, with: Extra) -> String {
         let base = match with {
             Extra::None => self.label(),
-            Extra::Gap => format!("{} · {} ms", self.label(), self.gap_ms),
+            Extra::Gap => format!("{} · {}", self.label(), gap_label(self.gap_us)),
             Extra::Placement => format!("{} · {}", self.label(), self.placement.label()),
         };
         let twin = if self.twin { harness::AA_TWIN } else { "" };
         format!("{base}{}{twin}", self.arm.suffix())
+    }
+}
+
+/// A gap as keys and tables name it: "10 ms", "50 µs", "0 ms".
+pub fn gap_label(gap_us: u64) -> String {
+    if gap_us.is_multiple_of(1_000) {
+        format!("{} ms", gap_us / 1_000)
+    } else {
+        format!("{gap_us} µs")
     }
 }
 
@@ -303,6 +360,14 @@ impl Spec {
         Spec { arm, ..self }
     }
 
+    fn host(&self) -> Host {
+        if self.arm == Arm::Spawned {
+            Host::Spawned
+        } else {
+            Host::BlockOn
+        }
+    }
+
     /// The A/A twin of this spec: the same code, its reading key marked as the twin's.
     fn twin(self) -> Spec {
         Spec { twin: true, ..self }
@@ -313,6 +378,7 @@ impl Spec {
 /// Runs come back in the specs' own order, so every round's data reads alike.
 fn run_round(ctx: &mut Ctx, specs: &[Spec], extra: Extra, hybrid_spin: Duration) -> Runs {
     let patience = Duration::from_millis(ctx.int(&PATIENCE_MS));
+    let warmup = ctx.count(&WARMUP);
     let order: Vec<usize> = ctx.rotated(&(0..specs.len()).collect::<Vec<_>>());
     let mut runs: Vec<Option<Run>> = vec![None; specs.len()];
     for i in order {
@@ -326,6 +392,7 @@ fn run_round(ctx: &mut Ctx, specs: &[Spec], extra: Extra, hybrid_spin: Duration)
         }
         let plan = Plan {
             messages: spec.messages,
+            warmup,
             gap: if spec.arm == Arm::NoGap {
                 Duration::ZERO
             } else {
@@ -342,7 +409,7 @@ fn run_round(ctx: &mut Ctx, specs: &[Spec], extra: Extra, hybrid_spin: Duration)
             deadline: ctx.deadline(),
         };
         let label = variant_key(spec.runtime, spec.transport, spec.wait);
-        match crate::run_variant(spec.runtime, spec.transport, spec.wait, &plan) {
+        match crate::run_variant(spec.runtime, spec.transport, spec.wait, spec.host(), &plan) {
             Ok(outcome) => {
                 if let Some(why) = &outcome.stopped {
                     ctx.note(
@@ -374,7 +441,7 @@ pub const RUNTIMES: [Runtime; 2] = [Runtime::Std, Runtime::Tokio];
 pub const TRANSPORTS: [Transport; 3] = [Transport::Mpsc, Transport::Tcp, Transport::Udp];
 
 fn variants(ctx: &mut Ctx) -> anyhow::Result<Runs> {
-    let messages = ctx.count(&MESSAGES);
+    let messages = ctx.count(&VARIANT_MESSAGES);
     let gap = Duration::from_millis(ctx.int(&GAP_MS));
     let mut specs = Vec::new();
     for runtime in RUNTIMES {
@@ -382,6 +449,33 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<Runs> {
             for wait in [Wait::Block, Wait::Spin] {
                 specs.push(Spec::new(runtime, transport, wait, gap, messages));
             }
+        }
+    }
+    // The bounded blocking receive beside the write-up's unbounded one: std's three
+    // transports and tokio's channel. The arms time fewer messages in the full profile
+    // than the write-up's variants, so that ten arms do not double its time.
+    let arm = ctx.count(&ARM_MESSAGES);
+    for transport in TRANSPORTS {
+        specs.push(Spec::new(
+            Runtime::Std,
+            transport,
+            Wait::BlockBounded,
+            gap,
+            arm,
+        ));
+    }
+    specs.push(Spec::new(
+        Runtime::Tokio,
+        Transport::Mpsc,
+        Wait::BlockBounded,
+        gap,
+        arm,
+    ));
+    // Each tokio receiver again as a spawned task, on a worker, instead of in
+    // `block_on` beside the workers.
+    for transport in TRANSPORTS {
+        for wait in [Wait::Block, Wait::Spin] {
+            specs.push(Spec::new(Runtime::Tokio, transport, wait, gap, arm).arm(Arm::Spawned));
         }
     }
     // Two extra arms, rotated with the others: the spinning std channel with no gap
@@ -394,27 +488,49 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<Runs> {
     Ok(run_round(ctx, &specs, Extra::None, Duration::ZERO))
 }
 
-pub const GAPS_MS: [u64; 4] = [0, 1, 10, 100];
+/// The gaps of the sweep, in microseconds: none; 10 µs to 1 ms, around the hybrid's
+/// spin budget (100 µs by default); then 10 and 100 ms.
+pub const GAPS_US: [u64; 9] = [0, 10, 50, 100, 200, 500, 1_000, 10_000, 100_000];
 pub const SWEPT: [Transport; 2] = [Transport::Mpsc, Transport::Udp];
+
+/// Gaps from here on get fewer timed messages (`messages_after_long_gaps`).
+pub const LONG_GAP_US: u64 = 10_000;
 
 /// The gaps after which the sweep also runs a busy-waiting sender beside the spinning
 /// std channel: is it the sender's sleep, or the time that passed?
 pub const BUSY_SENDER_GAPS_MS: [u64; 2] = [10, 100];
 
+/// The bounded blocking receive on the std channel runs at every gap but the
+/// longest (where each message costs 100 ms).
+pub const BOUNDED_BELOW_US: u64 = 100_000;
+
 fn gaps(ctx: &mut Ctx) -> anyhow::Result<Runs> {
     let messages = ctx.count(&MESSAGES);
-    let long = ctx.count(&AFTER_100MS);
+    let long = ctx.count(&AFTER_LONG);
     let spin = Duration::from_micros(ctx.int(&HYBRID_SPIN_US));
+    let udp_longest = ctx.int(&UDP_LONGEST) * 1_000;
     let mut specs = Vec::new();
-    for gap in GAPS_MS {
-        let n = if gap >= 100 { long } else { messages };
-        let gap_d = Duration::from_millis(gap);
+    for gap in GAPS_US {
+        let n = if gap >= LONG_GAP_US { long } else { messages };
+        let gap_d = Duration::from_micros(gap);
         for transport in SWEPT {
+            if transport == Transport::Udp && gap > udp_longest {
+                continue;
+            }
             for wait in [Wait::Block, Wait::Spin, Wait::Hybrid] {
                 specs.push(Spec::new(Runtime::Std, transport, wait, gap_d, n));
             }
         }
-        if BUSY_SENDER_GAPS_MS.contains(&gap) {
+        if gap < BOUNDED_BELOW_US {
+            specs.push(Spec::new(
+                Runtime::Std,
+                Transport::Mpsc,
+                Wait::BlockBounded,
+                gap_d,
+                n,
+            ));
+        }
+        if BUSY_SENDER_GAPS_MS.iter().any(|g| g * 1_000 == gap) {
             let chan = Spec::new(Runtime::Std, Transport::Mpsc, Wait::Spin, gap_d, n);
             specs.push(chan.arm(Arm::BusySender));
         }

@@ -3,9 +3,12 @@
 //!
 //! Every variant has the same shape: a sender stays idle for a gap, stamps the time and
 //! sends a sequence number with the stamp; the receiver waits for it (blocking,
-//! spinning or both) and records how long it took. One message is in flight at a time,
-//! and every wait is bounded: a message that does not come within its bound is counted
-//! as lost and the run goes on.
+//! spinning or both) and records how long it took. One message is in flight at a time.
+//! The write-up's blocking receive has no time bound, and neither has ours: a run is
+//! bounded by its sender, which stops at the deadline and closes its end, which wakes
+//! the receiver. The bounded receive (`recv_timeout`, a read timeout, `timeout_at`) is
+//! an arm of its own, where a message that does not come within its bound is counted as
+//! lost and the run goes on.
 //!
 //! `lib.rs` holds the mechanism and the chapter's registry; `experiments.rs` the
 //! rounds; `views.rs` the tables and plots.
@@ -87,8 +90,12 @@ pub enum Transport {
 /// How the receiver waits for a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Wait {
-    /// Ask the OS (or the runtime) to put the thread to sleep until data arrives.
+    /// Ask the OS (or the runtime) to put the thread to sleep until data arrives, with
+    /// no time bound: `recv()`, a blocking `read`, a plain `.await` (the write-up's way).
     Block,
+    /// The same with a time bound: `recv_timeout`, a socket read timeout
+    /// (`SO_RCVTIMEO`), tokio's `timeout_at`.
+    BlockBounded,
     /// Poll without ever giving up the CPU.
     Spin,
     /// Poll for a bounded time, then block.
@@ -115,6 +122,17 @@ pub enum Placement {
     OtherCpu,
 }
 
+/// Where a tokio receiver runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Host {
+    /// The future given to `block_on`, on the thread that called it, beside the
+    /// runtime's workers (what `#[tokio::main]` does with `main`'s body).
+    #[default]
+    BlockOn,
+    /// A task spawned on the runtime, run by one of its workers.
+    Spawned,
+}
+
 impl Runtime {
     pub fn label(self) -> &'static str {
         match self {
@@ -138,6 +156,7 @@ impl Wait {
     pub fn label(self) -> &'static str {
         match self {
             Wait::Block => "blocking",
+            Wait::BlockBounded => "bounded blocking",
             Wait::Spin => "spinning",
             Wait::Hybrid => "hybrid",
         }
@@ -157,7 +176,12 @@ impl Placement {
 /// What one run of a variant does.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
+    /// Messages timed.
     pub messages: usize,
+    /// Messages sent first, with no gap and not timed, so that no timed message is the
+    /// first of its channel (the first one allocates and touches cold code and data);
+    /// the first one's latency is kept apart.
+    pub warmup: usize,
     /// How long the sender stays idle before each message.
     pub gap: Duration,
     /// How the sender spends the gap: asleep (the write-up's way), or busy-waiting.
@@ -172,10 +196,24 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The latest a receiver waits for the next message: its gap plus the patience,
+    /// The gap before message `i` (none before a warm-up message).
+    pub fn gap_before(&self, i: u64) -> Duration {
+        if i < self.warmup as u64 {
+            Duration::ZERO
+        } else {
+            self.gap
+        }
+    }
+
+    /// Every message a run sends, warm-up and timed.
+    pub fn total(&self) -> usize {
+        self.warmup + self.messages
+    }
+
+    /// The latest a bounded receiver waits for message `i`: its gap plus the patience,
     /// and never past the deadline.
-    pub fn wait_until(&self) -> Instant {
-        (Instant::now() + self.gap + self.patience).min(self.deadline)
+    pub fn wait_until(&self, i: u64) -> Instant {
+        (Instant::now() + self.gap_before(i) + self.patience).min(self.deadline)
     }
 
     /// Why a wait that was to end at `until` came back without its message, after
@@ -223,8 +261,18 @@ pub struct Outcome {
     pub preempted: Vec<Option<u64>>,
     /// For each message sent: from its stamp to the return of the send call.
     pub send_ns: Vec<f64>,
-    /// The receiving thread's scheduler counters over the run.
+    /// The receiving thread's scheduler counters (switches, CPU time, run-queue
+    /// delay) over the timed messages: from each message taken to the next, read on the
+    /// receiving thread after it read the clock. A tokio task may change threads between
+    /// two messages; such an interval is left out (see `receiver_messages`).
     pub receiver: Option<Counters>,
+    /// The messages `receiver` covers.
+    pub receiver_messages: u64,
+    /// The latency of the run's first message (the channel's first, with no gap).
+    pub first_ns: Option<f64>,
+    /// For each timed message: from the moment the receiver was done with the previous
+    /// message (and let the sender go on) to this one's stamp: the gap as it happened.
+    pub gap_ns: Vec<f64>,
     /// The sending thread's, where the sender is one thread (std).
     pub sender: Option<Counters>,
 }
@@ -245,11 +293,12 @@ pub fn current_cpu() -> Option<u32> {
 
 /// What the two threads note beside each message, off the timed path: the CPU the
 /// sender stamped it on, so the receiver can tell whether it took it on the same one,
-/// and the receiver's counters when it last took a message, so it can tell whether
-/// it was preempted while it waited for this one.
+/// and the receiving thread's counters when it last took a message, so it can tell
+/// whether it was preempted while it waited for this one and what the wait cost it.
 pub struct Probe {
     sender_cpu: AtomicU32,
-    receiver_last: std::sync::Mutex<Option<Counters>>,
+    receiver_last: std::sync::Mutex<Option<(std::thread::ThreadId, Counters)>>,
+    receiver_sum: std::sync::Mutex<(Option<Counters>, u64)>,
 }
 
 impl Default for Probe {
@@ -257,18 +306,38 @@ impl Default for Probe {
         Probe {
             sender_cpu: AtomicU32::new(u32::MAX),
             receiver_last: std::sync::Mutex::new(None),
+            receiver_sum: std::sync::Mutex::new((None, 0)),
         }
     }
 }
 
 impl Probe {
-    /// On the receiving thread: how often it was preempted since the last call (the
-    /// first call starts the count).
+    /// On the receiving thread, after the last untimed message: start counting.
+    fn start(&self) {
+        if let Ok(mut last) = self.receiver_last.lock() {
+            *last = Some((std::thread::current().id(), Counters::thread()));
+        }
+    }
+
+    /// On the receiving thread, once a message is taken: how often it was preempted
+    /// since the last message, and that interval's counters added to the run's. `None`
+    /// where the receiver changed threads in between (a tokio task can).
     fn preempted_since_last(&self) -> Option<u64> {
-        let now = Counters::thread();
+        let now = (std::thread::current().id(), Counters::thread());
         let mut last = self.receiver_last.lock().ok()?;
-        let before = last.replace(now)?;
-        now.since(&before).involuntary
+        let (thread, before) = last.replace(now)?;
+        (thread == now.0).then_some(())?;
+        let d = now.1.since(&before);
+        if let Ok(mut sum) = self.receiver_sum.lock() {
+            sum.0 = Some(sum.0.map_or(d, |s| s.plus(&d)));
+            sum.1 += 1;
+        }
+        d.involuntary
+    }
+
+    /// The receiving thread's counters over the messages counted, and how many.
+    fn receiver(&self) -> (Option<Counters>, u64) {
+        self.receiver_sum.lock().map(|s| *s).unwrap_or((None, 0))
     }
 
     fn stamping_on(&self, cpu: Option<u32>) {
@@ -284,12 +353,10 @@ impl Probe {
     }
 }
 
-/// The wall time and the CPU time of the whole process over a run, and the calling
-/// (receiving) thread's scheduler counters.
+/// The wall time and the CPU time of the whole process over the timed messages.
 struct Meter {
     cpu0: Option<Duration>,
     t0: Instant,
-    thread0: Counters,
 }
 
 impl Meter {
@@ -297,18 +364,18 @@ impl Meter {
         Meter {
             cpu0: harness::process_cpu_time(),
             t0: Instant::now(),
-            thread0: Counters::thread(),
         }
     }
 
-    /// Writes the run's wall and CPU time into `out`.
-    fn finish(self, out: &mut Outcome) {
-        out.receiver = Some(Counters::thread().since(&self.thread0));
+    /// Writes the run's wall and CPU time, and the receiving thread's counters, into
+    /// `out`.
+    fn finish(self, out: &mut Outcome, probe: &Probe) {
         out.wall_ns = self.t0.elapsed().as_nanos() as f64;
         out.cpu_ns = match (self.cpu0, harness::process_cpu_time()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a).as_nanos() as f64),
             _ => None,
         };
+        (out.receiver, out.receiver_messages) = probe.receiver();
     }
 }
 
@@ -347,18 +414,21 @@ pub fn spin<T>(until: Instant, mut attempt: impl FnMut() -> Attempt<T>) -> Spun<
 }
 // ANCHOR_END: spin
 
-/// The receiving end of a std transport, able to wait in each of the three ways.
+/// The receiving end of a std transport, able to wait in each of the ways.
 pub trait Link {
     /// Takes a message if one is there, without waiting.
     fn attempt(&mut self) -> Attempt<Msg>;
+    /// Sleeps in the kernel until a message arrives or the sender closes its end, with
+    /// no time bound: the write-up's blocking receive.
+    fn block(&mut self) -> Option<Msg>;
     /// Sleeps in the kernel until a message arrives or `until` passes.
-    fn block(&mut self, until: Instant) -> Option<Msg>;
+    fn block_until(&mut self, until: Instant) -> Option<Msg>;
 }
 
 // ANCHOR: receive
-/// Receives one message, waiting as `wait` says, until `until` at the latest. The
-/// hybrid spins for `hybrid_spin` and only then asks the kernel to put the thread
-/// to sleep.
+/// Receives one message, waiting as `wait` says. Blocking has no time bound (the
+/// sender closing its end ends it); the bounded wait, the spin and the hybrid's spin
+/// end at `until`. The hybrid spins for `hybrid_spin` and only then blocks.
 pub fn receive(
     link: &mut impl Link,
     wait: Wait,
@@ -366,7 +436,8 @@ pub fn receive(
     until: Instant,
 ) -> Option<Msg> {
     match wait {
-        Wait::Block => link.block(until),
+        Wait::Block => link.block(),
+        Wait::BlockBounded => link.block_until(until),
         Wait::Spin => match spin(until, || link.attempt()) {
             Spun::Got(msg) => Some(msg),
             Spun::Closed | Spun::TimedOut => None,
@@ -376,7 +447,7 @@ pub fn receive(
             match spin(spin_until, || link.attempt()) {
                 Spun::Got(msg) => Some(msg),
                 Spun::Closed => None,
-                Spun::TimedOut => link.block(until),
+                Spun::TimedOut => link.block(),
             }
         }
     }
@@ -397,17 +468,24 @@ impl Link for mpsc::Receiver<Msg> {
         }
     }
 
-    fn block(&mut self, until: Instant) -> Option<Msg> {
+    fn block(&mut self) -> Option<Msg> {
+        // Only a closed channel ends this wait without a message.
+        self.recv().ok()
+    }
+
+    fn block_until(&mut self, until: Instant) -> Option<Msg> {
         // A timeout and a closed channel both end the wait without a message.
         self.recv_timeout(time_left(until)?).ok()
     }
 }
 
 /// A socket that switches between non-blocking mode (for attempts) and blocking mode
-/// with a read timeout (for sleeping), changing mode only when it has to.
+/// (for sleeping, with or without a read timeout), changing mode only when it has to.
 pub struct Socket<S> {
     sock: S,
     nonblocking: bool,
+    /// Whether a read timeout is set (the bounded wait sets one before each read).
+    timeout: bool,
 }
 
 pub trait SocketMode {
@@ -438,6 +516,7 @@ impl<S: SocketMode> Socket<S> {
         Socket {
             sock,
             nonblocking: false,
+            timeout: false,
         }
     }
 
@@ -450,7 +529,6 @@ impl<S: SocketMode> Socket<S> {
     }
 }
 
-// ANCHOR: socket_link
 /// A socket link: one read, interpreted as a whole message, nothing yet, or closed.
 pub trait ReadMsg {
     type Sock: SocketMode;
@@ -458,8 +536,9 @@ pub trait ReadMsg {
     fn read_msg(&mut self) -> Attempt<Msg>;
 }
 
-/// Both ways of waiting on a socket: an attempt is one read in non-blocking mode; a
-/// block is reads in blocking mode, each with a timeout that ends at `until`.
+// ANCHOR: socket_link
+/// Waiting on a socket: an attempt is one non-blocking read; a block, blocking reads
+/// with no timeout (the write-up's); a bounded block, each read timed out at `until`.
 impl<T: ReadMsg> Link for T {
     fn attempt(&mut self) -> Attempt<Msg> {
         if self.socket().mode(true).is_err() {
@@ -468,11 +547,28 @@ impl<T: ReadMsg> Link for T {
         self.read_msg()
     }
 
-    fn block(&mut self, until: Instant) -> Option<Msg> {
+    fn block(&mut self) -> Option<Msg> {
+        let s = self.socket();
+        s.mode(false).ok()?;
+        if s.timeout {
+            s.sock.set_read_timeout(None).ok()?;
+            s.timeout = false;
+        }
+        loop {
+            match self.read_msg() {
+                Attempt::Got(msg) => return Some(msg),
+                Attempt::Empty => continue, // part of a message, or an interrupted read
+                Attempt::Closed => return None,
+            }
+        }
+    }
+
+    fn block_until(&mut self, until: Instant) -> Option<Msg> {
         self.socket().mode(false).ok()?;
         loop {
             let timeout = Some(time_left(until)?);
             self.socket().sock.set_read_timeout(timeout).ok()?;
+            self.socket().timeout = true;
             match self.read_msg() {
                 Attempt::Got(msg) => return Some(msg),
                 Attempt::Empty => continue, // part of a message, or a timeout slice
@@ -481,6 +577,7 @@ impl<T: ReadMsg> Link for T {
         }
     }
 }
+// ANCHOR_END: socket_link
 
 /// Would-block, timed-out and interrupted reads mean "nothing yet"; other errors end
 /// the link.
@@ -490,7 +587,6 @@ fn nothing_yet(e: &io::Error) -> bool {
         ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
     )
 }
-// ANCHOR_END: socket_link
 
 // ANCHOR: tcp_link
 /// A TCP stream delivers bytes, not messages: a message may arrive in pieces, so
@@ -552,9 +648,16 @@ impl ReadMsg for UdpLink {
     }
 }
 
-/// What one receive from a datagram socket returned: a message, or nothing yet.
+/// The sequence number of the datagram a UDP sender sends when it stops: a datagram
+/// socket has no end of stream, so this one tells a receiver blocked without a time
+/// bound that the run is over.
+pub const CLOSE_SEQ: u64 = u64::MAX;
+
+/// What one receive from a datagram socket returned: a message, the sender's closing
+/// datagram, or nothing yet.
 fn datagram(buf: &[u8; 16], read: io::Result<usize>) -> Attempt<Msg> {
     match read {
+        Ok(16) if Msg::from_bytes(*buf).seq == CLOSE_SEQ => Attempt::Closed,
         Ok(16) => Attempt::Got(Msg::from_bytes(*buf)),
         Ok(_) => Attempt::Empty, // not one of ours: ignore it
         Err(e) if nothing_yet(&e) => Attempt::Empty,
@@ -563,46 +666,75 @@ fn datagram(buf: &[u8; 16], read: io::Result<usize>) -> Attempt<Msg> {
 }
 
 // ANCHOR: pacer
-/// Keeps one message in flight: the sender waits until the receiver is done with
-/// the previous message (took it, or gave up on it) before its gap starts, so no
-/// message ever queues behind another and every latency is that of a single
-/// hand-over. Either side can stop the other.
+/// One message in flight: the sender sleeps until the receiver is done with the last
+/// one, so it wants no CPU during a hand-over. A tokio sender sleeps on tokio's timer:
+/// woken by the receiver's task it would sit in that worker's unstealable LIFO slot.
 #[derive(Default)]
 pub struct Pacer {
     done: AtomicUsize,
     stop: AtomicBool,
+    lock: std::sync::Mutex<()>,
+    turn: std::sync::Condvar,
 }
 
 impl Pacer {
     /// The sender's turn for message `i` has come (false: stop, or the deadline).
     pub fn wait_turn(&self, i: usize, deadline: Instant) -> bool {
-        while !self.is_turn(i) {
-            if self.stopped() || Instant::now() >= deadline {
+        let Ok(mut guard) = self.lock.lock() else {
+            return false;
+        };
+        while !self.is_turn(i) && !self.stopped() {
+            let Some(left) = time_left(deadline) else {
                 return false;
-            }
-            std::thread::yield_now();
+            };
+            guard = match self.turn.wait_timeout(guard, left) {
+                Ok((g, _)) => g,
+                Err(_) => return false,
+            };
         }
         !self.stopped()
     }
 
+    /// The same for a tokio task, looking once a millisecond.
+    pub async fn wait_turn_async(&self, i: usize, deadline: Instant) -> bool {
+        while !self.is_turn(i) && !self.stopped() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        !self.stopped()
+    }
+}
+// ANCHOR_END: pacer
+
+impl Pacer {
     pub fn is_turn(&self, i: usize) -> bool {
         self.done.load(Ordering::Acquire) >= i
     }
 
-    /// The receiver is done with one message.
+    /// The receiver is done with one message (took it, or gave up on it): the sender
+    /// may go on. It signals only after it has read the clock. Either side can stop
+    /// the other.
     pub fn done(&self) {
         self.done.fetch_add(1, Ordering::Release);
+        self.wake();
     }
 
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        drop(self.lock.lock());
+        self.turn.notify_all();
     }
 
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Acquire)
     }
 }
-// ANCHOR_END: pacer
 
 /// Pins the calling thread for a placement; `role` 0 is the sender, 1 the receiver.
 /// Returns false where pinning is impossible (one CPU, or an OS that does not allow it).
@@ -635,30 +767,23 @@ pub fn placement_supported(placement: Placement) -> bool {
 }
 
 // ANCHOR: sender_loop
-/// Sends every message of a run, one in flight at a time: stays idle for the gap
-/// (asleep, or busy-waiting on the clock), notes its CPU, stamps and sends. Returns,
-/// for each message, the time from its stamp to the return of the send call.
+/// Sends every message of a run, one in flight at a time: the warm-up messages at
+/// once, then each timed one after an idle gap; stamps and sends. Returns each timed
+/// message's send-call time (stamp to return). The caller then drops `send`, closing
+/// the sender's end.
 fn sender_loop(
     plan: &Plan,
     pacer: &Pacer,
     probe: &Probe,
     mut send: impl FnMut(Msg) -> io::Result<()>,
 ) -> Vec<f64> {
+    fine_timer_slack();
     let mut send_ns = Vec::with_capacity(plan.messages);
-    for i in 0..plan.messages {
+    for i in 0..plan.total() {
         if !pacer.wait_turn(i, plan.deadline) {
             break;
         }
-        match plan.sender {
-            _ if plan.gap.is_zero() => {}
-            Idle::Sleep => std::thread::sleep(plan.gap),
-            Idle::Spin => {
-                let end = Instant::now() + plan.gap;
-                while Instant::now() < end {
-                    std::hint::spin_loop();
-                }
-            }
-        }
+        idle(plan.sender, plan.gap_before(i as u64));
         probe.stamping_on(current_cpu());
         let stamp = now_ns();
         if send(Msg {
@@ -669,11 +794,39 @@ fn sender_loop(
         {
             break;
         }
-        send_ns.push(now_ns().saturating_sub(stamp) as f64);
+        if i >= plan.warmup {
+            send_ns.push(now_ns().saturating_sub(stamp) as f64);
+        }
     }
     send_ns
 }
 // ANCHOR_END: sender_loop
+
+/// The sender's gap: asleep, or busy-waiting on the clock.
+fn idle(how: Idle, gap: Duration) {
+    match how {
+        _ if gap.is_zero() => {}
+        Idle::Sleep => std::thread::sleep(gap),
+        Idle::Spin => {
+            let end = Instant::now() + gap;
+            while Instant::now() < end {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// Asks Linux to wake the calling (sending) thread from a sleep within 1 µs of the
+/// time asked for instead of the default 50 µs, so that a gap of tens of microseconds
+/// is about that long. It moves when the sender wakes, never what a latency measures
+/// (the stamp is read after the wake-up); `gap_ns` records the gaps as they happened.
+fn fine_timer_slack() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong);
+    }
+}
 
 /// What the receiver does next with what one wait gave it.
 enum Step {
@@ -686,21 +839,29 @@ enum Step {
 }
 
 // ANCHOR: take
-/// Takes what one wait for message `i` gave: its latency; a late message, skipped by
-/// its sequence number so it is never taken for this one; a loss, counted; or the end
-/// of the run.
+/// Takes what one wait for message `i` gave: its latency (a warm-up message's kept
+/// apart), then, off the timed path, the side measurements; a late message, skipped by
+/// its sequence number; a loss, counted; or the run's end. `released`: when the
+/// receiver let the sender go on to this message.
 fn take(
     out: &mut Outcome,
     plan: &Plan,
     probe: &Probe,
-    i: u64,
+    (i, released): (u64, u64),
     got: Option<Msg>,
     until: Instant,
 ) -> Step {
     match got {
         Some(m) if m.seq == i => {
             let latency = now_ns().saturating_sub(m.stamp) as f64;
+            if i < plan.warmup as u64 {
+                if i == 0 {
+                    out.first_ns = Some(latency);
+                }
+                return Step::Next;
+            }
             out.latencies_ns.push(latency);
+            out.gap_ns.push(m.stamp.saturating_sub(released) as f64);
             out.same_cpu.push(probe.same_cpu()); // after the clock read
             out.preempted.push(probe.preempted_since_last());
             Step::Next
@@ -721,35 +882,100 @@ fn take(
 // ANCHOR_END: take
 
 // ANCHOR: receiver_loop
-/// Receives every message of a run: the latency of each that comes within its bound,
-/// a count of those that do not. A message that turns up after the receiver gave up
-/// on it is recognised by its sequence number and ignored, so it can never be taken
-/// for the next one.
+/// Receives every message of a run: the warm-up messages, then the latency of each
+/// timed one that comes (a bounded wait counts one that does not come within its bound
+/// as lost). A message that turns up after the receiver gave up on it is recognised
+/// by its sequence number and ignored, so it can never be taken for the next one.
 fn receiver_loop(
     plan: &Plan,
     pacer: &Pacer,
     probe: &Probe,
     mut recv: impl FnMut(Instant) -> Option<Msg>,
 ) -> Outcome {
-    let meter = Meter::start(); // the run's wall and CPU time
-    probe.preempted_since_last(); // start counting
-    let mut out = Outcome::default();
-    'messages: for i in 0..plan.messages as u64 {
-        let until = plan.wait_until();
+    let mut r = Receiving::new(plan, pacer, probe);
+    'messages: for i in 0..plan.total() as u64 {
         loop {
-            match take(&mut out, plan, probe, i, recv(until), until) {
+            match r.take(i, recv(r.until)) {
                 Step::Again => continue,
                 Step::Next => break,
                 Step::Stop => break 'messages,
             }
         }
-        pacer.done();
+        r.done(i);
     }
-    pacer.stop();
-    meter.finish(&mut out);
-    out
+    r.finish()
 }
 // ANCHOR_END: receiver_loop
+
+/// The receiver's bookkeeping around each message, shared by the std and the tokio
+/// receive loops. Every counter, and the next wait's bound, is read before the
+/// receiver lets the sender go on ([`Receiving::done`]), so none of it lands inside a
+/// timed window.
+struct Receiving<'a> {
+    plan: &'a Plan,
+    pacer: &'a Pacer,
+    probe: &'a Probe,
+    out: Outcome,
+    meter: Option<Meter>,
+    /// When the receiver let the sender go on to the current message.
+    released: u64,
+    /// The current wait's bound.
+    until: Instant,
+}
+
+impl<'a> Receiving<'a> {
+    fn new(plan: &'a Plan, pacer: &'a Pacer, probe: &'a Probe) -> Receiving<'a> {
+        let meter = (plan.warmup == 0).then(|| {
+            probe.start();
+            Meter::start()
+        });
+        Receiving {
+            plan,
+            pacer,
+            probe,
+            out: Outcome::default(),
+            meter,
+            released: now_ns(),
+            until: plan.wait_until(0),
+        }
+    }
+
+    /// Takes what one wait for message `i` gave ([`take`]).
+    fn take(&mut self, i: u64, got: Option<Msg>) -> Step {
+        take(
+            &mut self.out,
+            self.plan,
+            self.probe,
+            (i, self.released),
+            got,
+            self.until,
+        )
+    }
+
+    fn finish(mut self) -> Outcome {
+        self.pacer.stop();
+        if let Some(m) = self.meter {
+            m.finish(&mut self.out, self.probe);
+        }
+        self.out
+    }
+}
+
+// ANCHOR: receiver_done
+impl Receiving<'_> {
+    /// Done with message `i`: the counters start after the last warm-up message, the
+    /// next bound is read, and the sender may go on.
+    fn done(&mut self, i: u64) {
+        if i + 1 == self.plan.warmup as u64 {
+            self.probe.start(); // count from here: the timed messages
+            self.meter = Some(Meter::start());
+        }
+        self.until = self.plan.wait_until(i + 1);
+        self.released = now_ns();
+        self.pacer.done();
+    }
+}
+// ANCHOR_END: receiver_done
 
 /// Connects a TCP pair on loopback without a thread blocked in `accept`: the
 /// connection is queued by the kernel as soon as `connect` returns, so `accept` on a
@@ -775,6 +1001,20 @@ fn tcp_pair() -> io::Result<(TcpStream, TcpStream)> {
     server.set_nodelay(true)?;
     client.set_nodelay(true)?;
     Ok((server, client))
+}
+
+/// A UDP sender that, when dropped, sends the closing datagram (`CLOSE_SEQ`): the
+/// end of a run for a receiver blocked without a time bound.
+struct UdpSender(UdpSocket);
+
+impl Drop for UdpSender {
+    fn drop(&mut self) {
+        let close = Msg {
+            seq: CLOSE_SEQ,
+            stamp: 0,
+        };
+        let _ = self.0.send(&close.to_bytes());
+    }
 }
 
 /// Runs one std variant: a sender thread and a receiver thread, both fresh so that
@@ -816,8 +1056,9 @@ pub fn run_std(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Result<
             let mut link = UdpLink {
                 socket: Socket::new(rx),
             };
+            let tx = UdpSender(tx);
             (
-                Box::new(move |m| tx.send(&m.to_bytes()).map(drop)),
+                Box::new(move |m| tx.0.send(&m.to_bytes()).map(drop)),
                 Box::new(move |until| receive(&mut link, wait, hybrid, until)),
             )
         }
@@ -910,6 +1151,7 @@ impl TokioLink {
                 let mut buf = [0u8; 16];
                 loop {
                     match sock.recv(&mut buf).await {
+                        Ok(16) if Msg::from_bytes(buf).seq == CLOSE_SEQ => return None,
                         Ok(16) => return Some(Msg::from_bytes(buf)),
                         Ok(_) => continue,
                         Err(_) => return None,
@@ -939,6 +1181,19 @@ impl TokioSender {
     }
 }
 
+/// A UDP sender's end sends the closing datagram when dropped, as the std one does.
+impl Drop for TokioSender {
+    fn drop(&mut self) {
+        if let TokioSender::Udp(s) = self {
+            let close = Msg {
+                seq: CLOSE_SEQ,
+                stamp: 0,
+            };
+            let _ = s.try_send(&close.to_bytes());
+        }
+    }
+}
+
 async fn tokio_pair(transport: Transport) -> io::Result<(TokioSender, TokioLink)> {
     Ok(match transport {
         Transport::Mpsc => {
@@ -963,9 +1218,15 @@ async fn tokio_pair(transport: Transport) -> io::Result<(TokioSender, TokioLink)
 }
 
 /// Runs one tokio variant on a multi-thread runtime with the default number of worker
-/// threads (one per core): the sender is a spawned task, the receiver is the future
-/// given to `block_on`. Setting up is bounded like everything else.
-pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Result<Outcome> {
+/// threads (one per core): the sender is a spawned task; the receiver is the future
+/// given to `block_on` (`Host::BlockOn`, the write-up's `#[tokio::main]`) or a task
+/// of its own (`Host::Spawned`). Setting up is bounded like everything else.
+pub fn run_tokio(
+    transport: Transport,
+    wait: Wait,
+    host: Host,
+    plan: &Plan,
+) -> anyhow::Result<Outcome> {
     anyhow::ensure!(wait != Wait::Hybrid, "the tokio variants block or spin");
     anyhow::ensure!(
         plan.sender == Idle::Sleep,
@@ -977,59 +1238,16 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
         .build()?;
     let plan = *plan;
     let out = rt.block_on(async move {
-        let (mut sender, mut link) =
+        let (sender, link) =
             tokio::time::timeout(Duration::from_secs(5), tokio_pair(transport)).await??;
         let pacer = Arc::new(Pacer::default());
         let probe = Arc::new(Probe::default());
-        let (sender_pacer, sender_probe) = (pacer.clone(), probe.clone());
-        let send_task = tokio::spawn(async move {
-            for i in 0..plan.messages {
-                while !sender_pacer.is_turn(i) {
-                    if sender_pacer.stopped() || Instant::now() >= plan.deadline {
-                        return;
-                    }
-                    tokio::task::yield_now().await;
-                }
-                if !plan.gap.is_zero() {
-                    tokio::time::sleep(plan.gap).await;
-                }
-                sender_probe.stamping_on(current_cpu());
-                let msg = Msg {
-                    seq: i as u64,
-                    stamp: now_ns(),
-                };
-                if sender.send(msg).await.is_err() {
-                    return;
-                }
-            }
-        });
-        // The same loop as `receiver_loop`, with an `.await` where that one blocks.
-        let meter = Meter::start();
-        probe.preempted_since_last();
-        let mut out = Outcome::default();
-        'messages: for i in 0..plan.messages as u64 {
-            let until = plan.wait_until();
-            loop {
-                let got = match wait {
-                    Wait::Spin => match spin(until, || link.attempt()) {
-                        Spun::Got(msg) => Some(msg),
-                        _ => None,
-                    },
-                    _ => tokio::time::timeout_at(until.into(), link.block())
-                        .await
-                        .ok()
-                        .flatten(),
-                };
-                match take(&mut out, &plan, &probe, i, got, until) {
-                    Step::Again => continue,
-                    Step::Next => break,
-                    Step::Stop => break 'messages,
-                }
-            }
-            pacer.done();
-        }
-        pacer.stop();
-        meter.finish(&mut out);
+        let send_task = tokio::spawn(tokio_sender(sender, plan, pacer.clone(), probe.clone()));
+        let receiving = tokio_receiver(link, wait, plan, pacer, probe);
+        let out = match host {
+            Host::BlockOn => receiving.await,
+            Host::Spawned => tokio::spawn(receiving).await?,
+        };
         send_task.abort();
         Ok::<Outcome, anyhow::Error>(out)
     })?;
@@ -1038,16 +1256,76 @@ pub fn run_tokio(transport: Transport, wait: Wait, plan: &Plan) -> anyhow::Resul
     Ok(out)
 }
 
-/// Runs any variant.
+// ANCHOR: tokio_sender
+/// The tokio sender: the same loop as `sender_loop`, asleep on tokio's timer between
+/// messages and through each gap, so it takes no CPU while it waits. Returning drops the sender's end, which ends a receiver's wait.
+async fn tokio_sender(mut sender: TokioSender, plan: Plan, pacer: Arc<Pacer>, probe: Arc<Probe>) {
+    for i in 0..plan.total() {
+        if !pacer.wait_turn_async(i, plan.deadline).await {
+            return;
+        }
+        let gap = plan.gap_before(i as u64);
+        if !gap.is_zero() {
+            tokio::time::sleep(gap).await;
+        }
+        probe.stamping_on(current_cpu());
+        let msg = Msg {
+            seq: i as u64,
+            stamp: now_ns(),
+        };
+        if sender.send(msg).await.is_err() {
+            return;
+        }
+    }
+}
+// ANCHOR_END: tokio_sender
+
+/// The tokio receiver: the same loop as `receiver_loop`, with an `.await` where that
+/// one blocks (bounded by `timeout_at` in the bounded arm only).
+async fn tokio_receiver(
+    mut link: TokioLink,
+    wait: Wait,
+    plan: Plan,
+    pacer: Arc<Pacer>,
+    probe: Arc<Probe>,
+) -> Outcome {
+    let mut r = Receiving::new(&plan, &pacer, &probe);
+    'messages: for i in 0..plan.total() as u64 {
+        loop {
+            let until = r.until;
+            let got = match wait {
+                Wait::Spin => match spin(until, || link.attempt()) {
+                    Spun::Got(msg) => Some(msg),
+                    _ => None,
+                },
+                Wait::BlockBounded => tokio::time::timeout_at(until.into(), link.block())
+                    .await
+                    .ok()
+                    .flatten(),
+                _ => link.block().await,
+            };
+            match r.take(i, got) {
+                Step::Again => continue,
+                Step::Next => break,
+                Step::Stop => break 'messages,
+            }
+        }
+        r.done(i);
+    }
+    r.finish()
+}
+
+/// Runs any variant (`host` matters for tokio only).
 pub fn run_variant(
     runtime: Runtime,
     transport: Transport,
     wait: Wait,
+    host: Host,
     plan: &Plan,
 ) -> anyhow::Result<Outcome> {
     match runtime {
         Runtime::Std => run_std(transport, wait, plan),
-        Runtime::Tokio => run_tokio(transport, wait, plan),
+        Runtime::Tokio => run_tokio(transport, wait, host, plan),
     }
 }
 
@@ -1168,6 +1446,7 @@ mod tests {
     fn a_lost_message_is_counted_and_the_run_goes_on() {
         let plan = Plan {
             messages: 6,
+            warmup: 0,
             gap: Duration::ZERO,
             sender: Idle::Sleep,
             hybrid_spin: Duration::ZERO,
@@ -1197,7 +1476,7 @@ mod tests {
                 })
             });
             receiver_loop(&plan, pacer, probe, |until| {
-                receive(&mut rx, Wait::Block, Duration::ZERO, until)
+                receive(&mut rx, Wait::BlockBounded, Duration::ZERO, until)
             })
         });
         assert_eq!(out.lost, 1);

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 fn plan(messages: usize, gap_ms: u64, placement: Placement) -> Plan {
     Plan {
         messages,
+        warmup: 1,
         gap: Duration::from_millis(gap_ms),
         sender: Idle::Sleep,
         hybrid_spin: Duration::from_micros(50),
@@ -34,7 +35,7 @@ fn check(o: &Outcome, messages: usize, what: &str) {
 #[test]
 fn every_std_variant_delivers_every_message() {
     for transport in [Transport::Mpsc, Transport::Tcp, Transport::Udp] {
-        for wait in [Wait::Block, Wait::Spin, Wait::Hybrid] {
+        for wait in [Wait::Block, Wait::BlockBounded, Wait::Spin, Wait::Hybrid] {
             let o = run_std(transport, wait, &plan(12, 1, Placement::Unpinned)).unwrap();
             check(&o, 12, &format!("std {transport:?} {wait:?}"));
         }
@@ -44,15 +45,19 @@ fn every_std_variant_delivers_every_message() {
 #[test]
 fn every_tokio_variant_delivers_every_message() {
     for transport in [Transport::Mpsc, Transport::Tcp, Transport::Udp] {
-        for wait in [Wait::Block, Wait::Spin] {
-            let o = run_tokio(transport, wait, &plan(12, 1, Placement::Unpinned)).unwrap();
-            check(&o, 12, &format!("tokio {transport:?} {wait:?}"));
+        for wait in [Wait::Block, Wait::BlockBounded, Wait::Spin] {
+            for host in [Host::BlockOn, Host::Spawned] {
+                let o =
+                    run_tokio(transport, wait, host, &plan(12, 1, Placement::Unpinned)).unwrap();
+                check(&o, 12, &format!("tokio {transport:?} {wait:?} {host:?}"));
+            }
         }
     }
     assert!(
         run_tokio(
             Transport::Mpsc,
             Wait::Hybrid,
+            Host::BlockOn,
             &plan(1, 0, Placement::Unpinned)
         )
         .is_err()
@@ -85,13 +90,41 @@ fn pinned_placements_deliver_where_supported() {
 
 #[test]
 fn a_deadline_stops_a_run_instead_of_hanging() {
-    let mut p = plan(1_000, 50, Placement::Unpinned);
-    p.deadline = Instant::now() + Duration::from_millis(200);
-    let start = Instant::now();
-    let o = run_std(Transport::Mpsc, Wait::Spin, &p).unwrap();
-    assert!(o.stopped.is_some());
-    assert!(o.latencies_ns.len() < 1_000);
-    assert!(start.elapsed() < Duration::from_secs(10));
+    // Every way of waiting, the unbounded blocking receive included: the sender stops
+    // at the deadline and closes its end, which ends the receiver's wait.
+    for transport in [Transport::Mpsc, Transport::Tcp, Transport::Udp] {
+        for wait in [Wait::Block, Wait::Spin, Wait::Hybrid] {
+            let mut p = plan(1_000, 50, Placement::Unpinned);
+            p.deadline = Instant::now() + Duration::from_millis(200);
+            let start = Instant::now();
+            let o = run_std(transport, wait, &p).unwrap();
+            assert!(o.stopped.is_some(), "{transport:?} {wait:?}");
+            assert!(o.latencies_ns.len() < 1_000);
+            assert!(start.elapsed() < Duration::from_secs(10));
+        }
+        let mut p = plan(1_000, 50, Placement::Unpinned);
+        p.deadline = Instant::now() + Duration::from_millis(200);
+        let o = run_tokio(transport, Wait::Block, Host::Spawned, &p).unwrap();
+        assert!(o.stopped.is_some(), "tokio {transport:?}");
+    }
+}
+
+/// The warm-up messages are sent and taken but not timed: the first one's latency is
+/// kept apart, and the counters cover the timed messages only.
+#[test]
+fn warm_up_messages_are_not_timed() {
+    let mut p = plan(4, 1, Placement::Unpinned);
+    p.warmup = 2;
+    let o = run_std(Transport::Mpsc, Wait::Block, &p).unwrap();
+    check(&o, 4, "warm-up");
+    assert!(o.first_ns.is_some());
+    assert_eq!(o.gap_ns.len(), 4);
+    assert!(o.gap_ns.iter().all(|g| *g >= 1e6), "{:?}", o.gap_ns);
+    if cfg!(target_os = "linux") {
+        assert_eq!(o.receiver_messages, 4);
+        let r = o.receiver.unwrap();
+        assert!(r.voluntary.is_some() && r.cpu_ns.is_some());
+    }
 }
 
 #[test]
@@ -158,11 +191,13 @@ fn side_measurements_line_up_with_the_messages() {
     let o = run_tokio(
         Transport::Mpsc,
         Wait::Spin,
+        Host::Spawned,
         &plan(3, 1, Placement::Unpinned),
     )
     .unwrap();
     assert_eq!(o.same_cpu.len(), 3);
+    assert_eq!(o.gap_ns.len(), 3);
     let mut busy = plan(1, 1, Placement::Unpinned);
     busy.sender = Idle::Spin;
-    assert!(run_tokio(Transport::Mpsc, Wait::Spin, &busy).is_err());
+    assert!(run_tokio(Transport::Mpsc, Wait::Spin, Host::BlockOn, &busy).is_err());
 }

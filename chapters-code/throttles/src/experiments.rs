@@ -3,8 +3,8 @@
 //! per operation, a throttle's achieved rate, a latency percentile).
 
 use crate::{
-    OmissionPlan, Pacer, Run, StallingEcho, UdpOp, closed_loop_client, naive_iteration, sweep_pass,
-    with_omitted,
+    OmissionPlan, Pacer, Run, Sink, StallingEcho, UdpOp, closed_loop_client, naive_iteration,
+    sweep_pass, with_omitted,
 };
 use harness::Counters;
 use harness::counters::PerOp;
@@ -222,7 +222,10 @@ pub struct NaiveRun {
 pub struct NaiveRound {
     pub runs: Vec<NaiveRun>,
     pub datagrams_sent: u64,
-    pub datagrams_received: u64,
+    /// `None`: the datagrams went to a port nobody holds, as in the write-up.
+    pub datagrams_received: Option<u64>,
+    #[serde(default)]
+    pub send_errors: u64,
 }
 
 pub const WITH_SEND: [bool; 2] = [true, false];
@@ -267,12 +270,13 @@ fn naive(ctx: &mut Ctx) -> anyhow::Result<NaiveRound> {
         }
     }
     runs.sort_by_key(|r| !r.with_send);
-    let datagrams_sent = op.sent;
+    let (datagrams_sent, send_errors) = (op.sent, op.errors);
     let datagrams_received = op.finish();
     Ok(NaiveRound {
         runs,
         datagrams_sent,
         datagrams_received,
+        send_errors,
     })
 }
 
@@ -291,11 +295,11 @@ const RUN_MS: Param = Param::int("run_ms", 1, 60_000)
     .unit("ms")
     .about("planned length of each run (but see run_ms_1k): target × run_ms operations, at least min_ops");
 const RUN_MS_1K: Param = Param::int("run_ms_1k", 1, 60_000)
-    .defaults(40, 150)
+    .defaults(30, 150)
     .unit("ms")
     .about("planned length of each run at 1,000 ops/s, the write-up's target: long enough for tokio's millisecond timer to catch up (see the text) a few times");
-const MIN_OPS: Param = Param::int("min_ops", 2, 1_000_000)
-    .defaults(3, 20)
+const MIN_OPS: Param = Param::int("min_ops", 3, 1_000_000)
+    .defaults(4, 20)
     .unit("operations")
     .about("the fewest operations a run asks for, so that a low rate has gaps to measure");
 
@@ -311,7 +315,7 @@ pub static RATES: Experiment<RatesRound> = Experiment::new(
     RatesRound::readings,
 )
 .params(&[RATES_FROM, RATES_TO, RUN_MS, RUN_MS_1K, MIN_OPS, HICCUP_MS])
-.budget(|p| p.pick(Budget::quick(9), Budget::full(90, 10)));
+.budget(|p| p.pick(Budget::quick(8), Budget::full(90, 10)));
 
 /// The write-up's target rate.
 pub const WRITEUP_RATE: f64 = 1_000.0;
@@ -329,8 +333,22 @@ pub struct RateRun {
     pub target: f64,
     pub asked: u64,
     pub ran: u64,
-    /// Operations per second between the first and the last start: the reading.
+    /// Operations per second between the first and the last start. The first
+    /// operation goes without a wait, so this counts one wake-up's lateness (the last
+    /// operation's) against n − 1 periods: in a short run, the endpoint decides it.
     pub achieved: f64,
+    /// Operations per second between the *second* start and the last (n − 2 gaps),
+    /// the reading: both ends then follow a wait, so their lateness cancels on
+    /// average and what is left is the throttle's own pace. `None` below 3 operations.
+    #[serde(default)]
+    pub steady: Option<f64>,
+    /// Where the datagrams went (the write-up's closed port, or the in-process
+    /// reader of the control arm).
+    #[serde(default = "closed_port")]
+    pub sink: Sink,
+    /// Time inside the operation (the send call), per operation.
+    #[serde(default)]
+    pub send_ns_per_op: Option<f64>,
     /// How much later than the schedule set by the first operation the last one
     /// started (negative: earlier), in nanoseconds.
     pub drift_ns: f64,
@@ -342,7 +360,8 @@ pub struct RateRun {
     /// per-thread CPU clock.
     pub cpu_ns: Option<f64>,
     pub wall_ns: f64,
-    pub datagrams_received: u64,
+    /// `None` where nobody reads the datagrams.
+    pub datagrams_received: Option<u64>,
     pub send_errors: u64,
     /// In a stall run: what happened around the stalled operation.
     pub stall: Option<StallSeen>,
@@ -376,7 +395,16 @@ pub struct StallSeen {
     pub burst: u64,
 }
 
+fn closed_port() -> Sink {
+    Sink::ClosedPort
+}
+
 impl RateRun {
+    /// The reading: the steady rate (second start to last).
+    pub fn reading(&self) -> Option<f64> {
+        self.steady.filter(|v| *v > 0.0)
+    }
+
     /// Stopped at twice its planned time before all its operations ran.
     pub fn capped(&self) -> bool {
         self.ran < self.asked
@@ -404,6 +432,20 @@ pub fn twin_key(pacer: Pacer, target: f64) -> String {
     format!("{}{}", rate_key(pacer, target), harness::AA_TWIN)
 }
 
+/// What the control arms add to a run's key.
+pub const READER: &str = " · reader thread";
+
+/// The control arms: these throttles at these rates run a second time in every round,
+/// sending to a socket of the process that a thread reads (what this chapter did
+/// before it sent where the write-up did), so the page can show what that thread costs.
+pub const READER_ARMS: [(Pacer, f64); 2] =
+    [(Pacer::Deadline, 1_000.0), (Pacer::Deadline, 10_000.0)];
+
+/// `deadline · 1,000/s · reader thread`: a control arm's key.
+pub fn reader_key(pacer: Pacer, target: f64) -> String {
+    format!("{}{READER}", rate_key(pacer, target))
+}
+
 /// `deadline · stall`: a throttle's rate over a stall run.
 pub fn stall_key(pacer: Pacer) -> String {
     format!("{} · stall", pacer.label())
@@ -419,30 +461,33 @@ pub struct RatesRound {
     /// The A/A twin's run (see [`TWIN`]), kept apart from the tables' runs.
     #[serde(default)]
     pub twins: Vec<RateRun>,
+    /// The control arms (see [`READER_ARMS`]), kept apart too.
+    #[serde(default)]
+    pub controls: Vec<RateRun>,
 }
 
 impl RatesRound {
     fn readings(&self) -> Vec<Reading> {
-        let rates = self
-            .runs
-            .iter()
-            .filter(|r| r.ran >= 2)
-            .map(|r| Reading::new(rate_key(r.pacer, r.target), Unit::OpsPerSec, r.achieved));
-        let stalls = self
-            .stalls
-            .iter()
-            .filter(|r| r.ran >= 2)
-            .map(|r| Reading::new(stall_key(r.pacer), Unit::OpsPerSec, r.achieved));
-        let twins = self
-            .twins
-            .iter()
-            .filter(|r| r.ran >= 2)
-            .map(|r| Reading::new(twin_key(r.pacer, r.target), Unit::OpsPerSec, r.achieved));
-        rates.chain(stalls).chain(twins).collect()
+        let keyed = |runs: &[RateRun], key: &dyn Fn(&RateRun) -> String| -> Vec<Reading> {
+            runs.iter()
+                .filter_map(|r| Some(Reading::new(key(r), Unit::OpsPerSec, r.reading()?)))
+                .collect()
+        };
+        let mut out = keyed(&self.runs, &|r| rate_key(r.pacer, r.target));
+        out.extend(keyed(&self.stalls, &|r| stall_key(r.pacer)));
+        out.extend(keyed(&self.twins, &|r| twin_key(r.pacer, r.target)));
+        out.extend(keyed(&self.controls, &|r| reader_key(r.pacer, r.target)));
+        out
     }
 
     pub fn find(&self, pacer: Pacer, target: f64) -> Option<&RateRun> {
         self.runs
+            .iter()
+            .find(|r| r.pacer == pacer && r.target == target)
+    }
+
+    pub fn control(&self, pacer: Pacer, target: f64) -> Option<&RateRun> {
+        self.controls
             .iter()
             .find(|r| r.pacer == pacer && r.target == target)
     }
@@ -477,17 +522,18 @@ pub fn measure_rate(
     rate: f64,
     ops: u64,
     hiccup: Option<Duration>,
+    sink: Sink,
     deadline: Instant,
 ) -> anyhow::Result<RateRun> {
     let period_ns = crate::period_ns(rate)?;
     let planned =
         Duration::from_secs_f64(ops.saturating_sub(1) as f64 / rate) + hiccup.unwrap_or_default();
-    let mut op = UdpOp::new()?;
+    let mut op = UdpOp::to(sink)?;
     let start = Instant::now();
     let stop_at = deadline.min(start + 2 * planned + Duration::from_millis(20));
     let cpu0 = harness::thread_cpu_time();
     let counters0 = Counters::thread();
-    let (starts, waiting) = {
+    let (starts, waiting, busy) = {
         let mut done = 0;
         let mut send = || {
             done += 1;
@@ -499,7 +545,7 @@ pub fn measure_rate(
         let mut run = Run::new(&mut send, ops as usize, stop_at);
         pacer.drive(rate, &mut run)?;
         let waiting = run.waiting();
-        (run.starts, waiting)
+        (run.starts, waiting, run.busy)
     };
     let counters = Counters::thread().since(&counters0);
     let cpu = harness::thread_cpu_time()
@@ -549,6 +595,14 @@ pub fn measure_rate(
         } else {
             0.0
         },
+        steady: match starts.as_slice() {
+            [_, second, .., last] if last > second => {
+                Some((n - 2) as f64 * 1e9 / (*last - *second).as_nanos() as f64)
+            }
+            _ => None,
+        },
+        sink,
+        send_ns_per_op: (n > 0).then(|| busy.as_nanos() as f64 / n as f64),
         drift_ns: span - n.saturating_sub(1) as f64 * period_ns,
         gap_p50_ns: (!gaps.is_empty()).then(|| median_sorted(&gaps)),
         gaps: Dist::from_samples(gaps),
@@ -585,6 +639,7 @@ struct Spec {
     ops: u64,
     hiccup: Option<Duration>,
     twin: bool,
+    sink: Sink,
 }
 
 /// One round: every throttle at every target rate once, and every throttle's stall
@@ -604,6 +659,7 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
                 ops: ops_for(rate, run_ms, run_ms_1k, min_ops),
                 hiccup: None,
                 twin: false,
+                sink: Sink::ClosedPort,
             })
         })
         .collect();
@@ -618,20 +674,35 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
             ..original
         });
     }
+    // The control arms: the same runs, sending to an in-process reader.
+    for (pacer, rate) in READER_ARMS {
+        if let Some(original) = specs
+            .iter()
+            .find(|s| s.pacer == pacer && s.rate == rate && !s.twin)
+            .copied()
+        {
+            specs.push(Spec {
+                sink: Sink::InProcess,
+                ..original
+            });
+        }
+    }
     specs.extend(Pacer::ALL.map(|pacer| Spec {
         pacer,
         rate: STALL_RATE,
         ops: STALL_AT + missed + AFTER_STALL,
         hiccup: Some(hiccup),
         twin: false,
+        sink: Sink::ClosedPort,
     }));
     let mut done: Vec<Option<RateRun>> = vec![None; specs.len()];
     for i in ctx.rotated(&(0..specs.len()).collect::<Vec<_>>()) {
         let spec = specs[i];
-        let label = match (spec.hiccup, spec.twin) {
-            (Some(_), _) => stall_key(spec.pacer),
-            (None, true) => twin_key(spec.pacer, spec.rate),
-            (None, false) => rate_key(spec.pacer, spec.rate),
+        let label = match (spec.hiccup, spec.twin, spec.sink) {
+            (Some(_), _, _) => stall_key(spec.pacer),
+            (None, true, _) => twin_key(spec.pacer, spec.rate),
+            (None, false, Sink::InProcess) => reader_key(spec.pacer, spec.rate),
+            (None, false, Sink::ClosedPort) => rate_key(spec.pacer, spec.rate),
         };
         if ctx.past_deadline() {
             ctx.note(
@@ -640,7 +711,14 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
             );
             break;
         }
-        match measure_rate(spec.pacer, spec.rate, spec.ops, spec.hiccup, ctx.deadline()) {
+        match measure_rate(
+            spec.pacer,
+            spec.rate,
+            spec.ops,
+            spec.hiccup,
+            spec.sink,
+            ctx.deadline(),
+        ) {
             Ok(run) => {
                 done[i] = Some(RateRun {
                     twin: spec.twin,
@@ -652,6 +730,8 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
     }
     let (twins, done): (Vec<RateRun>, Vec<RateRun>) =
         done.into_iter().flatten().partition(|r| r.twin);
+    let (controls, done): (Vec<RateRun>, Vec<RateRun>) =
+        done.into_iter().partition(|r| r.sink == Sink::InProcess);
     let (runs, stalls): (Vec<RateRun>, Vec<RateRun>) =
         done.into_iter().partition(|r| r.stall.is_none());
     if harness::thread_cpu_time().is_none() {
@@ -678,6 +758,7 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
         runs,
         stalls,
         twins,
+        controls,
     })
 }
 

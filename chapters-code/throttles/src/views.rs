@@ -5,17 +5,18 @@
 use crate::Pacer;
 use crate::experiments::{
     BACK_TO_BACK, BACK_TO_BACK_KEY, Measure, NAIVE, NaiveRound, OMISSION, OmissionRound, RATES,
-    RateRun, RatesRound, STALL_AT, STALL_RATE, SWEEP, SWEEP_MS, SweepLength, SweepRound, TWIN,
-    WITH_SEND, WRITEUP_RATE, naive_key, rate_key, stall_key, sweep_key, twin_key,
+    READER_ARMS, RateRun, RatesRound, STALL_AT, STALL_RATE, SWEEP, SWEEP_MS, SweepLength,
+    SweepRound, TWIN, WITH_SEND, WRITEUP_RATE, naive_key, rate_key, reader_key, stall_key,
+    sweep_key, twin_key,
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::{RefMachine, Source, attribution};
 use harness::render::capitalise;
 use harness::render::{
-    Better, Table, Tails, answer_block, compare_sentence, fmt_count, fmt_estimate,
-    fmt_opt_estimate, fmt_range, sig3, threshold_text,
+    Better, Table, Tails, answer_block, comparison_sentence, fmt_count, fmt_estimate,
+    fmt_opt_estimate, fmt_range, paired_sentence, sig3, threshold_text, undecided_lists,
 };
-use harness::stats::{Verdict, threshold, verdict};
+use harness::stats::{Comparison, Verdict, threshold};
 use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
@@ -99,7 +100,8 @@ fn against_target(share: &Estimate) -> Verdict {
         hi: 100.0,
         ..*share
     };
-    verdict(share, &target)
+    // One arm against a fixed figure: nothing to pair, so the two intervals decide.
+    Comparison::unpaired(*share, target).verdict
 }
 
 /// Where a throttle's rate (as a % of its target) stands: short of the target or above
@@ -198,13 +200,15 @@ fn answer(r: &Results<RatesRound>) -> anyhow::Result<String> {
         };
         let (kd, kn) = (rate_key(Pacer::Deadline, t), rate_key(Pacer::Naive, t));
         let versus = match (r.estimate(&kd), r.estimate(&kn)) {
-            (Some(d), Some(n)) => format!(
+            (Some(_), Some(_)) => format!(
                 "; {}",
-                compare_sentence(
-                    ("the deadline throttle's rate", &d),
-                    ("the naive loop's", &n),
-                    r.ratio(&kd, &kn).as_ref(),
-                    Better::Higher,
+                paired_sentence(
+                    r.record,
+                    "the deadline throttle's rate",
+                    "the naive loop's",
+                    &kd,
+                    &kn,
+                    Better::Higher
                 )
             ),
             _ => String::new(),
@@ -308,18 +312,24 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
     }
     anyhow::ensure!(!t.is_empty(), "the loop recorded no iterations");
     let sent: u64 = r.data().map(|d| d.datagrams_sent).sum();
-    let received: u64 = r.data().map(|d| d.datagrams_received).sum();
+    let errors: u64 = r.data().map(|d| d.send_errors).sum();
+    let received: Option<u64> = r.data().map(|d| d.datagrams_received).sum();
+    let whither = match received {
+        Some(n) => format!("received by the reading thread: {}", fmt_count(n)),
+        None => format!(
+            "to a loopback port nobody holds, as in the write-up; send errors: {}",
+            fmt_count(errors)
+        ),
+    };
     Ok(format!(
         "{}\n*Time per op*: one iteration of {} operations per loop and round, divided; \
          *asleep per op*: the part of it spent inside the 1 ms sleeps; *rate*: one second \
          over the time per op. Medians over rounds with 95 % intervals. One second over the \
-         write-up's Mean (our arithmetic) gives {}. Datagrams sent: {}, received by the \
-         sink: {}.\n\n{}\n\n{}\n",
+         write-up's Mean (our arithmetic) gives {}. Datagrams sent: {}, {whither}.\n\n{}\n\n{}\n",
         t.to_markdown(),
         r.param("ops").map_or("–".into(), |v| fmt_count(v as u64)),
         ours.join(" and "),
         fmt_count(sent),
-        fmt_count(received),
         naive_findings(r).join(" "),
         refs.attribution()
     ))
@@ -352,14 +362,16 @@ fn naive_findings(r: &Results<NaiveRound>) -> Vec<String> {
         }
     }
     let (ka, kb) = (naive_key(true), naive_key(false));
-    if let (Some(a), Some(b)) = (r.estimate(ka), r.estimate(kb)) {
+    if r.estimate(ka).is_some() && r.estimate(kb).is_some() {
         out.push(format!(
             "What the send costs: {}.",
-            compare_sentence(
-                ("the loop with the send", &a),
-                ("the loop without", &b),
-                r.ratio(ka, kb).as_ref(),
-                Better::Lower,
+            paired_sentence(
+                r.record,
+                "the loop with the send",
+                "the loop without",
+                ka,
+                kb,
+                Better::Lower
             )
         ));
     }
@@ -480,26 +492,29 @@ fn sweep_findings(r: &Results<SweepRound>) -> Vec<String> {
     }
     let last = SWEEP_MS[SWEEP_MS.len() - 1];
     let long = sweep_key(last);
-    if let (Some(a), Some(b)) = (r.estimate(&long), r.estimate(&one)) {
+    if r.estimate(&long).is_some() && r.estimate(&one).is_some() {
         out.push(format!(
             "Length against lateness: {}.",
-            compare_sentence(
-                (&format!("the lateness of a {last} ms sleep"), &a),
-                ("that of a 1 ms sleep", &b),
-                r.ratio(&long, &one).as_ref(),
-                Better::Higher,
+            paired_sentence(
+                r.record,
+                &format!("the lateness of a {last} ms sleep"),
+                "that of a 1 ms sleep",
+                &long,
+                &one,
+                Better::Higher
             )
         ));
     }
-    if let (Some(a), Some(b)) = (r.estimate(&one), r.estimate(BACK_TO_BACK_KEY)) {
+    if r.estimate(&one).is_some() && r.estimate(BACK_TO_BACK_KEY).is_some() {
         out.push(format!(
             "What came before the sleep: {}.",
-            compare_sentence(
-                ("the lateness of a 1 ms sleep after a 30 or 50 ms one", &a),
-                ("that of a 1 ms sleep right after another", &b),
-                r.ratio(&one, BACK_TO_BACK_KEY).as_ref(),
-                // Worded as higher or lower, not faster or slower: a lateness.
-                Better::Higher,
+            paired_sentence(
+                r.record,
+                "the lateness of a 1 ms sleep after a 30 or 50 ms one",
+                "that of a 1 ms sleep right after another",
+                &one,
+                BACK_TO_BACK_KEY,
+                Better::Higher
             )
         ));
     }
@@ -589,10 +604,13 @@ fn achieved_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
         String::new()
     };
     Ok(format!(
-        "{}\nAchieved rate in **% of the target**: the median over rounds of each run's rate \
-         (operations from the first start to the last, over that time), with its 95 % \
-         interval. Each run asked for the operations of {} ms at its target{at_1k}, at least \
-         {}.{}\n",
+        "{}\nAchieved rate in **% of the target**: the median over rounds of each run's rate, \
+         with its 95 % interval. A run's rate is counted from its *second* operation to its \
+         last (n − 2 gaps over that time): every throttle lets the first operation go without \
+         a wait, so a rate counted from it charges one wake-up's lateness, the last \
+         operation's, against the whole run, and in a short run that endpoint decides the \
+         first decimal (the findings set the two countings side by side). Each run asked for \
+         the operations of {} ms at its target{at_1k}, at least {}.{}\n",
         t.to_markdown(),
         ms("run_ms"),
         ms("min_ops"),
@@ -652,37 +670,24 @@ fn verdicts(
     pairs: &[(Named, Named)],
 ) -> Vec<String> {
     let mut clear = Vec::new();
-    let (mut same, mut unclear) = (Vec::new(), Vec::new());
+    let mut undecided = Vec::new();
     for &((a, an), (b, bn)) in pairs {
-        let (ka, kb) = (key(a), key(b));
-        let (Some(ea), Some(eb)) = (r.estimate(&ka), r.estimate(&kb)) else {
+        let Some(c) = r.compare(&key(a), &key(b)) else {
             continue;
         };
-        match verdict(&ea, &eb) {
-            Verdict::Same => same.push(format!("{an} and {bn}")),
-            Verdict::Unclear => unclear.push(format!("{an} and {bn}")),
+        if c.is_clear() {
             // tokio's name stays lower-case at the start of a sentence.
-            _ => clear.push(keep_tokio(compare_sentence(
-                (&format!("{an}'s rate"), &ea),
-                (&format!("{bn}'s"), &eb),
-                r.ratio(&ka, &kb).as_ref(),
+            clear.push(keep_tokio(comparison_sentence(
+                &format!("{an}'s rate"),
+                &format!("{bn}'s"),
+                &c,
                 Better::Higher,
-            ))),
+            )));
+        } else {
+            undecided.push((format!("{an} and {bn}"), c));
         }
     }
-    if !unclear.is_empty() {
-        clear.push(format!(
-            "No clear difference (intervals overlap): {}",
-            unclear.join("; ")
-        ));
-    }
-    if !same.is_empty() {
-        clear.push(format!(
-            "About the same (intervals apart before rounding, medians within {}): {}",
-            threshold_text(),
-            same.join("; ")
-        ));
-    }
+    clear.extend(undecided_lists(&undecided));
     clear
 }
 
@@ -733,6 +738,12 @@ fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
         }
         out.push(format!("**{}**: {}.", per_s(t), said.join(". ")));
     }
+    if let Some(s) = endpoint_finding(r) {
+        out.push(s);
+    }
+    if let Some(s) = reader_finding(r) {
+        out.push(s);
+    }
     if let Some(s) = pairs_finding(r) {
         out.push(s);
     }
@@ -747,6 +758,113 @@ fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
     }
     anyhow::ensure!(!out.is_empty(), "no throttle has a result to compare");
     Ok(out.iter().map(|s| format!("- {s}\n")).collect())
+}
+
+/// The deadline throttle's rate counted from the first operation against the reading
+/// (from the second), at every rate: what the endpoint does to a short run.
+fn endpoint_finding(r: &Results<RatesRound>) -> Option<String> {
+    let p = Pacer::Deadline;
+    let mut parts = Vec::new();
+    for t in targets(r) {
+        let from_first = |d: &RatesRound| Some(d.find(p, t)?.achieved * 100.0 / t);
+        let from_second = |d: &RatesRound| Some(d.find(p, t)?.reading()? * 100.0 / t);
+        let Some(c) = r.compare_of(from_first, from_second) else {
+            continue;
+        };
+        let n = r
+            .estimate_of(|d| Some(d.find(p, t)?.ran as f64))
+            .map_or(0, |e| e.median.round() as u64);
+        parts.push(format!(
+            "at {} (n = {}), {} % of the target counted from the first start and {} % from \
+             the second: {}",
+            per_s(t),
+            fmt_count(n),
+            fmt_estimate(&c.a, Unit::Number),
+            fmt_estimate(&c.b, Unit::Number),
+            comparison_sentence(
+                "the rate from the first start",
+                "the rate from the second",
+                &c,
+                Better::Higher
+            )
+        ));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "**Where a run's rate is counted from**, the deadline throttle: {}. By our \
+         arithmetic, counted from the first start the rate is (n − 1)P ÷ ((n − 1)P + L), \
+         with L the last operation's lateness (the *late* column of the jitter tables), \
+         since the first operation goes at once and is late by nothing.",
+        parts.join("; ")
+    ))
+}
+
+/// The control arms: the same throttle at the same rate, sending to a thread of the
+/// process that reads every datagram, against sending where the write-up did.
+fn reader_finding(r: &Results<RatesRound>) -> Option<String> {
+    let mut parts = Vec::new();
+    for (p, t) in READER_ARMS {
+        let Some(rate) = r.compare(&reader_key(p, t), &rate_key(p, t)) else {
+            continue;
+        };
+        let mut s = format!(
+            "{} at {}: {}",
+            p.label(),
+            per_s(t),
+            comparison_sentence(
+                "the rate with a reader thread",
+                "the rate without",
+                &rate,
+                Better::Higher
+            )
+        );
+        let both = |f: fn(&RateRun) -> Option<f64>| {
+            r.compare_of(|d| f(d.control(p, t)?), |d| f(d.find(p, t)?))
+        };
+        let preempted = |control: bool| {
+            r.estimate_of(|d| {
+                let x = if control {
+                    d.control(p, t)
+                } else {
+                    d.find(p, t)
+                };
+                x?.per_op.involuntary
+            })
+        };
+        if let (Some(with), Some(without)) = (preempted(true), preempted(false)) {
+            s.push_str(&format!(
+                "; the pacing thread was preempted {} times per operation with it and {} \
+                 without",
+                fmt_estimate(&with, Unit::Number),
+                fmt_estimate(&without, Unit::Number),
+            ));
+        }
+        if let Some(c) = both(|x| x.send_ns_per_op) {
+            s.push_str(&format!(
+                "; a send took {} with it and {} without: {}",
+                fmt_estimate(&c.a, Unit::Nanos),
+                fmt_estimate(&c.b, Unit::Nanos),
+                comparison_sentence(
+                    "the send with a reader",
+                    "the send without",
+                    &c,
+                    Better::Lower
+                )
+            ));
+        }
+        parts.push(s);
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "**What a reader thread in the process costs** (the control arms: the same runs, \
+         sending to a socket of the process that a thread reads, as this chapter did before; \
+         every other run sends to a port nobody holds, as the write-up did): {}.",
+        parts.join("; ")
+    ))
 }
 
 /// The published debt loop's back-to-back pairs at the write-up's rate, counted.
@@ -795,7 +913,8 @@ fn debt_rate_finding(r: &Results<RatesRound>) -> Option<String> {
             }
             parts.push(format!(
                 "{name} (a period of {}), the last of n = {} operations ended {} behind the \
-             schedule set by the first, and (n − 1)/(n − 2) = {:.1} % against a measured {}",
+             schedule set by the first, and (n − 1)/(n − 2) = {:.1} % against a measured {} \
+             counted from the first operation",
                 Unit::Nanos.format(period_ns),
                 fmt_count(n as u64),
                 fmt_estimate(&drift, Unit::Nanos),
@@ -814,11 +933,12 @@ fn debt_rate_finding(r: &Results<RatesRound>) -> Option<String> {
         return None;
     }
     Some(format!(
-        "**Why the debt loop as published reads above its target** (our hypothesis, \
-         with our arithmetic): it runs in pairs, and a run with an even number of \
-         operations ends on the second of a pair, which goes about a period before its \
-         slot; a rate counted from the first operation to the last then covers n − 1 \
-         gaps in about n − 2 periods. {}.",
+        "**Why the debt loop as published reads above its target when its rate is counted \
+         from the first operation** (our hypothesis, with our arithmetic): it runs in pairs, \
+         and a run with an even number of operations ends on the second of a pair, which \
+         goes about a period before its slot; a rate counted from the first operation to the \
+         last then covers n − 1 gaps in about n − 2 periods (counted from the second, as the \
+         tables do, it covers n − 2 gaps in about n − 2 periods). {}.",
         capitalise(&parts.join("; "))
     ))
 }
@@ -834,11 +954,13 @@ fn twin_finding(r: &Results<RatesRound>) -> Option<String> {
         per_s(t),
         pct(&a.scaled(1.0 / t)),
         pct(&b.scaled(1.0 / t)),
-        compare_sentence(
-            ("the first arm's rate", &a),
-            ("the second's", &b),
-            r.ratio(&ka, &kb).as_ref(),
-            Better::Higher,
+        paired_sentence(
+            r.record,
+            "the first arm's rate",
+            "the second's",
+            &ka,
+            &kb,
+            Better::Higher
         )
     ))
 }
@@ -919,7 +1041,7 @@ fn stall_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
     let first = r.data().find_map(|d| d.stalls.first());
     Ok(format!(
         "{}\nEach throttle at {}, {} operations per run; operation {STALL_AT} takes {} ms \
-         longer, once. *Rate*: over the run, stall included. *Behind at the end*: how late \
+         longer, once. *Rate*: from the second operation to the last, stall included. *Behind at the end*: how late \
          the last operation started against the schedule set by the first. *Back to back \
          after*: operations less than half a period after the one before, right after the \
          stall. Medians over rounds, with 95 % intervals.\n",
@@ -992,6 +1114,7 @@ fn why_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
     let mut t = Table::new([
         "throttle",
         "waiting per op",
+        "in the send per op",
         "sleeps per op",
         "preempted per op",
         "waiting for a CPU per op",
@@ -1012,6 +1135,7 @@ fn why_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
         t.row([
             pacer.label().to_string(),
             fmt_estimate(&wait, Unit::Nanos),
+            fmt_opt_estimate(per_run(|x| x.send_ns_per_op), Unit::Nanos),
             fmt_opt_estimate(counts[0], Unit::Number),
             fmt_opt_estimate(counts[1], Unit::Number),
             fmt_opt_estimate(delay, Unit::Nanos),
@@ -1020,7 +1144,8 @@ fn why_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
     anyhow::ensure!(!t.is_empty(), "no throttle ran at {}", per_s(target));
     Ok(format!(
         "{}\nAt {}, per operation of each run: *waiting*, the time between operations not \
-         spent in one (the sleep, the throttle's bookkeeping); *sleeps*, the pacing thread's \
+         spent in one (the sleep, the throttle's bookkeeping); *in the send*, the time \
+         inside the operation (one `send_to` to a loopback port nobody holds); *sleeps*, the pacing thread's \
          voluntary context switches (it blocked: a sleep, or tokio parking its thread); \
          *preempted*, its involuntary ones (the scheduler took the CPU away); *waiting for a \
          CPU*, its run-queue delay (runnable, not running). Medians over rounds with 95 % \
@@ -1083,28 +1208,33 @@ fn cpu_findings(r: &Results<RatesRound>, targets: &[f64]) -> String {
     let (tokio, deadline) = (Pacer::TokioBurst, Pacer::Deadline);
     let mut out = Vec::new();
     for at_rate in rates {
-        let at = |p: Pacer, f: &dyn Fn(&RateRun) -> Option<f64>| {
-            r.estimate_of(|d| d.find(p, at_rate).and_then(f))
+        let both = |f: &dyn Fn(&RateRun) -> Option<f64>| {
+            r.compare_of(
+                |d| d.find(tokio, at_rate).and_then(f),
+                |d| d.find(deadline, at_rate).and_then(f),
+            )
         };
-        let (Some(sa), Some(sb)) = (at(tokio, &sleeps), at(deadline, &sleeps)) else {
+        let Some(slept) = both(&sleeps) else {
             continue;
         };
+        let (sa, sb) = (slept.a, slept.b);
         let mut s = format!(
             "At {}, tokio Burst's thread slept {} times per operation and the deadline \
              throttle's {}: {}",
             per_s(at_rate),
             fmt_estimate(&sa, Unit::Number),
             fmt_estimate(&sb, Unit::Number),
-            compare_sentence(
-                ("tokio's count", &sa),
-                ("the deadline throttle's", &sb),
-                None,
+            comparison_sentence(
+                "tokio's count",
+                "the deadline throttle's",
+                &slept,
                 Better::Higher
             )
         );
-        if let (Some(ca), Some(cb)) = (at(tokio, &cpu), at(deadline, &cpu)) {
-            let fewer = verdict(&sa, &sb) == Verdict::Below;
-            let less = verdict(&ca, &cb) == Verdict::Below;
+        if let Some(cpu) = both(&cpu) {
+            let (ca, cb) = (cpu.a, cpu.b);
+            let fewer = slept.verdict == Verdict::Below;
+            let less = cpu.verdict == Verdict::Below;
             let reading = match (fewer, less) {
                 (true, true) => " Here fewer sleeps went with less CPU.",
                 (true, false) => " Here fewer sleeps did not show as less CPU.",
@@ -1114,10 +1244,10 @@ fn cpu_findings(r: &Results<RatesRound>, targets: &[f64]) -> String {
                 ". Its CPU share was {} % of one core, the deadline throttle's {} %: {}.{reading}",
                 fmt_estimate(&ca, Unit::Number),
                 fmt_estimate(&cb, Unit::Number),
-                compare_sentence(
-                    (&format!("tokio Burst's share at {}", per_s(at_rate)), &ca),
-                    ("the deadline throttle's", &cb),
-                    None,
+                comparison_sentence(
+                    &format!("tokio Burst's share at {}", per_s(at_rate)),
+                    "the deadline throttle's",
+                    &cpu,
                     Better::Higher,
                 )
             ));
@@ -1212,11 +1342,13 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
 fn omission_findings(r: &Results<OmissionRound>) -> String {
     let compare = |a: (Measure, &str), b: (Measure, &str)| -> Option<String> {
         let (ka, kb) = (a.0.key(), b.0.key());
-        let (ea, eb) = (r.estimate(&ka)?, r.estimate(&kb)?);
-        Some(compare_sentence(
-            (a.1, &ea),
-            (b.1, &eb),
-            r.ratio(&ka, &kb).as_ref(),
+        r.estimate(&ka).zip(r.estimate(&kb))?;
+        Some(paired_sentence(
+            r.record,
+            a.1,
+            b.1,
+            &ka,
+            &kb,
             Better::Higher,
         ))
     };

@@ -1,0 +1,250 @@
+//! Results from other operating systems: a CI runner on macOS or Windows, a reader's
+//! laptop. `all-results import` keeps them apart from this machine's, under
+//! `<results>/other-machines/<machine>/<chapter>/`, and the chapters' per-OS sections
+//! read them from there; they never stand in for this machine's own figures.
+//!
+//! Why a folder of their own: the code key says which *code* measured (sources,
+//! dependencies, compiler, profile, flags), not on which target it ran, so a record
+//! from a Mac built from the same commit with the same rustc carries this build's key.
+//! Filed beside this machine's records it would be shown as the reader's own numbers.
+//! So a record is routed by the operating system its machine reports: one of this
+//! machine's kind goes through the usual door (kept only when it matches the current
+//! code), one of another kind goes here, whatever its key (another OS compiles other
+//! variants, and its runner may use another rustc).
+//!
+//! Every file, read here or imported, passes the same door as every record
+//! ([`harness::cache::read_checked`], then [`harness::cache::store`]); the machine's
+//! folder name is made here from a hash of its description, never from a record's text.
+
+use harness::Record;
+use harness::cache;
+use harness::machine::Machine;
+use std::path::{Path, PathBuf};
+
+/// The folder under the results folder that holds other machines' records.
+pub const DIR: &str = "other-machines";
+
+/// The operating-system family of a machine as its record names it (`os` is the
+/// machine's own description: `/etc/os-release`'s name on Linux, `macOS 14.5`, or Rust's
+/// `windows`): `windows`, `macos`, `bsd`, else `linux`.
+pub fn os_family(os: &str) -> &'static str {
+    let os = os.to_ascii_lowercase();
+    if os.contains("windows") {
+        "windows"
+    } else if ["macos", "mac os", "os x", "darwin"]
+        .iter()
+        .any(|m| os.contains(m))
+    {
+        "macos"
+    } else if os.contains("bsd") {
+        "bsd"
+    } else {
+        "linux"
+    }
+}
+
+/// This build's family, as [`os_family`] names them.
+pub fn this_family() -> &'static str {
+    match std::env::consts::OS {
+        "windows" => "windows",
+        "macos" | "ios" => "macos",
+        "freebsd" | "openbsd" | "netbsd" | "dragonfly" => "bsd",
+        _ => "linux",
+    }
+}
+
+/// Whether a record was measured on another operating system than this build's.
+pub fn is_other_os(r: &Record) -> bool {
+    os_family(&r.provenance.machine.os) != this_family()
+}
+
+/// The folder name of a machine: its family and 16 hex digits of an FNV-1a hash of its
+/// description (OS, kernel, architecture, CPU, logical CPUs). Always a checked name.
+pub fn machine_id(m: &Machine) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let cpus = m.logical_cpus.to_string();
+    for part in [&m.os, &m.kernel, &m.arch, &m.cpu, &cpus] {
+        for b in part.bytes().chain([0u8]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    let id = format!("{}-{h:016x}", os_family(&m.os));
+    debug_assert!(harness::safe::is_name(&id));
+    id
+}
+
+/// What [`import`] did.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// Good records of this machine's kind matching the current code, stored as its own.
+    pub copied: usize,
+    /// Good records of other operating systems, stored under [`DIR`].
+    pub other_machines: usize,
+    /// Files refused, with the first reason.
+    pub refused: Vec<(PathBuf, String)>,
+}
+
+/// Imports a results folder into `to`: good records of this OS that match the current
+/// code as this machine's (as before), good records of another OS under [`DIR`] (their
+/// machine's folder), and the other machines a results folder already holds (its own
+/// [`DIR`]) likewise. A record is stored under the registry's chapter and experiment
+/// names, never under the names it gives.
+pub fn import(from: &Path, to: &Path) -> Imported {
+    let here = cache::import_good(from, to, |r| {
+        if is_other_os(r) {
+            return None;
+        }
+        let ch = crate::chapter(&r.chapter)?;
+        let exp = ch.experiment(&r.experiment)?;
+        (r.key == ch.key).then_some((ch.name, exp.name()))
+    });
+    let mut done = Imported {
+        copied: here.copied,
+        other_machines: 0,
+        refused: here.refused,
+    };
+    // The folder's own records of other systems (already refused above when broken).
+    for (path, read) in cache::all_files(from) {
+        if let Ok(r) = read
+            && is_other_os(&r)
+        {
+            store_other(r, to, &mut done, path);
+        }
+    }
+    // Other machines the folder already keeps: every one of their records, whatever
+    // its OS (a Linux runner's numbers stay another machine's on a Mac too).
+    for machine in subfolders(&from.join(DIR)) {
+        for (path, read) in cache::all_files(&machine) {
+            match read {
+                Ok(r) => store_other(r, to, &mut done, path),
+                Err(why) => done.refused.push((path, why)),
+            }
+        }
+    }
+    done
+}
+
+fn store_other(r: Record, to: &Path, done: &mut Imported, path: PathBuf) {
+    if !r.is_ok() {
+        return;
+    }
+    let Some(ch) = crate::chapter(&r.chapter) else {
+        return;
+    };
+    let Some(exp) = ch.experiment(&r.experiment) else {
+        return;
+    };
+    let mut record = r;
+    record.chapter = ch.name.to_string();
+    record.experiment = exp.name().to_string();
+    record.build = if record.build == "debug" {
+        "debug"
+    } else {
+        "release"
+    }
+    .to_string();
+    let folder = to.join(DIR).join(machine_id(&record.provenance.machine));
+    match cache::store(&folder, &record) {
+        Ok(_) => done.other_machines += 1,
+        Err(e) => done.refused.push((path, format!("{e:#}"))),
+    }
+}
+
+/// The folders one level down in `dir` whose names are checked names, sorted.
+fn subfolders(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(harness::safe::is_name)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// One other machine's record of an experiment, as the per-OS sections show it.
+#[derive(Debug, Clone)]
+pub struct OtherMachine {
+    /// The machine's folder name ([`machine_id`]).
+    pub id: String,
+    /// Its OS family ([`os_family`]).
+    pub family: &'static str,
+    pub record: Record,
+}
+
+/// The record each other machine holds for `chapter`/`experiment` with the default
+/// parameters: a release build over a debug one, the full profile over the quick one,
+/// then the newest. Every file is read through the same door as every record; one that
+/// fails it is named on stderr and skipped. Machines in folder-name order.
+pub fn machines(dir: &Path, chapter: &str, experiment: &str) -> Vec<OtherMachine> {
+    let mut out = Vec::new();
+    for folder in subfolders(&dir.join(DIR)) {
+        let id = folder
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let best = cache::all_files(&folder)
+            .into_iter()
+            .filter_map(|(path, read)| read.map_err(|why| cache::warn_ignored(&path, &why)).ok())
+            .filter(|r| {
+                r.is_ok()
+                    && r.chapter == chapter
+                    && r.experiment == experiment
+                    && harness::params::tag(&r.params).is_none()
+            })
+            .max_by_key(|r| {
+                (
+                    r.build == "release",
+                    r.profile == harness::Profile::Full,
+                    r.provenance.measured_unix,
+                )
+            });
+        if let Some(record) = best {
+            out.push(OtherMachine {
+                id,
+                family: os_family(&record.provenance.machine.os),
+                record,
+            });
+        }
+    }
+    out
+}
+
+/// The short-sleeps chapter's section "The same calls on other operating systems",
+/// from the other machines in `dir`.
+pub fn short_sleeps_section(dir: &Path) -> anyhow::Result<String> {
+    use harness::AnyExperiment;
+    let found = machines(
+        dir,
+        "short-sleeps",
+        short_sleeps::experiments::CALLS_EXP.name(),
+    );
+    let shown: Vec<(&str, &Record)> = found.iter().map(|m| (m.family, &m.record)).collect();
+    short_sleeps::views::other_os_section(&shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families() {
+        assert_eq!(os_family("windows"), "windows");
+        assert_eq!(os_family("Microsoft Windows Server 2022"), "windows");
+        assert_eq!(os_family("macOS 14.5"), "macos");
+        assert_eq!(os_family("macos"), "macos");
+        assert_eq!(os_family("Debian GNU/Linux 12 (bookworm)"), "linux");
+        assert_eq!(os_family("NixOS 24.05 (Uakari)"), "linux");
+        assert_eq!(os_family("FreeBSD 14.0-RELEASE"), "bsd");
+        assert_eq!(this_family(), os_family(std::env::consts::OS));
+    }
+}
