@@ -10,7 +10,7 @@ use harness::Headline;
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [VARIANTS, GAPS, PINNING, FLOOR],
     views: [
-        views::ANSWER, views::LATENCY, views::COST, views::ARMS, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
+        views::ANSWER, views::LATENCY, views::COST, views::ARMS, views::ARMS_COUNTERS, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
         views::REFERENCE_SPEEDUPS, views::CDF_STD, views::CDF_TOKIO, views::GAPS_TABLE,
         views::GAPS_LATENCY, views::GAPS_CPU, views::GAP_WHY,
         views::GAP_FINDINGS, views::PINNING_TABLE, views::PINNING_FINDINGS,
