@@ -12,6 +12,17 @@
 #                    test-artifacts/browser/)
 #   make clean       remove build outputs, results and the built book
 
+# make splits words on spaces and cannot quote them in targets or $(abspath …): a
+# checkout or a results folder whose path holds one is refused before anything runs
+# (with it, results went to a folder nobody named, and `make setup` failed on a
+# misleading cargo error).
+ifneq ($(word 2,$(CURDIR)),)
+$(error this checkout's path holds a space ("$(CURDIR)"), which make cannot handle; move or clone it to a path without spaces)
+endif
+ifneq ($(word 2,$(COW_RESULTS_DIR)),)
+$(error COW_RESULTS_DIR holds a space ("$(COW_RESULTS_DIR)"), which make cannot handle; choose a folder whose path has none)
+endif
+
 # A relative results folder is made absolute here, once: the markers run in src/.
 # (`override`: also when given on the command line, `make build COW_RESULTS_DIR=r`.)
 ifneq ($(strip $(COW_RESULTS_DIR)),)

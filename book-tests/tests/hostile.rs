@@ -185,13 +185,23 @@ fn the_compare_page_script_refuses_hostile_files() {
     );
     let few = run("moved-two-rounds.json");
     assert!(!few.contains("beyond"), "{few}");
-    for (file, why) in book_tests::HOSTILE_COMPARE_FILES {
+    for (file, why) in book_tests::HOSTILE_COMPARE_FILES
+        .into_iter()
+        .chain([book_tests::DEEP_COMPARE_FILE])
+    {
         let text = run(file);
         assert!(
             text.starts_with("Cannot compare") && text.contains(why) && !text.contains("NaN"),
             "{file}: {text}"
         );
     }
+    // Issue 28: a file's own text ("1.00 ns" beside a median of 10^15 ns) was shown; the
+    // page writes every figure from its numbers.
+    let lying = run("lying-shown.json");
+    assert!(
+        lying.contains("1,000,000 s") && !lying.contains("1.00 ns"),
+        "{lying}"
+    );
 }
 
 /// The strings every record of the hostile results folder gets: printable, so they

@@ -74,7 +74,15 @@ pub fn snapshot(dir: &Path) -> anyhow::Result<usize> {
 /// read as absent.
 pub fn load_snapshot(dir: &Path) -> Option<Vec<Record>> {
     let path = snapshot_path(dir);
-    let records: Vec<Record> = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    if !path.exists() {
+        return None;
+    }
+    let bytes = harness::safe::read_results_file(&path, harness::safe::BUNDLE_CAP)
+        .map_err(|why| cache::warn_ignored(&path, &why))
+        .ok()?;
+    let records: Vec<Record> = serde_json::from_slice(&bytes)
+        .map_err(|e| cache::warn_ignored(&path, &format!("it is not a previous run: {e}")))
+        .ok()?;
     match records.iter().try_for_each(harness::validate::record) {
         Ok(()) => Some(records),
         Err(why) => {
@@ -329,7 +337,7 @@ pub fn two_runs_path(dir: &Path) -> PathBuf {
 
 /// The comparisons remembered in `dir`, oldest first (at most [`KEPT`]).
 pub fn two_runs(dir: &Path) -> Vec<TwoRuns> {
-    std::fs::read(two_runs_path(dir))
+    harness::safe::read_results_file(&two_runs_path(dir), harness::safe::RECORD_CAP)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()

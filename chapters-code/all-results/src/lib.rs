@@ -251,8 +251,18 @@ impl Bundle {
     /// Reads a results file, refusing one of another format or version with a
     /// message that says what to do.
     pub fn read(path: &Path) -> anyhow::Result<Bundle> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        // Through the book's one door: a regular file under the bundle cap, no FIFO or
+        // device (issue 28).
+        let bytes = harness::safe::read_results_file(path, harness::safe::BUNDLE_CAP)
+            .map_err(|why| anyhow::anyhow!("cannot read {}: {why}", path.display()))?;
+        // JSON has no byte-order mark (RFC 8259 forbids writing one); some editors add it.
+        anyhow::ensure!(
+            !bytes.starts_with("\u{feff}".as_bytes()),
+            "{} starts with a byte-order mark, which JSON does not allow: save it as UTF-8 without one",
+            path.display()
+        );
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text, so not JSON", path.display()))?;
         // First only the tags (the rest is skipped, not built), then the typed bundle:
         // no tree of the whole file is held in memory.
         #[derive(Deserialize)]
@@ -262,7 +272,15 @@ impl Bundle {
             results: Option<serde::de::IgnoredAny>,
         }
         let tags: Tags = serde_json::from_str(&text).map_err(|e| {
-            if e.classify() == serde_json::error::Category::Data {
+            let said = e.to_string();
+            if said.starts_with("duplicate field") {
+                // A key given twice: which one counts is a guess, so refuse the file.
+                anyhow::anyhow!(
+                    "{} is refused: it gives a key twice ({})",
+                    path.display(),
+                    said.split(" at line").next().unwrap_or(&said)
+                )
+            } else if e.classify() == serde_json::error::Category::Data {
                 anyhow::anyhow!(
                     "{} is not a results file of this book (no \"format\": \"{BUNDLE_FORMAT}\")",
                     path.display()

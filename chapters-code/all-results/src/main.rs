@@ -201,11 +201,30 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        Command::Stamp { site } => stamp(&site, &records(&all_shown(profile, &dir, true))),
+        Command::Stamp { site } => {
+            // A site that is not there is said before anything is measured.
+            if !["index.html", "introduction.html"]
+                .iter()
+                .any(|p| site.join(p).is_file())
+            {
+                eprintln!(
+                    "error: no built site in {} (no index.html); run `mdbook build` or `make build` first",
+                    harness::safe::terminal(&site.display().to_string())
+                );
+                return ExitCode::from(2);
+            }
+            stamp(&site, &records(&all_shown(profile, &dir, true)))
+        }
         Command::Import { from } => {
             // Stored under the registry's names, never the record's; other operating
             // systems' records apart from this machine's (see others::import).
-            let done = all_results::others::import(&from, &dir);
+            let done = match all_results::others::import(&from, &dir) {
+                Ok(done) => done,
+                Err(why) => {
+                    eprintln!("error: {why}");
+                    return ExitCode::from(2);
+                }
+            };
             for (path, why) in &done.refused {
                 eprintln!(
                     "refused {}: {}",

@@ -85,44 +85,120 @@ pub struct Imported {
     pub refused: Vec<(PathBuf, String)>,
 }
 
-/// Imports a results folder into `to`: good records of this OS that match the current
-/// code as this machine's (as before), good records of another OS under [`DIR`] (their
-/// machine's folder), and the other machines a results folder already holds (its own
-/// [`DIR`]) likewise. A record is stored under the registry's chapter and experiment
-/// names, never under the names it gives.
-pub fn import(from: &Path, to: &Path) -> Imported {
-    let here = cache::import_good(from, to, |r| {
-        if is_other_os(r) {
-            return None;
+/// What `import` was given, read: each record with where it came from.
+type Read = Vec<(PathBuf, Result<Record, String>)>;
+
+/// The files of what `import` was given: a results folder (one folder per chapter, as
+/// `results/` holds them, or its files laid out flat), or a results bundle (what
+/// `make publish` writes beside the site, `all-results json`), whose records are read
+/// one by one. `Err` says what was given instead, before anything is written.
+pub fn read_source(from: &Path) -> Result<Read, String> {
+    let shown = harness::safe::terminal(&from.display().to_string());
+    if from.is_file() {
+        let bundle = crate::Bundle::read(from).map_err(|e| {
+            format!(
+                "{}; import takes a results folder or a results bundle (cost-of-waiting-results.json)",
+                harness::safe::terminal(&format!("{e:#}"))
+            )
+        })?;
+        let mut out = Vec::new();
+        for (i, r) in bundle.records.into_iter().enumerate() {
+            let name = from.join(format!("#record-{}", i + 1));
+            if r.rounds.iter().any(|round| round.data.is_null()) {
+                out.push((
+                    name,
+                    Err("its rounds were left out (the appendix's download keeps only the figures); \
+                         import the site's cost-of-waiting-results.json or a results folder instead"
+                        .into()),
+                ));
+            } else {
+                out.push((name, Ok(r)));
+            }
         }
-        let ch = crate::chapter(&r.chapter)?;
-        let exp = ch.experiment(&r.experiment)?;
-        (r.key == ch.key).then_some((ch.name, exp.name()))
+        return Ok(out);
+    }
+    if !from.is_dir() {
+        return Err(format!(
+            "{shown} is neither a results folder nor a results bundle (no such file or folder)"
+        ));
+    }
+    let mut out = cache::all_files(from);
+    // A flat folder: records copied without their chapter folders. The results folder's
+    // own files (the previous run, the two-runs history) are not records.
+    let mut flat: Vec<PathBuf> = std::fs::read_dir(from)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n == "previous-run.json" || n == "two-runs.json")
+        })
+        .collect();
+    flat.sort();
+    for p in flat {
+        let read = cache::read_checked(&p);
+        out.push((p, read));
+    }
+    if out.is_empty() && subfolders(&from.join(DIR)).is_empty() {
+        return Err(format!(
+            "{shown} holds no results files; import takes a results folder (a checkout's results/, \
+             or the COW_RESULTS_DIR it was measured into) or a results bundle (cost-of-waiting-results.json)"
+        ));
+    }
+    Ok(out)
+}
+
+/// Imports a results folder or bundle ([`read_source`]) into `to`: good records of this
+/// OS that match the current code as this machine's (as before), good records of
+/// another OS under [`DIR`] (their machine's folder), and the other machines a results
+/// folder already holds (its own [`DIR`]) likewise. A record is stored under the
+/// registry's chapter and experiment names, never under the names it gives, and only
+/// when its rounds decode into the chapter's own round type.
+pub fn import(from: &Path, to: &Path) -> Result<Imported, String> {
+    let read = read_source(from)?;
+    let (others, here): (Read, Read) = read
+        .into_iter()
+        .partition(|(_, r)| r.as_ref().is_ok_and(is_other_os));
+    let here = cache::import_records(here, to, |r| {
+        let Some((ch, exp)) =
+            crate::chapter(&r.chapter).and_then(|ch| Some((ch, ch.experiment(&r.experiment)?)))
+        else {
+            return Ok(None);
+        };
+        if r.key != ch.key {
+            return Ok(None);
+        }
+        // Rounds the chapter cannot read would replace a good result with one no page
+        // can show, and `--missing` would not measure it again.
+        exp.check_rounds(r)?;
+        Ok(Some((ch.name, exp.name())))
     });
     let mut done = Imported {
         copied: here.copied,
         other_machines: 0,
         refused: here.refused,
     };
-    // The folder's own records of other systems (already refused above when broken).
-    for (path, read) in cache::all_files(from) {
-        if let Ok(r) = read
-            && is_other_os(&r)
-        {
+    for (path, read) in others {
+        if let Ok(r) = read {
             store_other(r, to, &mut done, path);
         }
     }
     // Other machines the folder already keeps: every one of their records, whatever
     // its OS (a Linux runner's numbers stay another machine's on a Mac too).
-    for machine in subfolders(&from.join(DIR)) {
-        for (path, read) in cache::all_files(&machine) {
-            match read {
-                Ok(r) => store_other(r, to, &mut done, path),
-                Err(why) => done.refused.push((path, why)),
+    if from.is_dir() {
+        for machine in subfolders(&from.join(DIR)) {
+            for (path, read) in cache::all_files(&machine) {
+                match read {
+                    Ok(r) => store_other(r, to, &mut done, path),
+                    Err(why) => done.refused.push((path, why)),
+                }
             }
         }
     }
-    done
+    Ok(done)
 }
 
 fn store_other(r: Record, to: &Path, done: &mut Imported, path: PathBuf) {
@@ -135,6 +211,12 @@ fn store_other(r: Record, to: &Path, done: &mut Imported, path: PathBuf) {
     let Some(exp) = ch.experiment(&r.experiment) else {
         return;
     };
+    // Another machine's record is shown beside this one's only if its rounds read as the
+    // chapter's own; one of older code whose rounds differ is refused, saying so.
+    if let Err(why) = exp.check_rounds(&r) {
+        done.refused.push((path, why));
+        return;
+    }
     let mut record = r;
     record.chapter = ch.name.to_string();
     record.experiment = exp.name().to_string();

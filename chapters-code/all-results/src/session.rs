@@ -149,6 +149,8 @@ pub fn measure(
             took: start.elapsed(),
         });
     }
+    // A folder that cannot take the results is said now, not after measuring.
+    cache::check_writable(dir).map_err(|e| format!("{e:#}"))?;
     let _lock = MeasureLock::acquire().map_err(|e| format!("{e:#}"))?;
     // A session that waited for another measurement looks again: what that one
     // measured is now up to date, and measuring it twice would only cost time.

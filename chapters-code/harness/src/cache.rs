@@ -187,6 +187,29 @@ pub fn write_atomically(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     moved
 }
 
+/// Whether results can be stored under `dir`, checked *before* measuring (issue 28: a
+/// folder that could not be written was found out only when the first result, minutes
+/// of measuring later, failed to store): the folder is created if missing, must pass
+/// [`check_private_folder`], and a temporary file is created and removed in it.
+pub fn check_writable(dir: &Path) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !dir.exists() || dir.is_dir(),
+        "the results folder {} is a file, not a folder (set COW_RESULTS_DIR to a folder)",
+        dir.display()
+    );
+    create_private_dir_all(dir)?;
+    check_private_folder(dir)?;
+    let (tmp, file) = create_temporary(dir, "write-probe").with_context(|| {
+        format!(
+            "cannot write results into {} (set COW_RESULTS_DIR to a folder you can write)",
+            dir.display()
+        )
+    })?;
+    drop(file);
+    let _ = std::fs::remove_file(tmp);
+    Ok(())
+}
+
 /// Creates `folder` and its missing parents; on Unix the folders it creates are
 /// `0755` whatever the umask (a umask of `002` would make them group-writable, which
 /// [`check_private_folder`] refuses).
@@ -380,7 +403,7 @@ pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
 /// `Err` says why it is refused (it cannot be read, is not JSON of a record, or breaks
 /// the schema), without the path.
 pub fn read_checked(path: &Path) -> Result<Record, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let bytes = crate::safe::read_results_file(path, crate::safe::RECORD_CAP)?;
     let r: Record = serde_json::from_slice(&bytes)
         .map_err(|e| format!("it is not a result of this book: {e}"))?;
     validate::record(&r)?;
@@ -510,17 +533,28 @@ pub struct Imported {
 
 /// Copies into `to` every good record of `from` that `registry` accepts. `registry`
 /// gets each record that passed the schema and returns the registry's own names for its
-/// chapter and experiment when both exist and its key is the chapter's current one. The
+/// chapter and experiment when both exist and its key is the chapter's current one, or
+/// `Err` with why a record of this book is refused (rounds that do not fit). The
 /// stored file's name is built from those names, never from the record's, so a record
 /// cannot choose where it is written. Returns how many were copied and which files were
 /// refused, with why.
 pub fn import_good(
     from: &Path,
     to: &Path,
-    registry: impl Fn(&Record) -> Option<(&'static str, &'static str)>,
+    registry: impl Fn(&Record) -> Result<Option<(&'static str, &'static str)>, String>,
+) -> Imported {
+    import_records(all_files(from), to, registry)
+}
+
+/// [`import_good`] of records already read (each named by where it came from: a file,
+/// or a record of a bundle).
+pub fn import_records(
+    files: Vec<(PathBuf, Result<Record, String>)>,
+    to: &Path,
+    registry: impl Fn(&Record) -> Result<Option<(&'static str, &'static str)>, String>,
 ) -> Imported {
     let mut done = Imported::default();
-    for (path, read) in all_files(from) {
+    for (path, read) in files {
         let r = match read {
             Ok(r) => r,
             Err(why) => {
@@ -531,8 +565,13 @@ pub fn import_good(
         if !r.is_ok() {
             continue;
         }
-        let Some((chapter, experiment)) = registry(&r) else {
-            continue;
+        let (chapter, experiment) = match registry(&r) {
+            Ok(Some(names)) => names,
+            Ok(None) => continue,
+            Err(why) => {
+                done.refused.push((path, why));
+                continue;
+            }
         };
         let build = if r.build == "debug" {
             "debug"
@@ -718,10 +757,29 @@ impl MeasureLock {
     /// [`MeasureLock::acquire`] on the lock file `path`.
     pub fn acquire_at(path: &Path) -> anyhow::Result<MeasureLock> {
         let path = path.to_path_buf();
+        // A relative name is a different file in each folder a measuring command runs
+        // in (`make` runs in the checkout, the page markers in `src/`): two locks, no
+        // exclusion (issue 28).
+        anyhow::ensure!(
+            path.is_absolute(),
+            "the measuring lock {} is a relative path: set COW_LOCK_FILE to an absolute one",
+            path.display()
+        );
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             create_private_dir_all(dir)?;
         }
         let mut file = open_lock_file(&path)?;
+        // A lock file holds nothing or a pid; anything else is some other file that
+        // COW_LOCK_FILE names, whose content would be replaced by our pid.
+        let mut held = Vec::new();
+        (&file).take(64).read_to_end(&mut held)?;
+        anyhow::ensure!(
+            held.len() <= 20 && held.iter().all(u8::is_ascii_digit),
+            "the measuring lock {} holds something other than a pid: it is not a lock file, \
+             and is left as it is (set COW_LOCK_FILE to a new file's name)",
+            path.display()
+        );
+        file.rewind()?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -1026,7 +1084,7 @@ mod tests {
         let failed = Status::Failed { error: "x".into() };
         store(from.path(), &record(Profile::Full, "k", failed, 2)).unwrap();
         let done = import_good(from.path(), to.path(), |r| {
-            (r.key == "k").then_some(("ch", "exp"))
+            Ok((r.key == "k").then_some(("ch", "exp")))
         });
         assert_eq!(done.copied, 1);
         assert!(done.refused.is_empty(), "{:?}", done.refused);
@@ -1056,7 +1114,7 @@ mod tests {
             )
             .unwrap();
         }
-        let done = import_good(&from, &to, |r| (r.key == "k").then_some(("ch", "exp")));
+        let done = import_good(&from, &to, |r| Ok((r.key == "k").then_some(("ch", "exp"))));
         assert_eq!(done.copied, 0);
         assert_eq!(done.refused.len(), 3, "{:?}", done.refused);
         assert!(
@@ -1086,7 +1144,7 @@ mod tests {
         )
         .unwrap();
         let done = import_good(&from, &to, |r| {
-            (r.key == "k").then_some(("registry-ch", "registry-exp"))
+            Ok((r.key == "k").then_some(("registry-ch", "registry-exp")))
         });
         assert_eq!(done.copied, 1);
         assert!(
@@ -1227,6 +1285,30 @@ mod tests {
         assert_eq!(std::fs::metadata(&victim).unwrap().nlink(), 2);
         // A folder is not a lock file.
         assert!(MeasureLock::acquire_at(dir.path()).is_err());
+    }
+
+    /// Issue 28, items 15 and 16: a relative `COW_LOCK_FILE` named a different file in
+    /// each folder (two locks, no exclusion), and one naming an existing file had its
+    /// content replaced with the pid.
+    #[test]
+    fn the_lock_refuses_a_relative_name_and_a_file_that_is_not_a_lock() {
+        let e = MeasureLock::acquire_at(Path::new("cow.lock"))
+            .err()
+            .expect("a relative name is refused");
+        assert!(format!("{e:#}").contains("relative path"), "{e:#}");
+        assert!(!Path::new("cow.lock").exists());
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "my notes").unwrap();
+        let e = MeasureLock::acquire_at(&notes)
+            .err()
+            .expect("a file that is not a lock is refused");
+        assert!(format!("{e:#}").contains("not a lock file"), "{e:#}");
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes");
+        // A lock left by an earlier measurement (its pid) is taken.
+        let old = dir.path().join("old.lock");
+        std::fs::write(&old, "12345").unwrap();
+        drop(MeasureLock::acquire_at(&old).unwrap());
     }
 
     #[test]

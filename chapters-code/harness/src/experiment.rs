@@ -258,6 +258,10 @@ pub trait AnyExperiment: Sync {
     fn isolation(&self) -> Isolation;
     /// Runs one round and erases its data to JSON; the executor fills in its noise.
     fn run_round(&self, ctx: Ctx) -> anyhow::Result<RoundRecord>;
+    /// Whether every round of `record` decodes into this experiment's own round type:
+    /// checked before an imported record is stored (issue 28: rounds of `{}` replaced a
+    /// good result, and the page then had nothing to show).
+    fn check_rounds(&self, record: &Record) -> Result<(), String>;
 }
 
 impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> {
@@ -288,6 +292,16 @@ impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> 
             data: serde_json::to_value(&data)?,
             notes,
             details,
+        })
+    }
+    fn check_rounds(&self, record: &Record) -> Result<(), String> {
+        record.rounds.iter().try_for_each(|r| {
+            R::deserialize(&r.data).map(drop).map_err(|e| {
+                format!(
+                    "round {} does not have the shape of `{}`'s rounds ({e})",
+                    r.index, self.name
+                )
+            })
         })
     }
 }

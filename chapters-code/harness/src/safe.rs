@@ -133,6 +133,87 @@ pub fn json_for_script(json: &str) -> String {
     out
 }
 
+/// The most a stored record may weigh. A full run's record here is a few hundred
+/// kilobytes and a quick one under 2 MB; the cap leaves room for larger machines and
+/// keeps a hostile file from costing gigabytes of memory (issue 28: a 200 MB record
+/// took 9.6 GB to import, and every page marker of its experiment 6 GB after).
+pub const RECORD_CAP: u64 = 8 << 20;
+/// The most a results bundle (`all-results json`, `cost-of-waiting-results.json`)
+/// may weigh: every experiment's record, so a multiple of [`RECORD_CAP`].
+pub const BUNDLE_CAP: u64 = 64 << 20;
+
+/// Reads a results file through the book's one door: only a regular file (a FIFO, a
+/// device, a socket or a link to one is refused without blocking on it), at most `cap`
+/// bytes (a larger one is refused, and never read past the cap), and nothing else.
+/// The message says what the file is and never holds the path.
+pub fn read_results_file(path: &std::path::Path, cap: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Opening a FIFO for reading blocks until a writer comes; O_NONBLOCK does not, and
+    // a regular file's reads ignore it.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options
+        .open(path)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    // The opened file itself, not the name: a link is judged by what it leads to.
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        let what = kind_of(&meta.file_type());
+        return Err(format!(
+            "it is {what}, not a regular file; a results file is a plain JSON file"
+        ));
+    }
+    if meta.len() > cap {
+        return Err(format!(
+            "it holds {} bytes, more than the {} MB a results file of this book may hold",
+            meta.len(),
+            cap >> 20
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // A file that grows while read stops at the cap all the same.
+    (&file)
+        .take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!(
+            "it grew past the {} MB a results file of this book may hold while it was read",
+            cap >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// What a file that is not a regular one is, in words.
+fn kind_of(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// A name that may become part of a file name or an HTML id: `[a-z0-9-]`, starting
 /// with a letter or digit, at most 64 characters.
 pub fn is_name(s: &str) -> bool {
@@ -146,6 +227,39 @@ pub fn is_name(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_door_reads_regular_files_up_to_the_cap_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.json");
+        std::fs::write(&small, b"{}").unwrap();
+        assert_eq!(read_results_file(&small, 10).unwrap(), b"{}");
+        let big = dir.path().join("big.json");
+        std::fs::write(&big, vec![b' '; 11]).unwrap();
+        let e = read_results_file(&big, 10).unwrap_err();
+        assert!(e.contains("11 bytes"), "{e}");
+        let e = read_results_file(dir.path(), 10).unwrap_err();
+        assert!(e.contains("folder"), "{e}");
+        let e = read_results_file(&dir.path().join("absent.json"), 10).unwrap_err();
+        assert!(e.starts_with("cannot read it"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_door_refuses_a_fifo_and_a_device_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_results_file(&fifo, RECORD_CAP).unwrap_err();
+        assert!(e.contains("FIFO"), "{e}");
+        // A link to /dev/zero is judged by what it leads to, and not read.
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let e = read_results_file(&zero, RECORD_CAP).unwrap_err();
+        assert!(e.contains("device"), "{e}");
+    }
 
     #[test]
     fn text_cannot_make_markup_links_images_or_includes() {

@@ -1,0 +1,46 @@
+//! Issue 28, items 13 and 14: make splits words on spaces. A results folder with a
+//! space (`make build COW_RESULTS_DIR="my results"`) sent results to a folder nobody
+//! named, and a checkout whose path held a space failed `make setup` with a cargo
+//! error about package names. Both are refused by the Makefile before anything runs,
+//! saying why (`make -n`: nothing is built or measured here).
+
+use book_tests::book_root;
+use std::process::Command;
+
+fn make_n(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new("make")
+        .arg("-n")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("COW_RESULTS_DIR")
+        .output()
+        .expect("make runs")
+}
+
+#[test]
+fn a_results_folder_with_a_space_is_refused_before_anything_runs() {
+    let out = make_n(&book_root(), &["build", "COW_RESULTS_DIR=my results"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("COW_RESULTS_DIR holds a space"), "{err}");
+    assert!(out.stdout.is_empty(), "it would have run something");
+}
+
+#[test]
+fn a_checkout_whose_path_holds_a_space_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let spaced = dir.path().join("my checkout");
+    std::fs::create_dir_all(&spaced).unwrap();
+    std::fs::copy(book_root().join("Makefile"), spaced.join("Makefile")).unwrap();
+    let out = make_n(&spaced, &["setup"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("path holds a space"), "{err}");
+    // Without a space the same Makefile is accepted.
+    let out = make_n(&book_root(), &["test"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

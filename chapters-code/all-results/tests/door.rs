@@ -1,0 +1,288 @@
+//! Issue 28, round 2: one door for every results file, and mistakes that say what they
+//! are. Each test here failed on the code before it: a FIFO hung `import`, a huge file
+//! was read whole, rounds the chapter could not read replaced a good result, `import`
+//! of the wrong thing said "imported 0" and exited 0, `stamp` of a missing site
+//! measured first, a folder that could not be written was found out after measuring,
+//! and `compare` blamed the wrong thing for a key given twice or a byte-order mark.
+//! Correctness only: no figure here is measured.
+
+use harness::machine::Machine;
+use harness::record::{Provenance, RoundRecord, Status};
+use harness::{Profile, Reading, Record, Unit};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../book-tests/tests/fixtures/hostile")
+        .join(name)
+}
+
+fn all_results(args: &[&std::ffi::OsStr], results: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_all-results"))
+        .args(args)
+        .env("COW_RESULTS_DIR", results)
+        .env("COW_LOCK_FILE", results.join("measure.lock"))
+        .env_remove("COW_SET")
+        .env_remove("COW_CHECK_FRESH")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A good quick record of short sleeps' `calls` from this kind of machine, carrying
+/// the current code's key, with `data` as every round's data.
+fn calls_record(data: serde_json::Value) -> Record {
+    let key = all_results::chapter("short-sleeps").unwrap().key;
+    let mut machine = Machine::current();
+    machine.build = "release".into();
+    Record {
+        format: harness::record::FORMAT,
+        chapter: "short-sleeps".into(),
+        experiment: "calls".into(),
+        key: key.into(),
+        profile: Profile::Quick,
+        build: "release".into(),
+        provenance: Provenance {
+            machine,
+            measured_at: "2026-06-01 12:00:00 UTC".into(),
+            measured_unix: 1_780_315_200,
+        },
+        params: Vec::new(),
+        details: Vec::new(),
+        isolation: "a fresh process per round".into(),
+        status: Status::Ok,
+        notes: Vec::new(),
+        wall_s: 3.0,
+        rounds: (0..3)
+            .map(|i| RoundRecord {
+                index: i,
+                readings: vec![Reading::new("sleep(0)", Unit::Nanos, 100.0 + f64::from(i))],
+                data: data.clone(),
+                ..Default::default()
+            })
+            .collect(),
+    }
+}
+
+fn good_calls() -> Record {
+    calls_record(serde_json::json!({"thread_slack_ns": null, "low_slack_ns": 50_000, "loops": []}))
+}
+
+fn folder_with(root: &Path, name: &str, r: &Record) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("short-sleeps")).unwrap();
+    std::fs::write(
+        dir.join("short-sleeps").join("calls.quick.release.json"),
+        serde_json::to_vec(r).unwrap(),
+    )
+    .unwrap();
+    dir
+}
+
+const STORED: &str = "short-sleeps/calls.quick.release.json";
+
+/// Item 7: rounds of `{}` passed the schema and replaced the good result; the page then
+/// had nothing to show, and `make build` did not measure again.
+#[test]
+fn import_refuses_rounds_the_chapter_cannot_read_and_keeps_the_good_result() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    let good = folder_with(root.path(), "good", &good_calls());
+    let out = all_results(&["import".as_ref(), good.as_os_str()], &results);
+    assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
+    let kept = std::fs::read(results.join(STORED)).unwrap();
+    let empty = folder_with(root.path(), "empty", &calls_record(serde_json::json!({})));
+    let out = all_results(&["import".as_ref(), empty.as_os_str()], &results);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout(&out).starts_with("imported 0 good"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("does not have the shape of `calls`'s rounds"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(results.join(STORED)).unwrap(), kept);
+}
+
+/// Item 12: a missing path, a results bundle and a flat folder each gave "imported 0
+/// good results", exit 0.
+#[test]
+fn import_of_the_wrong_thing_says_what_it_was_given() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    let missing = root.path().join("no-such-folder");
+    let out = all_results(&["import".as_ref(), missing.as_os_str()], &results);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        stderr(&out).contains("neither a results folder nor a results bundle"),
+        "{}",
+        stderr(&out)
+    );
+    // A folder with nothing of this book in it.
+    let blank = root.path().join("blank");
+    std::fs::create_dir_all(&blank).unwrap();
+    let out = all_results(&["import".as_ref(), blank.as_os_str()], &results);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("holds no results files"), "{out:?}");
+    // A flat folder: the record without its chapter's folder is imported.
+    let flat = root.path().join("flat");
+    std::fs::create_dir_all(&flat).unwrap();
+    std::fs::write(
+        flat.join("calls.quick.release.json"),
+        serde_json::to_vec(&good_calls()).unwrap(),
+    )
+    .unwrap();
+    let out = all_results(&["import".as_ref(), flat.as_os_str()], &results);
+    assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
+    // A results bundle, as `all-results json` writes it: its records are imported.
+    let bundle = all_results::Bundle::of(vec![good_calls()]);
+    let path = root.path().join("cost-of-waiting-results.json");
+    std::fs::write(&path, serde_json::to_vec(&bundle).unwrap()).unwrap();
+    let other = root.path().join("other-results");
+    let out = all_results(&["import".as_ref(), path.as_os_str()], &other);
+    assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
+    assert!(other.join(STORED).is_file());
+    // The appendix's download keeps no rounds: refused, saying which file to take.
+    let figures_only = all_results::Bundle::of(vec![good_calls()]).without_round_data();
+    let path = root.path().join("download.json");
+    std::fs::write(&path, serde_json::to_vec(&figures_only).unwrap()).unwrap();
+    let out = all_results(&["import".as_ref(), path.as_os_str()], &other);
+    assert!(
+        stderr(&out).contains("its rounds were left out"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Items 5 and 6: a FIFO named `*.json` hung `import` (and every reader of results);
+/// a huge record was read whole and stored; a link to /dev/zero was read until memory
+/// ran out. Each is refused now, without blocking, and the rest is imported.
+#[cfg(unix)]
+#[test]
+fn a_fifo_a_device_and_a_huge_file_are_refused_without_reading_them() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    let from = folder_with(root.path(), "from", &good_calls());
+    let ch = from.join("short-sleeps");
+    let fifo = ch.join("calls.full.release.json");
+    mkfifo(&fifo);
+    std::os::unix::fs::symlink("/dev/zero", ch.join("sweep.quick.release.json")).unwrap();
+    let huge = std::fs::File::create(ch.join("millisecond.quick.release.json")).unwrap();
+    huge.set_len(harness::safe::RECORD_CAP + 1).unwrap();
+    let start = Instant::now();
+    let out = all_results(&["import".as_ref(), from.as_os_str()], &results);
+    assert!(start.elapsed() < Duration::from_secs(60), "it blocked");
+    assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
+    let err = stderr(&out);
+    for why in ["named pipe (FIFO)", "a device", "more than the 8 MB"] {
+        assert!(err.contains(why), "{why}: {err}");
+    }
+    // The same FIFO in the results folder: a page marker's reader passes it by.
+    let stored_fifo = results.join("short-sleeps").join("calls.full.release.json");
+    mkfifo(&stored_fifo);
+    let start = Instant::now();
+    let out = all_results(&["table".as_ref(), "other-os".as_ref()], &results);
+    assert!(start.elapsed() < Duration::from_secs(60), "it blocked");
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// Item 21: `stamp /nonexistent` measured the whole book before finding no site.
+#[test]
+fn stamp_of_a_missing_site_measures_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    let out = all_results(
+        &["stamp".as_ref(), root.path().join("no-site").as_os_str()],
+        &results,
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("no built site"), "{}", stderr(&out));
+    assert!(!results.exists(), "it measured");
+}
+
+/// Item 22: a results folder that cannot be written was found out only after
+/// measuring ("File exists"). A file where the folder should be is refused first.
+#[test]
+fn a_results_folder_that_cannot_take_results_is_refused_before_measuring() {
+    let root = tempfile::tempdir().unwrap();
+    let not_a_folder = root.path().join("results");
+    std::fs::write(&not_a_folder, "a file").unwrap();
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_all-results"))
+        .args(["measure", "--profile", "quick"])
+        .env("COW_RESULTS_DIR", &not_a_folder)
+        .env("COW_LOCK_FILE", root.path().join("measure.lock"))
+        .env_remove("COW_SET")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        stderr(&out).contains("is a file, not a folder"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("measuring"),
+        "it began measuring: {}",
+        stderr(&out)
+    );
+    assert!(start.elapsed() < Duration::from_secs(60));
+}
+
+/// Item 23 and item 9's files: what the Compare page now refuses, the command line
+/// refuses too, each for its own reason (a key given twice was blamed on a missing
+/// format tag, a byte-order mark on broken JSON).
+#[test]
+fn compare_names_the_real_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, why) in [
+        (
+            "duplicate-key.json",
+            "gives a key twice (duplicate field `format`)",
+        ),
+        ("byte-order-mark.json", "byte-order mark"),
+        ("object-param.json", "is not a number"),
+        ("confidence-above-one.json", "not between 0 and 1"),
+        ("no-rounds.json", "missing field `rounds`"),
+    ] {
+        let out = all_results(
+            &[
+                "compare".as_ref(),
+                fixture("good.json").as_os_str(),
+                fixture(file).as_os_str(),
+            ],
+            dir.path(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", stdout(&out));
+        assert!(stderr(&out).contains(why), "{file}: {}", stderr(&out));
+    }
+    // A file's own text is never what is shown: the figure is written from its numbers.
+    let out = all_results(
+        &[
+            "compare".as_ref(),
+            fixture("good.json").as_os_str(),
+            fixture("lying-shown.json").as_os_str(),
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(!stdout(&out).contains("1.00 ns"), "{}", stdout(&out));
+}
