@@ -36,7 +36,9 @@ const PHONE: (u32, u32) = (390, 2400);
 
 /// Runs in every document before its own scripts.
 const INSTRUMENT: &str = r#"(() => {
-  const cow = window.__cow = { errors: [], external: [] };
+  const cow = window.__cow = { errors: [], external: [], alerts: [] };
+  // A script that should never run (one smuggled in by a results file) calls alert().
+  window.alert = m => { cow.alerts.push(String(m)); };
   addEventListener('error', e => {
     const t = e.target;
     cow.errors.push(t && t !== window && (t.src || t.href) ? 'failed to load ' + (t.src || t.href) : 'error: ' + e.message);
@@ -70,6 +72,8 @@ const REPORT: &str = r#"return (async () => {
     .filter(u => new URL(u).origin !== location.origin);
   return {
     errors: cow.errors,
+    alerts: cow.alerts,
+    body: document.body.innerText,
     external: cow.external.concat(foreign),
     theme: document.documentElement.className,
     h1: all(main, 'h1').map(h => h.textContent.trim()),
@@ -151,29 +155,34 @@ fn served() -> &'static Site {
             "no built site at {} — run `make publish` first (or set COW_SITE)",
             root.display()
         );
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let missing = Arc::new(Mutex::new(Vec::new()));
-        let noted = missing.clone();
-        let not_found = move |uri: Uri| async move {
-            noted.lock().unwrap().push(uri.to_string());
-            StatusCode::NOT_FOUND
-        };
-        let files = ServeDir::new(root).not_found_service(not_found.into_service());
-        let app = axum::Router::new().fallback_service(files);
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
-        Site { base, missing }
+        serve(root)
     })
+}
+
+/// `root` on a loopback port, served from a thread of its own for the rest of the run.
+fn serve(root: PathBuf) -> Site {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let missing = Arc::new(Mutex::new(Vec::new()));
+    let noted = missing.clone();
+    let not_found = move |uri: Uri| async move {
+        noted.lock().unwrap().push(uri.to_string());
+        StatusCode::NOT_FOUND
+    };
+    let files = ServeDir::new(root).not_found_service(not_found.into_service());
+    let app = axum::Router::new().fallback_service(files);
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    Site { base, missing }
 }
 
 /// A chromedriver on a port of its own choosing; killed when dropped.
@@ -340,10 +349,21 @@ where
     F: FnOnce(Browser) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    let Some(_) = browser_or_skip() else {
+        return;
+    };
+    with_browser_at(served().base.clone(), test);
+}
+
+/// [`with_browser`] on the site served at `base`.
+fn with_browser_at<F, Fut>(base: String, test: F)
+where
+    F: FnOnce(Browser) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let Some((chromium, chromedriver)) = browser_or_skip() else {
         return;
     };
-    let base = served().base.clone();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -989,4 +1009,59 @@ fn internal_links_of_the_published_site_resolve() {
         }
     }
     assert!(checked > 100, "only {checked} links found");
+}
+
+/// Issue 28: the whole book built from a results folder whose every record carries
+/// hostile text, and whose records of one chapter carry `{{#include FILE}}` and
+/// `</script><script>alert(…)</script>` in every text field (`tests/hostile.rs` builds it
+/// into `target/book-tests/hostile-html`; `make test-browser` builds it first when it is
+/// missing). Every page loads in Chromium without an error, no smuggled script runs
+/// (`alert` is recorded, never shown), the included file's content is on no page, and
+/// the hostile text is there as text.
+#[test]
+#[ignore = "needs Chromium and the hostile build of tests/hostile.rs: make test-browser"]
+fn a_book_built_from_hostile_results_runs_no_smuggled_script() {
+    let root = book_tests::target_dir()
+        .join("book-tests")
+        .join("hostile-html");
+    assert!(
+        root.join("index.html").exists(),
+        "no hostile build at {}: run `cargo test -p book-tests --test hostile` first \
+         (make test-browser does)",
+        root.display()
+    );
+    let mut pages: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".html") && n != "404.html" && n != "toc.html")
+        .collect();
+    pages.sort();
+    assert!(pages.len() > 5, "{pages:?}");
+    let site = serve(root);
+    with_browser_at(site.base.clone(), |b| async move {
+        let mut hostile_text_seen = 0;
+        for page in &pages {
+            let r = b.open(page, DESKTOP, "light").await;
+            no_errors(page, &r);
+            let alerts = list(&r["alerts"]);
+            assert!(
+                alerts.is_empty(),
+                "{page}: a smuggled script ran: {alerts:?}"
+            );
+            let body = r["body"].as_str().unwrap_or_default();
+            assert!(
+                !body.contains("cow-secret-"),
+                "{page}: an included file's content is on the page"
+            );
+            if body.contains("cow-hostile") {
+                hostile_text_seen += 1;
+            }
+        }
+        assert!(
+            hostile_text_seen > 0,
+            "no page shows the hostile text as text"
+        );
+        b.screenshot("hostile-compare-machines").await;
+    });
 }
