@@ -55,7 +55,7 @@ pub fn stale_check_crates(crates: &[(&str, &str)]) -> Option<ExitCode> {
     None
 }
 
-/// The profile named by `$COW_PROFILE` (quick when unset or blank); exit 2 when it is
+/// The profile named by `$COW_PROFILE` (quick when unset or empty); exit 2 when it is
 /// not one or not UTF-8, or when `$COW_THRESHOLD` is set to something that is not a
 /// percentage.
 pub fn profile_from_env() -> Result<Profile, ExitCode> {

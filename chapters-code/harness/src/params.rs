@@ -322,7 +322,7 @@ impl SetList {
     }
 
     /// `$COW_SET`, parsed as [`SetList::parse`] does: empty when the variable is unset
-    /// or blank, an error when it is not UTF-8 (see `crate::env`).
+    /// or empty, an error when it is not UTF-8 (see `crate::env`).
     pub fn from_env(chapters: &[&str]) -> Result<SetList, String> {
         match crate::env::text(Self::VAR)? {
             None => Ok(SetList {

@@ -30,7 +30,7 @@ impl Profile {
         }
     }
 
-    /// The profile named by `COW_PROFILE`, or quick when it is unset or blank (see
+    /// The profile named by `COW_PROFILE`, or quick when it is unset or empty (see
     /// `crate::env`). An unknown name, or a value that is not UTF-8, is an error; an
     /// unknown name's lists the valid ones.
     pub fn from_env() -> anyhow::Result<Profile> {

@@ -292,7 +292,7 @@ pub fn paired_ratio(num: &[f64], den: &[f64]) -> Option<Estimate> {
 /// The practical threshold, as a fraction: two figures whose intervals are apart but
 /// whose medians differ by no more than this are "about the same" (criterion's noise
 /// threshold is the model). 5 % unless `COW_THRESHOLD` gives another percentage
-/// (0–100); unset or blank is 5 % (see `crate::env`), and the binaries refuse an
+/// (0–100); unset or empty is 5 % (see `crate::env`), and the binaries refuse an
 /// unreadable value first ([`threshold_problem`]).
 pub fn threshold() -> f64 {
     threshold_from(crate::env::text("COW_THRESHOLD").ok().flatten().as_deref())
@@ -306,7 +306,7 @@ pub const DEFAULT_THRESHOLD: f64 = 0.05;
 
 /// Why `COW_THRESHOLD` cannot be read, when it is set to something that is not a
 /// percentage from 0 to 100 (the binaries refuse to start then, rather than fall back
-/// to 5 % without a word); `None` when it is unset, blank or good.
+/// to 5 % without a word); `None` when it is unset, empty or good.
 pub fn threshold_problem() -> Option<String> {
     let t = match crate::env::text("COW_THRESHOLD") {
         Ok(t) => t?,

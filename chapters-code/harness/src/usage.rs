@@ -26,8 +26,9 @@ pub const BOOK_CHAPTERS: &[&str] = &[
 pub const AFTER_HELP: &str = "Results are stored in target/book-results/ (or $COW_RESULTS_DIR). \
 `table` and `plot` show the good full-profile result for the current code, else the quick \
 one, else measure in $COW_PROFILE (default quick). $COW_SET (e.g. \"brigades.tasks=2000\") \
-makes them show the result measured with those parameters. A variable set to nothing counts \
-as unset; one that is not UTF-8 text is refused.";
+makes them show the result measured with those parameters. $COW_PROFILE, $COW_SET or \
+$COW_THRESHOLD set to nothing counts as unset, as $COW_RESULTS_DIR does; one that is not \
+UTF-8 text is refused.";
 
 /// The command line's grammar and help (`--help`) for a chapter's binary.
 pub fn command(ch: &Chapter) -> Command {

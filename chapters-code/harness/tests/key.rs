@@ -270,8 +270,8 @@ fn rewording_the_help_or_the_machine_page_measures_nothing() {
     );
     replace(
         &harness.join("src/usage.rs"),
-        "is refused.\";",
-        "is refused, with exit status 2.\";",
+        "UTF-8 text is refused.\";",
+        "UTF-8 text is refused, with exit status 2.\";",
     );
     replace(
         &harness.join("src/machine_words.rs"),

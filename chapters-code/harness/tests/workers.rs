@@ -543,10 +543,10 @@ fn a_worker_of_other_code_refuses_to_measure() {
 }
 
 /// Issue 28, item 17: a setting that is not UTF-8 is refused with its name and exit
-/// status 2, not ignored; one set to nothing is unset, for every setting alike.
+/// status 2, not ignored; one set to nothing (the empty text) is unset, for every setting alike.
 #[cfg(unix)]
 #[test]
-fn settings_that_are_not_text_are_refused_and_blank_ones_are_unset() {
+fn settings_that_are_not_text_are_refused_and_empty_ones_are_unset() {
     use std::os::unix::ffi::OsStrExt;
     let not_text = std::ffi::OsStr::from_bytes(b"fixture.n=4\xff0");
     let dir = tempfile::tempdir().unwrap();
@@ -570,14 +570,14 @@ fn settings_that_are_not_text_are_refused_and_blank_ones_are_unset() {
             );
         }
     }
-    // Blank is unset: the default (quick) result, with the default parameters.
+    // Empty is unset: the default (quick) result, with the default parameters.
     let out = Command::new(exe())
         .args(["table", "steady"])
         .env("COW_RESULTS_DIR", dir.path())
         .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
         .env("COW_SET", "")
         .env("COW_PROFILE", "")
-        .env("COW_THRESHOLD", " ")
+        .env("COW_THRESHOLD", "")
         .output()
         .unwrap();
     let md = String::from_utf8_lossy(&out.stdout);
