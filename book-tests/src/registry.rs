@@ -83,8 +83,8 @@ pub fn places(root: &Path, appendix_tables: &[&str]) -> Places {
         .map(|d| {
             d.flatten()
                 .filter(|e| {
-                    // As harness::cli::declares_a_chapter: the registry, in chapter.rs
-                    // (or lib.rs), holds `harness::chapter!(`.
+                    // A chapter's folder: its registry, in chapter.rs (or lib.rs),
+                    // holds `harness::chapter!(`.
                     ["src/chapter.rs", "src/lib.rs"].iter().any(|f| {
                         std::fs::read_to_string(e.path().join(f))
                             .is_ok_and(|s| s.contains("harness::chapter!("))

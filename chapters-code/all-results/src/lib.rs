@@ -15,7 +15,7 @@ pub mod session;
 pub mod worked;
 
 use harness::cache::{self, Shown};
-use harness::params::Override;
+use harness::params::{Override, SetList};
 use harness::runner::{Mode, obtain};
 use harness::{Chapter, Figure, Profile, Record};
 use serde::{Deserialize, Serialize};
@@ -123,42 +123,35 @@ pub fn shown(
 
 /// `$COW_SET` for one chapter; [`check_set`] has refused bad entries already.
 fn overrides(ch: &Chapter) -> Vec<Override> {
-    harness::cli::overrides_from_env(ch.name).unwrap_or_default()
+    SetList::from_env(&slugs())
+        .map(|s| s.for_chapter(ch.name))
+        .unwrap_or_default()
 }
 
-/// Every `$COW_SET` entry must name a chapter and a parameter it declares.
+/// The chapters' slugs, in reading order.
+pub fn slugs() -> Vec<&'static str> {
+    CHAPTERS.iter().map(|c| c.name).collect()
+}
+
+/// Every `$COW_SET` entry must name a chapter, and a parameter it declares with a value
+/// it can take: a bad value is refused here rather than leaving that chapter's figures
+/// out of every table without a word. Read once, with the harness's one parser, and
+/// each chapter's entries checked once (1,600 entries were once quadratic).
 pub fn check_set() -> Result<(), String> {
-    let Ok(text) = std::env::var("COW_SET") else {
-        return Ok(());
-    };
-    for item in text.split_whitespace() {
-        let lhs = item.split_once('=').map_or(item, |(l, _)| l);
-        let slug = lhs.split_once('.').map_or(lhs, |(c, _)| c);
-        if chapter(slug).is_none() {
-            let slugs: Vec<&str> = CHAPTERS.iter().map(|c| c.name).collect();
-            return Err(format!(
-                "COW_SET: `{item}` names no chapter; write CHAPTER.NAME=VALUE with one of: {}",
-                slugs.join(", ")
-            ));
-        }
-    }
-    // Each chapter's entries once (not once per entry: 1,600 entries were quadratic),
-    // names and values alike: a value an experiment cannot take is refused here, in
-    // both profiles, rather than leaving its figures out of every table without a word.
-    for ch in CHAPTERS {
-        harness::cli::check_set_for(ch)?;
-        let overrides = harness::cli::overrides_from_env(ch.name)?;
-        if overrides.is_empty() {
-            continue;
-        }
-        for e in ch.experiments {
-            for profile in [Profile::Quick, Profile::Full] {
-                harness::params::resolve(e.name(), e.params(), profile, &overrides)
-                    .map_err(|err| format!("COW_SET: {err}"))?;
-            }
-        }
+    let set = SetList::from_env(&slugs())?;
+    for slug in set.chapters() {
+        let ch = chapter(slug).expect("SetList::parse checked the slug");
+        set.check_for(ch.name, &declared(ch))?;
     }
     Ok(())
+}
+
+/// A chapter's experiments and the parameters each declares.
+pub fn declared(ch: &Chapter) -> Vec<(&'static str, &'static [harness::Param])> {
+    ch.experiments
+        .iter()
+        .map(|e| (e.name(), e.params()))
+        .collect()
 }
 
 /// Every experiment of every chapter as the book shows it (measuring what is missing
@@ -368,13 +361,11 @@ mod tests {
     }
 
     /// The chapter binaries refuse a `$COW_SET` entry naming no chapter of the book,
-    /// as the chapter folders list them: the same chapters as this registry.
+    /// as the harness lists them (`harness::usage::BOOK_CHAPTERS`): the same chapters,
+    /// in the same order, as this registry.
     #[test]
     fn the_harness_knows_every_chapter_by_name() {
-        let mut slugs: Vec<&str> = super::CHAPTERS.iter().map(|c| c.name).collect();
-        slugs.sort();
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        assert_eq!(slugs, harness::cli::book_chapters(dir));
+        assert_eq!(super::slugs(), harness::usage::BOOK_CHAPTERS);
     }
 
     /// The headline figures the guide and comparisons read exist, in the chapters that

@@ -14,7 +14,9 @@ use std::process::ExitCode;
     name = "all-results",
     about = "Every result of The Cost of Waiting: the appendix's tables, the headline figures, the published bundle, what changed, and comparisons of two machines or runs",
     after_help = "Results are read from target/book-results/ (or $COW_RESULTS_DIR); `table`, `json`, \
-                  `headlines` and `stamp` measure what is missing, in $COW_PROFILE (default quick)."
+                  `headlines` and `stamp` measure what is missing, in $COW_PROFILE (default quick). \
+                  $COW_PROFILE, $COW_SET or $COW_THRESHOLD set to nothing counts as unset, as \
+                  $COW_RESULTS_DIR does; one that is not UTF-8 text is refused."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -12,7 +12,7 @@
 use crate::{CHAPTERS, changes, chapter};
 use harness::cache::{self, MeasureLock};
 use harness::experiment::{AnyExperiment, Isolation};
-use harness::params::{self, Override};
+use harness::params::{self, Override, SetList};
 use harness::runner::{self, InProcess, Job, Mode, Plan, Progress, Request};
 use harness::worker::PerRound;
 use harness::{Chapter, Profile};
@@ -21,39 +21,17 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The `--set` entries, `CHAPTER.NAME=VALUE` or `CHAPTER.EXPERIMENT.NAME=VALUE`, by
-/// chapter; an entry naming no chapter or no parameter of it is an error.
+/// chapter, read by the same parser as `$COW_SET` ([`SetList`]); an entry naming no
+/// chapter or no parameter of it, or a value it cannot take, is an error.
 pub fn overrides(sets: &[String]) -> Result<Vec<(&'static str, Vec<Override>)>, String> {
-    let mut out: Vec<(&'static str, Vec<Override>)> = Vec::new();
-    for item in sets {
-        let lhs = item.split_once('=').map_or(item.as_str(), |(l, _)| l);
-        let Some((slug, _)) = lhs.split_once('.') else {
-            return Err(format!(
-                "--set `{item}` names no chapter; write CHAPTER.NAME=VALUE, e.g. brigades.tasks=2000"
-            ));
-        };
-        let Some(ch) = chapter(slug) else {
-            let slugs: Vec<&str> = CHAPTERS.iter().map(|c| c.name).collect();
-            return Err(format!(
-                "--set `{item}`: no chapter `{slug}`; the chapters are: {}",
-                slugs.join(", ")
-            ));
-        };
-        let o = Override::parse(&item[slug.len() + 1..]).map_err(|e| format!("--set: {e}"))?;
-        match out.iter_mut().find(|(c, _)| *c == ch.name) {
-            Some((_, v)) => v.push(o),
-            None => out.push((ch.name, vec![o])),
-        }
-    }
-    for (slug, o) in &out {
-        let ch = chapter(slug).expect("found above");
-        let decl: Vec<(&str, &[params::Param])> = ch
-            .experiments
-            .iter()
-            .map(|e| (e.name(), e.params()))
-            .collect();
-        params::check_overrides(o, &decl).map_err(|e| format!("--set: {e}"))?;
-    }
-    Ok(out)
+    let set = SetList::parse("--set", sets.iter().map(String::as_str), &crate::slugs())?;
+    set.chapters()
+        .into_iter()
+        .map(|slug| {
+            let ch = chapter(slug).expect("SetList::parse checked the slug");
+            Ok((ch.name, set.check_for(ch.name, &crate::declared(ch))?))
+        })
+        .collect()
 }
 
 /// One experiment to measure in the session.

@@ -301,3 +301,29 @@ fn a_bad_value_in_cow_set_is_refused() {
         assert!(stderr(&out).contains("tasks"), "{}", stderr(&out));
     }
 }
+
+/// Issue 28, item 17: a `COW_SET` or `COW_PROFILE` that is not UTF-8 is refused with
+/// its name, not ignored (it used to show the default results without a word).
+#[cfg(unix)]
+#[test]
+fn settings_that_are_not_text_are_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    for var in ["COW_SET", "COW_PROFILE"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_all-results"))
+            .args(["table", "budgets"])
+            .env("COW_RESULTS_DIR", dir.path())
+            .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
+            .env_remove("COW_SET")
+            .env_remove("COW_PROFILE")
+            .env(var, std::ffi::OsStr::from_bytes(b"brigades.tasks=2\xff"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{var}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(var) && stderr(&out).contains("not UTF-8"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -15,7 +15,9 @@
 //!   (`src/chapter.rs`) and its entry point (`src/main.rs`): the convention is that
 //!   everything a round runs lives
 //!   outside those, and that views only read results ([`VIEW_ONLY`]);
-//! - the harness's `src/` except its page layer ([`HARNESS_PAGE_LAYER`]);
+//! - the harness's `src/` except its page layer ([`HARNESS_PAGE_LAYER`]: tables,
+//!   plots, number formatting, the command line's help, the words about the machine)
+//!   and, for every crate but the harness, its test chapter ([`HARNESS_TEST_ONLY`]);
 //! - this key code (`harness/key/`);
 //! - each manifest, less its comments, its description and its test-only sections;
 //!   from the workspace manifest, `[workspace.package]`, the `[profile…]` sections and
@@ -43,17 +45,27 @@ use std::path::{Path, PathBuf};
 pub const VIEW_ONLY: &[&str] = &["src/views.rs", "src/views", "src/chapter.rs", "src/main.rs"];
 
 /// The harness's page layer, its number formatting (`fmt.rs`: how a figure reads, not
-/// what it is) and its entry points (relative to its folder): left out of the code
-/// key. Everything else in `harness/src` is the measuring core, so a new file
-/// is covered unless it is added here.
+/// what it is; the stored `Unit` is in `unit.rs`, inside the key) and its entry points
+/// (relative to its folder): left out of the code key. Among them the command line's
+/// help and `list` text (`usage.rs`) and the words the book shows about the machine
+/// (`machine_words.rs`). Everything else in `harness/src` is the measuring core, so a
+/// new file is covered unless it is added here; `harness/tests/layers.rs` checks that
+/// this list is the page layer, which the core may not import.
 pub const HARNESS_PAGE_LAYER: &[&str] = &[
     "src/aa.rs",
     "src/fmt.rs",
+    "src/machine_words.rs",
     "src/render.rs",
     "src/plot.rs",
     "src/reference.rs",
+    "src/usage.rs",
     "src/bin",
 ];
+
+/// The harness's test chapter (`fixture.rs`, for its own tests; nothing in the book
+/// imports it, which `harness/tests/layers.rs` checks): left out of every other
+/// crate's key. It is the harness's own chapter, so the harness's key keeps it.
+pub const HARNESS_TEST_ONLY: &[&str] = &["src/fixture.rs"];
 
 /// The folder of the workspace (`<root>/chapters-code/<crate>` → `<root>`).
 fn root_of(crate_dir: &Path) -> PathBuf {
@@ -166,7 +178,16 @@ pub fn measured_parts(crate_dir: &Path) -> (Vec<(String, Vec<u8>)>, Vec<PathBuf>
             )
         });
         let skip: Vec<PathBuf> = if name == "harness" {
-            HARNESS_PAGE_LAYER.iter().map(|p| dir.join(p)).collect()
+            let test_only = if name == crate_name(crate_dir) {
+                &[][..]
+            } else {
+                HARNESS_TEST_ONLY
+            };
+            HARNESS_PAGE_LAYER
+                .iter()
+                .chain(test_only)
+                .map(|p| dir.join(p))
+                .collect()
         } else {
             VIEW_ONLY.iter().map(|p| dir.join(p)).collect()
         };
@@ -219,7 +240,7 @@ pub fn measured_parts(crate_dir: &Path) -> (Vec<(String, Vec<u8>)>, Vec<PathBuf>
 /// compiler's version line — as 16 hex digits.
 pub fn code_key(crate_dir: &Path, build: &str, rustflags: &str, rustc: &str) -> String {
     let mut h = Sha256::new();
-    part(&mut h, "scheme", b"code key 2");
+    part(&mut h, "scheme", b"code key 3");
     for (label, bytes) in measured_parts(crate_dir).0 {
         part(&mut h, &label, &bytes);
     }

@@ -2,92 +2,23 @@
 //! `list`, `run [--profile quick|full] [--only NAME]… [--missing] [--set NAME=VALUE]…`,
 //! `table NAME`, `plot NAME`; and the hidden `__worker` that runs rounds.
 //!
-//! Bad input (an unknown name, a bad profile, a parameter out of range) exits with
-//! status 2 and lists what is valid.
+//! Bad input (an unknown name, a bad profile, a parameter out of range, a setting in
+//! the environment that is not UTF-8) exits with status 2 and lists what is valid.
+//! The grammar, the help and the `list` text are in `usage.rs`, outside the code key.
 
 use crate::cache::{self, MeasureLock};
 use crate::experiment::{Chapter, ViewKind};
 use crate::params::{self, Override};
 use crate::profile::Profile;
-use crate::render::{fmt_number, render_view};
+use crate::render::render_view;
 use crate::runner::{self, Mode, Request};
-use crate::worker;
-use clap::builder::PossibleValuesParser;
-use clap::{Arg, ArgAction, Command, value_parser};
+use crate::{usage, worker};
 use std::path::Path;
 use std::process::ExitCode;
 
 /// Exit status of a binary whose embedded code key no longer matches the sources on
 /// disk (asked with `COW_CHECK_FRESH=1`): `run.sh` rebuilds and runs it again.
 pub const STALE: u8 = 75;
-
-fn command(ch: &Chapter) -> Command {
-    let experiments: Vec<&'static str> = ch.experiments.iter().map(|e| e.name()).collect();
-    Command::new(ch.name)
-        .about(format!(
-            "Measurements of the chapter `{}` of The Cost of Waiting",
-            ch.name
-        ))
-        .subcommand_required(true)
-        .arg_required_else_help(true)
-        .subcommand(
-            Command::new("list")
-                .about("List the experiments with their parameters, the tables, plots and headline figures"),
-        )
-        .subcommand(
-            Command::new("run")
-                .about("Measure experiments afresh and store the results")
-                .arg(
-                    Arg::new("profile")
-                        .long("profile")
-                        .value_parser(value_parser!(Profile))
-                        .help("quick or full; default: $COW_PROFILE, else quick"),
-                )
-                .arg(
-                    Arg::new("missing")
-                        .long("missing")
-                        .action(ArgAction::SetTrue)
-                        .help("Only experiments the book has no good result for (full or quick) from the current code"),
-                )
-                .arg(
-                    Arg::new("only")
-                        .long("only")
-                        .action(ArgAction::Append)
-                        .value_parser(PossibleValuesParser::new(experiments)),
-                )
-                .arg(
-                    Arg::new("set")
-                        .long("set")
-                        .value_name("NAME=VALUE")
-                        .action(ArgAction::Append)
-                        .help("Set a parameter (see `list`); EXPERIMENT.NAME=VALUE sets it for one experiment. The result is stored beside the default one, which the book keeps showing."),
-                ),
-        )
-        .subcommand(
-            Command::new("table")
-                .about("Print a table as Markdown (measuring first if no result matches the code)")
-                .arg(
-                    Arg::new("name")
-                        .required(true)
-                        .value_parser(PossibleValuesParser::new(ch.view_names(ViewKind::Table))),
-                ),
-        )
-        .subcommand(
-            Command::new("plot")
-                .about("Print a plot as inline SVG (measuring first if no result matches the code)")
-                .arg(
-                    Arg::new("name")
-                        .required(true)
-                        .value_parser(PossibleValuesParser::new(ch.view_names(ViewKind::Plot))),
-                ),
-        )
-        .after_help(
-            "Results are stored in target/book-results/ (or $COW_RESULTS_DIR). `table` and `plot` \
-             show the good full-profile result for the current code, else the quick one, else \
-             measure in $COW_PROFILE (default quick). $COW_SET (e.g. \"brigades.tasks=2000\") \
-             makes them show the result measured with those parameters.",
-        )
-}
 
 /// Runs the chapter binary's command line; returns its exit code.
 pub fn main(ch: &'static Chapter) -> ExitCode {
@@ -124,98 +55,37 @@ pub fn stale_check_crates(crates: &[(&str, &str)]) -> Option<ExitCode> {
     None
 }
 
-/// The profile named by `$COW_PROFILE` (quick when unset); exit 2 when it is not one,
-/// or when `$COW_THRESHOLD` is set to something that is not a percentage.
+/// The profile named by `$COW_PROFILE` (quick when unset or empty); exit 2 when it is
+/// not one or not UTF-8, or when `$COW_THRESHOLD` is set to something that is not a
+/// percentage.
 pub fn profile_from_env() -> Result<Profile, ExitCode> {
     if let Some(e) = crate::stats::threshold_problem() {
         eprintln!("error: {e}");
         return Err(ExitCode::from(2));
     }
     Profile::from_env().map_err(|e| {
-        eprintln!("error: COW_PROFILE: {e}");
+        eprintln!("error: {e}");
         ExitCode::from(2)
     })
 }
 
-/// The overrides `$COW_SET` gives this chapter: space-separated
-/// `CHAPTER.NAME=VALUE` or `CHAPTER.EXPERIMENT.NAME=VALUE`; other chapters' entries
-/// are skipped, and an entry that names no chapter is an error.
-pub fn overrides_from_env(chapter: &str) -> Result<Vec<Override>, String> {
-    let Ok(text) = std::env::var("COW_SET") else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for item in text.split_whitespace() {
-        let lhs = item.split_once('=').map_or(item, |(l, _)| l);
-        let Some((ch, _)) = lhs.split_once('.') else {
-            return Err(format!(
-                "COW_SET: `{item}` names no chapter; write CHAPTER.NAME=VALUE, e.g. brigades.tasks=2000"
-            ));
-        };
-        if ch == chapter {
-            out.push(Override::parse(&item[ch.len() + 1..]).map_err(|e| format!("COW_SET: {e}"))?);
-        }
+/// The overrides `$COW_SET` gives this chapter, read with the one parser
+/// ([`params::SetList`]): every entry must name a chapter of the book
+/// ([`usage::BOOK_CHAPTERS`], or this chapter), and this chapter's entries parameters
+/// it declares, with values they can take (an entry with a typo would otherwise show
+/// the default results without a word). Other chapters' entries are checked by their
+/// binaries and by `all-results`, which every build runs.
+pub fn set_for(ch: &Chapter) -> Result<Vec<Override>, String> {
+    let mut chapters = usage::BOOK_CHAPTERS.to_vec();
+    if !chapters.contains(&ch.name) {
+        chapters.push(ch.name);
     }
-    Ok(out)
-}
-
-/// Whether the crate in `dir` declares a chapter: its registry (`src/chapter.rs`, or
-/// `src/lib.rs` for a chapter that keeps it there) holds `harness::chapter!(`.
-pub fn declares_a_chapter(dir: &Path) -> bool {
-    ["src/chapter.rs", "src/lib.rs"].iter().any(|f| {
-        std::fs::read_to_string(dir.join(f)).is_ok_and(|s| s.contains("harness::chapter!("))
-    })
-}
-
-/// The chapters of the book, by slug, for the binaries that know only their own
-/// chapter (`dir` is the chapter crate's folder): the crates beside it whose registry
-/// (`src/chapter.rs`, or `src/lib.rs`) declares a chapter (`harness::chapter!(`), so no second list of
-/// chapters is kept here. `all-results` holds the registry, and `book-tests`' registry
-/// test checks that the folders and the registry agree. Empty where the sources are not
-/// on disk.
-pub fn book_chapters(dir: &Path) -> Vec<String> {
-    let Some(parent) = dir.parent() else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = std::fs::read_dir(parent)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| declares_a_chapter(&e.path()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    out.sort();
-    out
-}
-
-/// `$COW_SET`'s entries must name a chapter of the book, and those for this chapter
-/// parameters it declares (an entry with a typo would otherwise show the default
-/// results without a word). Other chapters' parameters are checked by their binaries
-/// and by `all-results`, which every build runs.
-pub fn check_set_for(ch: &Chapter) -> Result<(), String> {
-    if let Ok(text) = std::env::var("COW_SET") {
-        for item in text.split_whitespace() {
-            let lhs = item.split_once('=').map_or(item, |(l, _)| l);
-            let slug = lhs.split_once('.').map_or(lhs, |(c, _)| c);
-            if slug == ch.name {
-                continue;
-            }
-            let known = book_chapters(Path::new(ch.dir));
-            if !known.is_empty() && !known.iter().any(|k| k == slug) {
-                return Err(format!(
-                    "COW_SET: `{item}` names no chapter; write CHAPTER.NAME=VALUE with one of: {}",
-                    known.join(", ")
-                ));
-            }
-        }
-    }
-    let overrides = overrides_from_env(ch.name)?;
     let decl: Vec<(&str, &[params::Param])> = ch
         .experiments
         .iter()
         .map(|e| (e.name(), e.params()))
         .collect();
-    params::check_overrides(&overrides, &decl).map_err(|e| format!("COW_SET: {e}"))
+    params::SetList::from_env(&chapters)?.check_for(ch.name, &decl)
 }
 
 pub fn main_from<I, T>(ch: &'static Chapter, args: I) -> ExitCode
@@ -223,7 +93,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let matches = match command(ch).try_get_matches_from(args) {
+    let matches = match usage::command(ch).try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => {
             let _ = e.print();
@@ -233,11 +103,11 @@ where
     let dir = cache::results_dir();
     match matches.subcommand() {
         Some(("list", _)) => {
-            print!("{}", list(ch));
+            print!("{}", usage::list(ch));
             ExitCode::SUCCESS
         }
         Some(("run", m)) => {
-            if let Err(e) = check_set_for(ch) {
+            if let Err(e) = set_for(ch) {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
@@ -303,7 +173,7 @@ where
                 Ok(p) => p,
                 Err(code) => return code,
             };
-            let overrides = match check_set_for(ch).and_then(|()| overrides_from_env(ch.name)) {
+            let overrides = match set_for(ch) {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -405,54 +275,4 @@ fn run(
         eprintln!("{failed} experiment(s) did not succeed; the book will say so");
     }
     ExitCode::SUCCESS
-}
-
-/// `list`: experiments with their budgets and parameters, views, headline figures.
-pub fn list(ch: &Chapter) -> String {
-    let mut out = String::from("experiments:\n");
-    for e in ch.experiments {
-        let (q, f) = (e.budget(Profile::Quick), e.budget(Profile::Full));
-        out.push_str(&format!(
-            "  {:<14} {}\n  {:<14} budget: quick {} s ({}–{} rounds), full {} s ({} rounds); {}\n",
-            e.name(),
-            e.about(),
-            "",
-            q.time.as_secs(),
-            q.min_rounds,
-            q.max_rounds,
-            f.time.as_secs(),
-            f.min_rounds,
-            e.isolation().describe()
-        ));
-        for p in e.params() {
-            out.push_str(&format!(
-                "  {:<14}   --set {}=…  {}{}; {}; quick {}, full {}\n",
-                "",
-                p.name,
-                p.about,
-                if p.unit.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", p.unit)
-                },
-                p.range_text(),
-                fmt_number(p.quick, p.integer),
-                fmt_number(p.full, p.integer)
-            ));
-        }
-    }
-    for (kind, label) in [(ViewKind::Table, "tables"), (ViewKind::Plot, "plots")] {
-        out.push_str(&format!("{label}:\n"));
-        for v in ch.views.iter().filter(|v| v.kind() == kind) {
-            out.push_str(&format!("  {:<16} (from {})\n", v.name(), v.experiment()));
-        }
-    }
-    out.push_str("headline figures:\n");
-    for h in ch.headlines {
-        out.push_str(&format!(
-            "  {:<36} {}/{}\n",
-            h.name, h.experiment, h.reading
-        ));
-    }
-    out
 }

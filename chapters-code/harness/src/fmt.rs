@@ -1,34 +1,16 @@
 //! The leaf of the harness: numbers and units as a reader reads them (`412 ns`,
 //! `12.3 µs (11.9–12.8)`, `9.61×`, `1,000,000`, `9.50 KiB`). It imports nothing from
-//! the rest of the crate but the statistics' plain types, so every layer can use it.
+//! the rest of the crate but the statistics' plain types and the stored [`Unit`], so
+//! every layer can use it. It is outside the code key: a new number format re-renders
+//! the book and measures nothing.
 
 use crate::stats::{CONFIDENCE, Estimate, threshold};
-use serde::{Deserialize, Serialize};
 
-/// The unit of a reading, as the headline figures name it.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
-pub enum Unit {
-    #[serde(rename = "ns")]
-    Nanos,
-    #[serde(rename = "bytes")]
-    Bytes,
-    #[serde(rename = "ops/s")]
-    OpsPerSec,
-    /// A plain number (a ratio, a count, a fraction).
-    #[serde(rename = "1")]
-    Number,
-}
+/// The stored unit type lives in the key's `unit.rs`; it is re-exported here so
+/// `harness::fmt::Unit` keeps naming it.
+pub use crate::unit::Unit;
 
 impl Unit {
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Nanos => "ns",
-            Unit::Bytes => "bytes",
-            Unit::OpsPerSec => "ops/s",
-            Unit::Number => "1",
-        }
-    }
-
     /// A value in this unit, for people.
     pub fn format(self, v: f64) -> String {
         match self {

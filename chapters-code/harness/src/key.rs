@@ -8,6 +8,6 @@
 mod hash;
 
 pub use hash::{
-    HARNESS_PAGE_LAYER, LockedPackage, VIEW_ONLY, code_key, inputs, measured_parts,
-    normal_dependencies, parse_lock, source_hash,
+    HARNESS_PAGE_LAYER, HARNESS_TEST_ONLY, LockedPackage, VIEW_ONLY, code_key, inputs,
+    measured_parts, normal_dependencies, parse_lock, source_hash,
 };

@@ -12,12 +12,14 @@ pub mod aa;
 pub mod cache;
 pub mod cli;
 pub mod counters;
+pub mod env;
 pub mod experiment;
 #[doc(hidden)]
 pub mod fixture;
 pub mod fmt;
 pub mod key;
 pub mod machine;
+pub mod machine_words;
 pub mod noise;
 pub mod params;
 pub mod plot;
@@ -31,6 +33,8 @@ pub mod rounds;
 pub mod runner;
 pub mod safe;
 pub mod stats;
+pub mod unit;
+pub mod usage;
 pub mod validate;
 pub mod worker;
 

@@ -279,6 +279,110 @@ pub fn check_overrides(
     Ok(())
 }
 
+/// The book-wide parameter settings: `$COW_SET` (space-separated) or the entries of
+/// `all-results measure --set`, each `CHAPTER.NAME=VALUE` or
+/// `CHAPTER.EXPERIMENT.NAME=VALUE`. The one parser of that form: every binary reads
+/// `$COW_SET` through [`SetList::from_env`], so an entry means the same everywhere,
+/// and a bad one is refused by all of them alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetList {
+    /// Where the entries came from, for messages: `COW_SET` or `--set`.
+    source: &'static str,
+    /// (chapter slug, the override within that chapter), in the order given.
+    entries: Vec<(String, Override)>,
+}
+
+impl SetList {
+    /// The variable the book's binaries read.
+    pub const VAR: &'static str = "COW_SET";
+
+    /// Parses `items`, which came from `source`. Every entry must be `NAME=VALUE`
+    /// behind the slug of one of `chapters`; otherwise the error names the entry and
+    /// lists the chapters. Linear in the number of entries.
+    pub fn parse<'a>(
+        source: &'static str,
+        items: impl IntoIterator<Item = &'a str>,
+        chapters: &[&str],
+    ) -> Result<SetList, String> {
+        let mut entries = Vec::new();
+        for item in items {
+            let lhs = item.split_once('=').map_or(item, |(l, _)| l);
+            let slug = lhs.split_once('.').map(|(c, _)| c);
+            let Some(slug) = slug.filter(|s| chapters.contains(s)) else {
+                return Err(format!(
+                    "{source}: `{item}` names no chapter; write CHAPTER.NAME=VALUE with one of: {}",
+                    chapters.join(", ")
+                ));
+            };
+            let o =
+                Override::parse(&item[slug.len() + 1..]).map_err(|e| format!("{source}: {e}"))?;
+            entries.push((slug.to_string(), o));
+        }
+        Ok(SetList { source, entries })
+    }
+
+    /// `$COW_SET`, parsed as [`SetList::parse`] does: empty when the variable is unset
+    /// or empty, an error when it is not UTF-8 (see `crate::env`).
+    pub fn from_env(chapters: &[&str]) -> Result<SetList, String> {
+        match crate::env::text(Self::VAR)? {
+            None => Ok(SetList {
+                source: Self::VAR,
+                entries: Vec::new(),
+            }),
+            Some(text) => SetList::parse(Self::VAR, text.split_whitespace(), chapters),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The chapters the entries name, each once, in the order first named.
+    pub fn chapters(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (c, _) in &self.entries {
+            if !out.contains(&c.as_str()) {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The overrides for one chapter, in the order given.
+    pub fn for_chapter(&self, chapter: &str) -> Vec<Override> {
+        self.entries
+            .iter()
+            .filter(|(c, _)| c == chapter)
+            .map(|(_, o)| o.clone())
+            .collect()
+    }
+
+    /// The entries for `chapter` must name parameters of its `experiments` (name,
+    /// parameters) and give values they can take: a typo or a bad value is refused
+    /// here, not left to drop the chapter's figures without a word. Returns the
+    /// chapter's overrides.
+    pub fn check_for(
+        &self,
+        chapter: &str,
+        experiments: &[(&str, &[Param])],
+    ) -> Result<Vec<Override>, String> {
+        let source = self.source;
+        let overrides = self.for_chapter(chapter);
+        if overrides.is_empty() {
+            return Ok(overrides);
+        }
+        check_overrides(&overrides, experiments)
+            .map_err(|e| format!("{source}: {chapter}: {e}"))?;
+        // Whether a value is valid depends on the parameter's range only, not on the
+        // profile: one profile checks them all.
+        for (name, defs) in experiments {
+            resolve(name, defs, Profile::Quick, &overrides)
+                .map_err(|e| format!("{source}: {chapter}: {e}"))?;
+        }
+        Ok(overrides)
+    }
+}
+
 /// A short stable tag of the values that differ from the defaults, for file names:
 /// `None` when every value is the default.
 pub fn tag(values: &[ParamValue]) -> Option<String> {
@@ -397,6 +501,72 @@ mod tests {
         assert!(e.contains("a number from 0 to 1,000"), "{e}");
         assert!(Override::parse("tasks").is_err());
         assert!(Override::parse("=3").is_err());
+    }
+
+    const CHAPTERS: &[&str] = &["brigades", "throttles"];
+
+    #[test]
+    fn a_set_list_names_a_chapter_in_every_entry() {
+        let s = SetList::parse(
+            "COW_SET",
+            [
+                "brigades.tasks=2000",
+                "throttles.x.gap_ms=3",
+                "brigades.variants.tasks=9",
+            ],
+            CHAPTERS,
+        )
+        .unwrap();
+        assert_eq!(s.chapters(), ["brigades", "throttles"]);
+        assert_eq!(
+            s.for_chapter("brigades"),
+            [ov("tasks=2000"), ov("variants.tasks=9")]
+        );
+        assert_eq!(s.for_chapter("throttles"), [ov("x.gap_ms=3")]);
+        assert!(s.for_chapter("short-sleeps").is_empty());
+        for bad in ["tasks=2000", "brigdes.tasks=1", "nochapter", ".tasks=1"] {
+            let e = SetList::parse("COW_SET", [bad], CHAPTERS).unwrap_err();
+            assert!(
+                e.starts_with("COW_SET: ")
+                    && e.contains("names no chapter")
+                    && e.contains("brigades, throttles"),
+                "{bad}: {e}"
+            );
+        }
+        let e = SetList::parse("--set", ["brigades.tasks"], CHAPTERS).unwrap_err();
+        assert!(e.starts_with("--set: ") && e.contains("NAME=VALUE"), "{e}");
+    }
+
+    #[test]
+    fn a_set_list_is_checked_against_a_chapter_s_parameters_and_ranges() {
+        let exps: [(&str, &[Param]); 2] = [("variants", &[TASKS, GAP]), ("limits", &[])];
+        let s = SetList::parse(
+            "COW_SET",
+            ["brigades.tasks=40", "throttles.nope=1"],
+            CHAPTERS,
+        )
+        .unwrap();
+        assert_eq!(s.check_for("brigades", &exps).unwrap(), [ov("tasks=40")]);
+        let e = s.check_for("throttles", &exps).unwrap_err();
+        assert!(e.contains("no parameter `nope`"), "{e}");
+        let s = SetList::parse("COW_SET", ["brigades.tasks=abc"], CHAPTERS).unwrap();
+        let e = s.check_for("brigades", &exps).unwrap_err();
+        assert!(
+            e.contains("tasks") && e.contains("an integer from 2"),
+            "{e}"
+        );
+    }
+
+    /// Issue 28, item 10: many entries are read in one pass each (no timing is
+    /// checked: a quadratic reading of 50,000 entries would hold the test for minutes).
+    #[test]
+    fn many_entries_are_read_in_one_pass() {
+        let items: Vec<String> = (0..50_000)
+            .map(|i| format!("brigades.tasks={}", 2 + i % 900))
+            .collect();
+        let s = SetList::parse("COW_SET", items.iter().map(String::as_str), CHAPTERS).unwrap();
+        let exps: [(&str, &[Param]); 1] = [("variants", &[TASKS])];
+        assert_eq!(s.check_for("brigades", &exps).unwrap().len(), 50_000);
     }
 
     #[test]

@@ -30,12 +30,13 @@ impl Profile {
         }
     }
 
-    /// The profile named by `COW_PROFILE`, or quick. An unknown name is an error that
-    /// lists the valid ones.
+    /// The profile named by `COW_PROFILE`, or quick when it is unset or empty (see
+    /// `crate::env`). An unknown name, or a value that is not UTF-8, is an error; an
+    /// unknown name's lists the valid ones.
     pub fn from_env() -> anyhow::Result<Profile> {
-        match std::env::var("COW_PROFILE") {
-            Err(_) => Ok(Profile::Quick),
-            Ok(v) => Profile::parse(&v),
+        match crate::env::text("COW_PROFILE").map_err(anyhow::Error::msg)? {
+            None => Ok(Profile::Quick),
+            Some(v) => Profile::parse(&v).map_err(|e| anyhow::anyhow!("COW_PROFILE: {e}")),
         }
     }
 

@@ -45,7 +45,7 @@ pub struct Note {
     pub text: String,
 }
 
-pub use crate::fmt::Unit;
+pub use crate::unit::Unit;
 
 /// One value a round gives for one variant: that round's median latency, per-call
 /// mean, lap time, achieved rate …

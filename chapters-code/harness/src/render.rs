@@ -788,7 +788,7 @@ pub fn provenance_details(r: &Record) -> String {
     };
     format!(
         "Measured on {} · {} build{params} · {} rounds, {}, intervals over rounds {} · {} · took {}",
-        crate::machine::details_line(m),
+        crate::machine_words::details_line(m),
         r.build,
         r.rounds.len(),
         r.isolation,

@@ -292,9 +292,10 @@ pub fn paired_ratio(num: &[f64], den: &[f64]) -> Option<Estimate> {
 /// The practical threshold, as a fraction: two figures whose intervals are apart but
 /// whose medians differ by no more than this are "about the same" (criterion's noise
 /// threshold is the model). 5 % unless `COW_THRESHOLD` gives another percentage
-/// (0–100); an unreadable value falls back to 5 %.
+/// (0–100); unset or empty is 5 % (see `crate::env`), and the binaries refuse an
+/// unreadable value first ([`threshold_problem`]).
 pub fn threshold() -> f64 {
-    threshold_from(std::env::var("COW_THRESHOLD").ok().as_deref())
+    threshold_from(crate::env::text("COW_THRESHOLD").ok().flatten().as_deref())
 }
 
 /// The fewest rounds behind each side of a comparison for the rule to decide it.
@@ -305,13 +306,13 @@ pub const DEFAULT_THRESHOLD: f64 = 0.05;
 
 /// Why `COW_THRESHOLD` cannot be read, when it is set to something that is not a
 /// percentage from 0 to 100 (the binaries refuse to start then, rather than fall back
-/// to 5 % without a word); `None` when it is unset or good.
+/// to 5 % without a word); `None` when it is unset, empty or good.
 pub fn threshold_problem() -> Option<String> {
-    let text = std::env::var_os("COW_THRESHOLD")?;
-    let Some(t) = text.to_str() else {
-        return Some("COW_THRESHOLD is not UTF-8 text".into());
+    let t = match crate::env::text("COW_THRESHOLD") {
+        Ok(t) => t?,
+        Err(e) => return Some(e),
     };
-    percent(t).is_none().then(|| {
+    percent(&t).is_none().then(|| {
         format!("COW_THRESHOLD={t:?} is not a percentage from 0 to 100 (for example 5 or 2.5 %)")
     })
 }

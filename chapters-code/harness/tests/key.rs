@@ -252,3 +252,77 @@ fn the_excluded_paths_exist() {
         );
     }
 }
+
+/// Issue 27: a `--help` edit measures nothing. The command line's help and `list`
+/// text, the "Your machine" page's words and the harness's test chapter are outside
+/// every chapter's key, though each rebuilds the binaries.
+#[test]
+fn rewording_the_help_or_the_machine_page_measures_nothing() {
+    let t = tree();
+    let before = keys(t.path());
+    let harness = t.path().join("chapters-code/harness");
+    let brigades = t.path().join("chapters-code/brigades");
+    let hash = source_hash(&brigades);
+    replace(
+        &harness.join("src/usage.rs"),
+        "Measure experiments afresh and store the results",
+        "Measure experiments afresh, then store the results",
+    );
+    replace(
+        &harness.join("src/usage.rs"),
+        "UTF-8 text is refused.\";",
+        "UTF-8 text is refused, with exit status 2.\";",
+    );
+    replace(
+        &harness.join("src/machine_words.rs"),
+        "threads the whole system may have",
+        "how many threads the whole system may have",
+    );
+    append(
+        &harness.join("src/fixture.rs"),
+        "\npub const A_NEW_FIXTURE_DETAIL: u32 = 1;\n",
+    );
+    assert_ne!(source_hash(&brigades), hash, "the binary must be rebuilt");
+    let changed = changed(&before, &keys(t.path()));
+    // The harness's own chapter is the test fixture, so only its key moves.
+    assert_eq!(changed, ["harness"], "{changed:?}");
+}
+
+/// Issue 27: a change to a round's data type re-measures its chapter, and no other.
+#[test]
+fn a_new_field_in_a_round_re_measures_its_chapter() {
+    let t = tree();
+    let before = keys(t.path());
+    replace(
+        &t.path().join("chapters-code/brigades/src/experiments.rs"),
+        "pub struct VariantsRound {\n",
+        "pub struct VariantsRound {\n    pub a_new_field: u64,\n",
+    );
+    let changed = changed(&before, &keys(t.path()));
+    for c in chapters(t.path()) {
+        assert_eq!(changed.contains(&c), c == "brigades", "{c}: {changed:?}");
+    }
+}
+
+/// Issue 27: the stored unit of a reading is inside every key (it names the unit in
+/// every stored result); how a value in it reads (`fmt.rs`) is not.
+#[test]
+fn changing_the_stored_unit_re_measures_every_chapter() {
+    let t = tree();
+    let before = keys(t.path());
+    replace(
+        &t.path().join("chapters-code/harness/src/fmt.rs"),
+        "Unit::Nanos => fmt_ns(v),",
+        "Unit::Nanos => fmt_ns(v).replace(' ', \"\u{a0}\"),",
+    );
+    assert_eq!(changed(&before, &keys(t.path())), Vec::<String>::new());
+    replace(
+        &t.path().join("chapters-code/harness/src/unit.rs"),
+        "#[serde(rename = \"ns\")]",
+        "#[serde(rename = \"nanoseconds\")]",
+    );
+    let changed = changed(&before, &keys(t.path()));
+    for c in chapters(t.path()) {
+        assert!(changed.contains(&c), "{c}: {changed:?}");
+    }
+}

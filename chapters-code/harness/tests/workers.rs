@@ -541,3 +541,50 @@ fn a_worker_of_other_code_refuses_to_measure() {
         "{stdout}"
     );
 }
+
+/// Issue 28, item 17: a setting that is not UTF-8 is refused with its name and exit
+/// status 2, not ignored; one set to nothing (the empty text) is unset, for every setting alike.
+#[cfg(unix)]
+#[test]
+fn settings_that_are_not_text_are_refused_and_empty_ones_are_unset() {
+    use std::os::unix::ffi::OsStrExt;
+    let not_text = std::ffi::OsStr::from_bytes(b"fixture.n=4\xff0");
+    let dir = tempfile::tempdir().unwrap();
+    for var in ["COW_SET", "COW_PROFILE", "COW_THRESHOLD"] {
+        for args in [&["table", "steady"][..], &["run", "--only", "ok"][..]] {
+            let out = Command::new(exe())
+                .args(args)
+                .env("COW_RESULTS_DIR", dir.path())
+                .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
+                .env_remove("COW_SET")
+                .env_remove("COW_PROFILE")
+                .env_remove("COW_THRESHOLD")
+                .env(var, not_text)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{var} {args:?}: {err}");
+            assert!(
+                err.contains(var) && err.contains("not UTF-8"),
+                "{var} {args:?}: {err}"
+            );
+        }
+    }
+    // Empty is unset: the default (quick) result, with the default parameters.
+    let out = Command::new(exe())
+        .args(["table", "steady"])
+        .env("COW_RESULTS_DIR", dir.path())
+        .env("COW_LOCK_FILE", dir.path().join("measure.lock"))
+        .env("COW_SET", "")
+        .env("COW_PROFILE", "")
+        .env("COW_THRESHOLD", "")
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(md.contains("n = 3") && md.contains("quick"), "{md}");
+}

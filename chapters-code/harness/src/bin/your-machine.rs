@@ -1,6 +1,6 @@
 //! Prints the "Your machine" page's table: facts and limits read live.
 
-use harness::machine::facts;
+use harness::machine_words::facts;
 use harness::render::{Align, Table, escape_html, scrub};
 use std::process::ExitCode;
 
