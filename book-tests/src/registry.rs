@@ -1,7 +1,7 @@
 //! Where the book lists its chapters, read from the files of a book's root, and the
 //! check that every place agrees with the registry (`CHAPTERS` in
 //! `chapters-code/all-results/src/lib.rs`). It reads text only, so the tests can run
-//! it on a temporary copy of the book with a chapter added the way the README says.
+//! it on a temporary copy of the book with a chapter added the way CONTRIBUTING.md says.
 //!
 //! The places:
 //!
@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-/// The files a new chapter edits, as the README's "Adding a chapter" names them.
+/// The files a new chapter edits, as CONTRIBUTING.md's "Adding a chapter" names them.
 pub const EDITED_FILES: [&str; 5] = [
     "src/SUMMARY.md",
     "src/introduction.md",

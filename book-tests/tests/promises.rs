@@ -1,15 +1,58 @@
 //! What the README and the pages promise, checked against what the code does: the Rust
-//! version, the budgets' aims and hard bounds, CI running the README's test command
-//! with fmt and clippy, and `make test-browser` failing without a browser.
+//! version, the budgets' aims and hard bounds, the README's two commands (first on the
+//! page, each a real target or CI's own test command), CI running that test command
+//! with fmt and clippy, links between the top-level documents that lead somewhere, and
+//! `make test-browser` failing without a browser. Facts, not sentences: the README's
+//! wording is free.
 
 use all_results::{FULL_AIM, FULL_WORST, QUICK_AIM, QUICK_WORST, budget_total};
 use book_tests::book_root;
 use harness::Profile;
+use regex::Regex;
 use std::process::Command;
 use std::time::Duration;
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(book_root().join(rel)).unwrap()
+}
+
+/// The commands in a Markdown file's `sh` code blocks, as (1-based line, command
+/// without its trailing comment).
+fn shell_commands(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut in_sh = false;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(lang) = t.strip_prefix("```") {
+            in_sh = !in_sh && (lang == "sh" || lang == "bash" || lang == "console");
+            continue;
+        }
+        if in_sh {
+            let cmd = t.split(" #").next().unwrap_or("").trim();
+            if !cmd.is_empty() && !cmd.starts_with('#') {
+                out.push((i + 1, cmd.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The targets the Makefile defines (`name:` at the start of a line).
+fn make_targets() -> Vec<String> {
+    let re = Regex::new(r"(?m)^([a-z][a-z0-9-]*):").unwrap();
+    re.captures_iter(&read("Makefile"))
+        .map(|c| c[1].to_string())
+        .collect()
+}
+
+/// The commands `.ci/run` runs with cargo or make, in order.
+fn ci_commands() -> Vec<String> {
+    read(".ci/run")
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("cargo ") || l.starts_with("make "))
+        .map(String::from)
+        .collect()
 }
 
 #[test]
@@ -20,9 +63,126 @@ fn the_readme_asks_for_the_rust_version_the_workspace_declares() {
         .unwrap()
         .to_string();
     let readme = read("README.md");
+    let named: Vec<String> = Regex::new(r"\bRust (1\.[0-9]+)\b")
+        .unwrap()
+        .captures_iter(&readme)
+        .map(|c| c[1].to_string())
+        .collect();
     assert!(
-        readme.contains(&format!("Rust {version} or newer")),
-        "the README should say \"Rust {version} or newer\""
+        named.contains(&version),
+        "the README should name the workspace's rust-version, Rust {version}; it names {named:?}"
+    );
+}
+
+/// The README's first screen holds its two commands — one to read the book, one to
+/// test it — and each is real: the `make` target exists, and the test command is the
+/// one CI runs.
+#[test]
+fn the_readmes_two_commands_come_first_and_are_real() {
+    let readme = read("README.md");
+    let commands = shell_commands(&readme);
+    let first_screen: Vec<&String> = commands
+        .iter()
+        .filter(|(line, _)| *line <= 25)
+        .map(|(_, c)| c)
+        .collect();
+    let make: Vec<&&String> = first_screen
+        .iter()
+        .filter(|c| c.starts_with("make "))
+        .collect();
+    let test: Vec<&&String> = first_screen
+        .iter()
+        .filter(|c| c.starts_with("cargo test"))
+        .collect();
+    assert!(
+        make.len() == 1 && test.len() == 1,
+        "the README's first 25 lines should hold one make command and one cargo test \
+         command in a sh block; they hold {first_screen:?}"
+    );
+    let targets = make_targets();
+    let target = make[0].split_whitespace().nth(1).unwrap_or_default();
+    assert!(
+        targets.iter().any(|t| t == target),
+        "the README's `{}` names no Makefile target",
+        make[0]
+    );
+    assert!(
+        ci_commands().contains(test[0]),
+        "CI (.ci/run) does not run the README's test command `{}`",
+        test[0]
+    );
+}
+
+/// Every `make TARGET` the README names, in code or in prose, is a target of the
+/// Makefile.
+#[test]
+fn every_make_command_the_readme_names_exists() {
+    let readme = read("README.md");
+    let targets = make_targets();
+    let re = Regex::new(r"(?m)(?:`|^)make ([a-z][a-z0-9-]*)").unwrap();
+    let named: Vec<String> = re
+        .captures_iter(&readme)
+        .map(|c| c[1].to_string())
+        .collect();
+    assert!(named.len() >= 2, "the README names make targets: {named:?}");
+    for n in &named {
+        assert!(
+            targets.contains(n),
+            "the README names `make {n}`, which the Makefile lacks"
+        );
+    }
+}
+
+/// GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as
+/// dashes.
+fn anchor_of(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The README, CONTRIBUTING.md and ARCHITECTURE.md link only to files that exist, and
+/// to headings those files have.
+#[test]
+fn the_top_level_documents_link_to_what_exists() {
+    let link = Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let root = book_root();
+    let mut bad = Vec::new();
+    for doc in ["README.md", "CONTRIBUTING.md", "ARCHITECTURE.md"] {
+        let text = read(doc);
+        // Code is not prose: a marker in a table cell or a listing is no link.
+        let prose: String = text.split("```").step_by(2).collect::<Vec<_>>().join("\n");
+        for c in link.captures_iter(&prose) {
+            let target = &c[1];
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (path, frag) = target.split_once('#').unwrap_or((target, ""));
+            let file = if path.is_empty() { doc } else { path };
+            let Ok(body) = std::fs::read_to_string(root.join(file)) else {
+                bad.push(format!("{doc}: {target}: no file {file}"));
+                continue;
+            };
+            if !frag.is_empty() {
+                let has = body
+                    .lines()
+                    .filter_map(|l| l.strip_prefix('#'))
+                    .map(|h| anchor_of(h.trim_start_matches('#')))
+                    .any(|a| a == frag);
+                if !has {
+                    bad.push(format!("{doc}: {target}: no heading #{frag} in {file}"));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "links that lead nowhere:\n{}",
+        bad.join("\n")
     );
 }
 
@@ -67,21 +227,12 @@ fn the_budgets_keep_the_aims_and_bounds_the_pages_state() {
     }
 }
 
+/// CI runs fmt, clippy, the README's test command (checked above) and the browser
+/// test, in that order.
 #[test]
 fn ci_runs_the_readmes_test_command_with_fmt_and_clippy() {
-    let readme = read("README.md");
-    assert!(
-        readme.contains("\ncargo test --workspace "),
-        "the README's test command"
-    );
-    let ci = read(".ci/run");
-    let commands: Vec<&str> = ci
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("cargo ") || l.starts_with("make "))
-        .collect();
     assert_eq!(
-        commands,
+        ci_commands(),
         [
             "cargo fmt --all -- --check",
             "cargo clippy --workspace --all-targets -- -D warnings",

@@ -1,6 +1,6 @@
 //! One registry, guarded: the chapter folders, `src/SUMMARY.md`, the introduction's
 //! list, the appendix page and the registry (`all_results::CHAPTERS`, with the
-//! appendix crate's dependencies) agree; and a chapter added the way the README's
+//! appendix crate's dependencies) agree; and a chapter added the way CONTRIBUTING.md's
 //! "Adding a chapter" says joins all of them, while leaving out any one of the edits it
 //! names fails the check, naming the file.
 
@@ -34,20 +34,21 @@ fn the_registry_as_read_is_the_compiled_one() {
     }
 }
 
-/// The README's sentence before its list of new files names exactly the files the
-/// registry test reads.
+/// CONTRIBUTING.md's "Adding a chapter" names, in its first paragraph, exactly the
+/// existing files the registry test reads, and says how many they are.
 #[test]
-fn the_readme_names_the_files_a_new_chapter_edits() {
-    let readme = std::fs::read_to_string(book_root().join("README.md")).unwrap();
-    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
-    let section = readme
-        .split("## Adding a chapter")
+fn contributing_names_the_files_a_new_chapter_edits() {
+    let text = std::fs::read_to_string(book_root().join("CONTRIBUTING.md")).unwrap();
+    let section = text
+        .split("\n## Adding a chapter")
         .nth(1)
-        .expect("README has \"## Adding a chapter\"");
+        .expect("CONTRIBUTING.md has a section \"## Adding a chapter\"");
     let intro = section
-        .split("Everything else is new files")
+        .trim_start()
+        .split("\n\n")
         .next()
-        .unwrap();
+        .expect("the section has a first paragraph");
+    let intro = intro.split_whitespace().collect::<Vec<_>>().join(" ");
     let named: Vec<&str> = intro
         .split('`')
         .skip(1)
@@ -58,12 +59,11 @@ fn the_readme_names_the_files_a_new_chapter_edits() {
     named_sorted.sort();
     let mut edited = EDITED_FILES.to_vec();
     edited.sort();
-    assert_eq!(named_sorted, edited, "the README names {named:?}");
-    let count = intro.split_whitespace().nth(4).unwrap_or_default();
-    assert_eq!(
-        count,
-        ["one", "two", "three", "four", "five", "six", "seven"][EDITED_FILES.len() - 1],
-        "\"A new chapter edits N existing files\": {intro}"
+    assert_eq!(named_sorted, edited, "CONTRIBUTING.md names {named:?}");
+    let count = ["one", "two", "three", "four", "five", "six", "seven"][EDITED_FILES.len() - 1];
+    assert!(
+        intro.contains(&format!("{count} existing files")),
+        "the paragraph should say how many existing files a new chapter edits ({count}): {intro}"
     );
 }
 
@@ -96,7 +96,7 @@ fn insert_after(path: &Path, after: impl Fn(&str) -> bool, new: &str) {
     std::fs::write(path, out.join("\n") + "\n").unwrap();
 }
 
-/// The new files of a chapter, as the README lists them (a crate whose `chapter.rs`
+/// The new files of a chapter, as CONTRIBUTING.md lists them (a crate whose `chapter.rs`
 /// declares the chapter, and its page).
 fn new_files(root: &Path) {
     let dir = root.join("chapters-code").join(SLUG);
@@ -192,7 +192,7 @@ fn book_with_new_chapter(skip: Option<&str>) -> tempfile::TempDir {
 }
 
 #[test]
-fn a_chapter_added_the_readme_way_joins_every_place() {
+fn a_chapter_added_the_documented_way_joins_every_place() {
     let t = book_with_new_chapter(None);
     let p = problems(t.path(), tables());
     assert!(p.is_empty(), "{}", p.join("\n"));

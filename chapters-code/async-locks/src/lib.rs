@@ -7,8 +7,11 @@
 //! bounded: a design that has not handled every expiry by its `give_up` instant stops
 //! and returns what it has.
 //!
-//! `lib.rs` holds the mechanism (the timeout, the designs) and the chapter's registry;
-//! `experiments.rs` the rounds; `views.rs` the tables and plots.
+//! `lib.rs` holds the mechanism (the timeout, the designs) and the names of the
+//! headline figures; `experiments.rs` the rounds; `views.rs` the tables and plots;
+//! `os.rs` the scheduler counters of a run; `chapter.rs` the chapter's registry (its
+//! experiments, views and headlines), kept apart so that the mechanism imports nothing
+//! that builds on it.
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;

@@ -10,8 +10,10 @@
 //! Closing link 0 ends the brigade: each member sees end-of-file, closes its own
 //! outgoing link and returns how many bytes it passed on.
 //!
-//! `lib.rs` holds the mechanism and the chapter's registry; `experiments.rs` the
-//! rounds; `views.rs` the tables and plots; `os.rs` what the operating system says.
+//! `lib.rs` holds the mechanism and the names of the headline figures;
+//! `experiments.rs` the rounds; `views.rs` the tables and plots; `os.rs` what the
+//! operating system says; `chapter.rs` the chapter's registry (its experiments, views
+//! and headlines), kept apart so that the mechanism imports nothing that builds on it.
 
 use serde::{Deserialize, Serialize};
 use std::future::Future;

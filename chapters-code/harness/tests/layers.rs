@@ -1,27 +1,40 @@
 //! The harness in layers, checked: the `crate::…` edges between its modules (outside
-//! their test modules) form no cycle, and each module imports only from its own layer
-//! or the layers below it.
+//! their test modules and comments) form no cycle, and each module imports only from
+//! its own layer or the layers below it.
 //!
 //! - **leaf**: numbers and units, statistics, privacy, profiles, noise sensors,
-//!   counters, the code key — they import nothing but other leaves;
+//!   counters, the code key, and the crate root's own items (`AA_TWIN`, the CPU clocks:
+//!   what `lib.rs` defines rather than declares or re-exports) — they import nothing
+//!   but other leaves;
 //! - **core**: the measuring core — parameters, the machine, records, the cache,
 //!   experiments and their rounds, the runner and its worker processes; it knows
 //!   nothing of pages;
-//! - **page**: tables, plots, verdict sentences, provenance, reference numbers;
-//! - **top**: the command line and the crate root, which tie the others together;
+//! - **page**: tables, plots, verdict sentences, provenance, reference numbers, the
+//!   A/A self-test's judging, the command line's help text and the machine page's words;
+//! - **top**: the command line and the crate root's declarations and re-exports, which
+//!   tie the others together;
 //! - **test**: the harness's test chapter, which only tests and its binary use.
 //!
 //! The code key (`key/hash.rs`) leaves out exactly the page layer and the number
 //! formatting, and the test chapter for every crate but the harness: since the leaf
 //! and the core import nothing of the page layer, what the key leaves out cannot
 //! change what a round measures.
+//!
+//! A name used as `crate::NAME` leads to its module: a module's own name, a name the
+//! crate root re-exports (`pub use record::{Reading, …}`, one line or several) to the
+//! module it comes from, an item the crate root defines to [`ROOT_ITEMS`]. A name that
+//! leads nowhere fails the test, so no edge goes unseen.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+/// The crate root's own items, checked as a module of their own (`lib.rs` less its
+/// `mod` declarations and `pub use` re-exports).
+const ROOT_ITEMS: &str = "lib (own items)";
+
 const LEAF: &[&str] = &[
     "fmt", "unit", "env", "stats", "privacy", "procfs", "safe", "profile", "noise", "counters",
-    "key",
+    "key", ROOT_ITEMS,
 ];
 const CORE: &[&str] = &[
     "params",
@@ -33,7 +46,6 @@ const CORE: &[&str] = &[
     "rounds",
     "runner",
     "worker",
-    "session",
 ];
 const PAGE: &[&str] = &[
     "render",
@@ -62,70 +74,220 @@ fn without_tests(src: &str) -> String {
     }
 }
 
-/// Every module named after `crate::` in a source, including inside `use crate::{a, b::c}`.
-fn edges(
-    src: &str,
-    modules: &BTreeSet<String>,
-    reexports: &BTreeMap<String, String>,
-) -> BTreeSet<String> {
+/// The source without its comment lines: a doc link to `crate::x` is no import.
+fn without_comments(src: &str) -> String {
+    src.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The parts of a `{a, b::{c, d}, e}` list (without its outer braces), split at the
+/// commas outside inner braces.
+fn split_top_level(list: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut from) = (Vec::new(), 0i32, 0);
+    for (i, c) in list.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&list[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&list[from..]);
+    parts
+}
+
+/// The text inside the braces that open `s` (`{…}`, nested braces kept).
+fn braced(s: &str) -> &str {
+    let mut depth = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &s[1..i];
+                }
+            }
+            _ => {}
+        }
+    }
+    &s[1.min(s.len())..]
+}
+
+fn ident(s: &str) -> String {
+    s.trim()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The first segment of every path after `crate::` (or `$crate::`) in a source,
+/// including each of `use crate::{a, b::c}`.
+fn crate_names(src: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let mut rest = src;
-    while let Some(i) = rest.find("crate::") {
-        rest = &rest[i + "crate::".len()..];
-        let names: Vec<String> = if let Some(inner) = rest.strip_prefix('{') {
-            let end = inner.find('}').unwrap_or(inner.len());
-            inner[..end]
-                .split(',')
-                .map(|p| p.trim().split("::").next().unwrap_or("").trim().to_string())
-                .collect()
+    for (i, _) in src.match_indices("crate::") {
+        let rest = &src[i + "crate::".len()..];
+        if rest.starts_with('{') {
+            for part in split_top_level(braced(rest)) {
+                out.insert(ident(part));
+            }
         } else {
-            vec![
-                rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .next()
-                    .unwrap_or("")
-                    .to_string(),
-            ]
+            out.insert(ident(rest));
+        }
+    }
+    out.remove("");
+    out
+}
+
+/// What the crate root re-exports, name → module, from its `pub use m::x;` and
+/// `pub use m::{x, y};` statements, one line or several.
+fn reexports(lib: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let body = without_comments(&without_tests(lib));
+    for (i, _) in body.match_indices("pub use ") {
+        if i > 0 && !body[..i].ends_with('\n') {
+            continue;
+        }
+        let stmt = &body[i + "pub use ".len()..];
+        let stmt = &stmt[..stmt.find(';').unwrap_or(stmt.len())];
+        let Some((module, names)) = stmt.split_once("::") else {
+            continue;
         };
-        for n in names {
-            if modules.contains(&n) {
-                out.insert(n);
-            } else if let Some(m) = reexports.get(&n) {
-                out.insert(m.clone());
+        let names = names.trim();
+        let list = if names.starts_with('{') {
+            split_top_level(braced(names))
+        } else {
+            vec![names]
+        };
+        for n in list {
+            // `x as y` is known as `y`.
+            let n = n.rsplit(" as ").next().unwrap_or(n);
+            let n = ident(n.rsplit("::").next().unwrap_or(n));
+            if !n.is_empty() && n != "self" {
+                out.insert(n, module.trim().to_string());
             }
         }
     }
     out
 }
 
+/// The items the crate root defines itself (not a module, not a re-export), and the
+/// crate root's source without its declarations and re-exports: the part those items
+/// are made of.
+fn root_items(lib: &str) -> (BTreeSet<String>, String) {
+    let body = without_comments(&without_tests(lib));
+    let mut items = BTreeSet::new();
+    let mut own = Vec::new();
+    let mut in_use = false;
+    for line in body.lines() {
+        let t = line.trim();
+        if in_use {
+            in_use = !t.ends_with(';');
+            continue;
+        }
+        if t.starts_with("pub use ") || t.starts_with("use ") {
+            in_use = !t.ends_with(';');
+            continue;
+        }
+        if t.starts_with("pub mod ") || t.starts_with("mod ") {
+            continue;
+        }
+        own.push(line);
+        // Items at the top level only (no indentation), with or without `pub`.
+        if line.starts_with(char::is_whitespace) {
+            continue;
+        }
+        let mut words = t.split_whitespace();
+        let mut w = words.next().unwrap_or("");
+        if w.starts_with("pub") {
+            w = words.next().unwrap_or("");
+        }
+        if w == "unsafe" || w == "async" || (w == "const" && t.contains("const fn")) {
+            w = words.next().unwrap_or("");
+        }
+        if [
+            "fn", "const", "static", "struct", "enum", "type", "trait", "union",
+        ]
+        .contains(&w)
+            || w == "macro_rules!"
+        {
+            let name = ident(words.next().unwrap_or(""));
+            if !name.is_empty() {
+                items.insert(name);
+            }
+        }
+    }
+    (items, own.join("\n"))
+}
+
+/// Macros a module exports at the crate root (`#[macro_export] macro_rules! m`).
+fn exported_macros(src: &str) -> Vec<String> {
+    src.split("#[macro_export]")
+        .skip(1)
+        .filter_map(|rest| rest.trim_start().strip_prefix("macro_rules!"))
+        .map(ident)
+        .collect()
+}
+
 #[test]
 fn the_harness_has_layers_and_no_import_cycle() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut sources = BTreeMap::new();
+    let mut files = BTreeMap::new();
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
         let p = e.path();
         if p.extension().is_some_and(|x| x == "rs") {
             let name = p.file_stem().unwrap().to_string_lossy().into_owned();
-            sources.insert(name, std::fs::read_to_string(&p).unwrap());
+            files.insert(name, std::fs::read_to_string(&p).unwrap());
         }
     }
-    let modules: BTreeSet<String> = sources.keys().cloned().collect();
-    // Names the crate root re-exports (`pub use record::{Reading, …}`) lead to their module.
-    let mut reexports = BTreeMap::new();
-    for line in sources["lib"].lines() {
-        if let Some(rest) = line.trim().strip_prefix("pub use ") {
-            let (m, names) = rest.split_once("::").unwrap_or((rest, ""));
-            for n in names
-                .trim_matches(|c| c == '{' || c == '}' || c == ';')
-                .split(',')
-            {
-                reexports.insert(n.trim().to_string(), m.to_string());
-            }
+    // Every module a layer lists exists, and every module is in a layer.
+    for m in [LEAF, CORE, PAGE, TOP].concat() {
+        assert!(
+            m == ROOT_ITEMS || files.contains_key(m),
+            "tests/layers.rs lists `{m}`, which is no module of the harness (src/{m}.rs)"
+        );
+    }
+    for m in files.keys() {
+        layer(m);
+    }
+    let modules: BTreeSet<String> = files.keys().cloned().collect();
+    let lib = files["lib"].clone();
+    // Where a name after `crate::` leads: its module.
+    let mut leads_to: BTreeMap<String, String> = reexports(&lib);
+    let (items, own) = root_items(&lib);
+    assert!(
+        items.contains("AA_TWIN") && items.contains("thread_cpu_time"),
+        "the crate root's own items as read: {items:?}"
+    );
+    for i in &items {
+        leads_to.insert(i.clone(), ROOT_ITEMS.to_string());
+    }
+    for (m, src) in &files {
+        for mac in exported_macros(src) {
+            leads_to.insert(mac, m.clone());
         }
     }
+    let mut sources: BTreeMap<String, String> = files;
+    sources.insert(ROOT_ITEMS.to_string(), own);
     let mut graph = BTreeMap::new();
     let mut wrong = Vec::new();
+    let mut unknown = Vec::new();
     for (m, src) in &sources {
-        let mut deps = edges(&without_tests(src), &modules, &reexports);
+        let mut deps = BTreeSet::new();
+        for n in crate_names(&without_comments(&without_tests(src))) {
+            if modules.contains(&n) {
+                deps.insert(n);
+            } else if let Some(to) = leads_to.get(&n) {
+                deps.insert(to.clone());
+            } else {
+                unknown.push(format!("{m}: crate::{n}"));
+            }
+        }
         deps.remove(m);
         for d in &deps {
             if layer(d) > layer(m) {
@@ -138,6 +300,20 @@ fn the_harness_has_layers_and_no_import_cycle() {
         }
         graph.insert(m.clone(), deps);
     }
+    assert!(
+        unknown.is_empty(),
+        "names after `crate::` that lead to no module, re-export or item of the crate root \
+         (teach tests/layers.rs where they live):\n{}",
+        unknown.join("\n")
+    );
+    // The items of the crate root are seen: the leaf that reads the CPU clocks and the
+    // page module that knows the A/A twins' suffix both lead there.
+    assert!(
+        graph["counters"].contains(ROOT_ITEMS),
+        "{:?}",
+        graph["counters"]
+    );
+    assert!(graph["aa"].contains(ROOT_ITEMS), "{:?}", graph["aa"]);
     assert!(
         wrong.is_empty(),
         "imports against the layers:\n{}",
@@ -215,31 +391,20 @@ fn the_code_key_leaves_out_the_page_layer_only() {
 
 /// The modules a chapter's source refers to: `crate::m`, `super::m`, and in the crate
 /// root a bare `m::` (outside `mod m;` and `pub use m::…;` lines, which declare and
-/// re-export, and outside its test module).
+/// re-export, and outside its test module and comments).
 fn chapter_edges(m: &str, src: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
-    let body = without_tests(src);
+    let body = without_comments(&without_tests(src));
     // `crate::name` of an item that is no module names something in the crate root.
-    let mut root_items = BTreeMap::new();
-    for (i, _) in body.match_indices("crate::") {
-        let rest = &body[i + "crate::".len()..];
-        let names: Vec<String> = match rest.strip_prefix('{') {
-            Some(inner) => inner[..inner.find('}').unwrap_or(inner.len())]
-                .split(',')
-                .map(|p| p.trim().split("::").next().unwrap_or("").trim().to_string())
-                .collect(),
-            None => vec![
-                rest.chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect(),
-            ],
-        };
-        for n in names {
-            if !n.is_empty() && !modules.contains(&n) {
-                root_items.insert(n, "lib".to_string());
+    let mut out: BTreeSet<String> = crate_names(&body)
+        .into_iter()
+        .map(|n| {
+            if modules.contains(&n) {
+                n
+            } else {
+                "lib".into()
             }
-        }
-    }
-    let mut out = edges(&body, modules, &root_items);
+        })
+        .collect();
     for prefix in ["super::"] {
         for (i, _) in body.match_indices(prefix) {
             let name: String = body[i + prefix.len()..]

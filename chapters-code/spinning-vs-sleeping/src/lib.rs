@@ -10,8 +10,10 @@
 //! an arm of its own, where a message that does not come within its bound is counted as
 //! lost and the run goes on.
 //!
-//! `lib.rs` holds the mechanism and the chapter's registry; `experiments.rs` the
-//! rounds; `views.rs` the tables and plots.
+//! `lib.rs` holds the mechanism and the names of the headline figures;
+//! `experiments.rs` the rounds; `views.rs` the tables and plots; `chapter.rs` the
+//! chapter's registry (its experiments, views and headlines), kept apart so that the
+//! mechanism imports nothing that builds on it.
 
 use serde::{Deserialize, Serialize};
 use std::io::{self, ErrorKind, Read, Write};

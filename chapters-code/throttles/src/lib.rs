@@ -2,11 +2,13 @@
 //! `op; sleep(period)` loop to deadline scheduling, and what a load generator that
 //! waits the wrong way hides (coordinated omission).
 //!
-//! `lib.rs` holds the mechanism and the chapter's registry: the sleep sweep and the
-//! write-up's loop, the operation every throttle drives (a datagram on loopback), the
-//! throttles themselves, and the closed-loop client of the coordinated-omission test.
-//! `experiments.rs` holds the rounds; `views.rs` the tables and plots. Every wait here
-//! is bounded: by one period, by a per-request patience, or by the round's deadline.
+//! `lib.rs` holds the mechanism: the sleep sweep and the write-up's loop, the operation
+//! every throttle drives (a datagram on loopback), the throttles themselves, and the
+//! closed-loop client of the coordinated-omission test; and the names of the headline
+//! figures. `experiments.rs` holds the rounds; `views.rs` the tables and plots;
+//! `chapter.rs` the chapter's registry (its experiments, views and headlines), kept
+//! apart so that the mechanism imports nothing that builds on it. Every wait here is
+//! bounded: by one period, by a per-request patience, or by the round's deadline.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
