@@ -49,17 +49,19 @@ export PATH := $(TOOLS)/bin:$(PATH)
 
 setup: $(MDBOOK) $(CMDRUN) check-mdbook
 
-# Installed only when missing or not the pinned version (about 10 minutes, once).
+# Installed only when missing or not the pinned version, once. Both installs build in one
+# target folder (.tools/build), so mdbook-cmdrun, which links the same mdbook 0.4.52
+# library, reuses what the mdbook install compiled instead of compiling it again.
 $(MDBOOK): FORCE
 	@if [ "$$($(MDBOOK) --version 2>/dev/null)" != "mdbook v$(MDBOOK_VERSION)" ]; then \
-	  echo "cargo install --locked --root $(TOOLS) mdbook --version $(MDBOOK_VERSION)"; \
-	  cargo install --locked --force --root $(TOOLS) mdbook --version $(MDBOOK_VERSION); \
+	  echo "cargo install --locked --root $(TOOLS) --target-dir $(TOOLS)/build mdbook --version $(MDBOOK_VERSION)"; \
+	  cargo install --locked --force --root $(TOOLS) --target-dir $(TOOLS)/build mdbook --version $(MDBOOK_VERSION); \
 	else echo "mdbook $(MDBOOK_VERSION): $(MDBOOK)"; fi
 
 $(CMDRUN): FORCE
 	@if [ ! -x $(CMDRUN) ] || ! grep -qs "mdbook-cmdrun $(CMDRUN_VERSION)" $(TOOLS)/.crates.toml; then \
-	  echo "cargo install --locked --root $(TOOLS) mdbook-cmdrun --version $(CMDRUN_VERSION)"; \
-	  cargo install --locked --force --root $(TOOLS) mdbook-cmdrun --version $(CMDRUN_VERSION); \
+	  echo "cargo install --locked --root $(TOOLS) --target-dir $(TOOLS)/build mdbook-cmdrun --version $(CMDRUN_VERSION)"; \
+	  cargo install --locked --force --root $(TOOLS) --target-dir $(TOOLS)/build mdbook-cmdrun --version $(CMDRUN_VERSION); \
 	else echo "mdbook-cmdrun $(CMDRUN_VERSION): $(CMDRUN)"; fi
 
 # mdbook-cmdrun 0.7.3 cannot read what mdbook 0.5 sends it; say so plainly.
@@ -79,7 +81,7 @@ check-mdbook:
 # measures nothing. The session interleaves the experiments' rounds (round 1 of each,
 # then round 2 of each, …), so each experiment's rounds spread over the whole session.
 measure:
-	cargo build --release --workspace --bins
+	cargo build --release --workspace --exclude book-tests --bins
 	target/release/all-results measure --profile quick --missing
 
 serve: setup measure
@@ -111,7 +113,7 @@ export COW_SET := $(SET)
 # figures moved beyond their intervals and the practical threshold ("How we measure"
 # shows the last such count for this machine).
 regenerate: setup
-	cargo build --release --workspace --bins
+	cargo build --release --workspace --exclude book-tests --bins
 	target/release/all-results measure --profile full $(addprefix --set ,$(SET))
 	mdbook build
 	@$(MAKE) --no-print-directory check-site SITE=book
