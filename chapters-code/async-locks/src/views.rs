@@ -8,7 +8,7 @@ use crate::experiments::{
 };
 use crate::{Design, Flavour, Hazard, Tallied};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
-use harness::reference::{RefMachine, Source, attribution};
+use harness::reference::Published;
 use harness::render::{
     Better, Table, Tails, answer_block, comparison_sentence, confidence_text, fmt_count, fmt_ns,
     fmt_opt_estimate, fmt_ratio_estimate, ratio_cell, sig3, undecided_lists,
@@ -215,21 +215,6 @@ fn waited(t: &Tallied) -> Option<f64> {
     (t.calls > 0).then(|| t.waited as f64 / t.calls as f64)
 }
 
-/// A share as a percentage: `0.004 %`, `75.3 %`, `> 99.9 %` (never a rounded 100 %
-/// for a share that is not all).
-fn percent(x: f64) -> String {
-    if (0.999..1.0).contains(&x) {
-        return "> 99.9 %".to_string();
-    }
-    let s = sig3(x * 100.0);
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    };
-    format!("{s} %")
-}
-
 /// One kind of wait of one arm, summed over the complete runs of every round.
 fn pooled_tally(
     r: &Results<DesignsRound>,
@@ -258,7 +243,10 @@ fn count_text(t: &Tallied, what: &str) -> String {
     }
     let mut s = format!("{} of {} {what}", fmt_count(t.waited), fmt_count(t.calls));
     if t.waited > 0 {
-        s.push_str(&format!(" ({})", percent(t.waited as f64 / t.calls as f64)));
+        s.push_str(&format!(
+            " ({})",
+            harness::render::fmt_percent(t.waited as f64 / t.calls as f64)
+        ));
     }
     s
 }
@@ -512,10 +500,11 @@ fn aa_line(r: &Results<DesignsRound>) -> Option<String> {
 }
 
 // The write-up's published numbers.
+/// The write-up's numbers, with its source and machines (`Published`).
+pub type Reference = Published<Numbers>;
+
 #[derive(Deserialize)]
-pub struct Reference {
-    pub source: Source,
-    pub machines: Vec<RefMachine>,
+pub struct Numbers {
     pub designs: Vec<RefDesign>,
     pub unit_check: RefUnitCheck,
 }
@@ -540,8 +529,7 @@ pub struct RefUnitCheck {
 }
 
 pub fn reference() -> anyhow::Result<Reference> {
-    let r: Reference =
-        harness::reference::parse(include_str!("../../../assets/reference/async-locks.toml"))?;
+    let r: Reference = Published::load(include_str!("../../../assets/reference/async-locks.toml"))?;
     for d in &r.designs {
         Design::parse(&d.design)?;
     }
@@ -585,7 +573,6 @@ fn writeup_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             fmt_opt_estimate(fifo(|p| p.fifo_mean_ns), Unit::Nanos),
         ]);
     }
-    let machines: Vec<&RefMachine> = refs.machines.iter().collect();
     let n = r
         .param("timeouts")
         .map_or_else(|| "N".into(), |v| fmt_count(v as u64));
@@ -594,7 +581,7 @@ fn writeup_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
          mean of the time from the start popped off the queue to the handled expiry, then the \
          median over rounds with its confidence interval.\n\n{}",
         t.to_markdown(),
-        attribution(&refs.source, &machines),
+        refs.attribution(),
         writeup_order(r, &refs),
     ))
 }
@@ -773,7 +760,7 @@ fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         let one = |fl| {
             per_run(r, design, fl, f).map(|e| {
                 if pct {
-                    percent(e.median)
+                    harness::render::fmt_percent(e.median)
                 } else {
                     sig3(e.median)
                 }

@@ -9,7 +9,7 @@ use crate::experiments::{
 };
 use crate::os::LimitValue;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
-use harness::reference::{RefMachine, Source};
+use harness::reference::Published;
 use harness::render::capitalise;
 use harness::render::{
     Align, Better, Table, Tails, comparison_sentence, fmt_bytes, fmt_count, fmt_estimate,
@@ -41,10 +41,11 @@ pub static LIMIT_RUNS: View<LimitsRound> =
 // ---------------------------------------------------------------------------------
 // the write-up's published numbers
 
+/// The write-up's numbers, with its source and machines (`Published`).
+pub type Reference = Published<Numbers>;
+
 #[derive(Debug, Deserialize)]
-pub struct Reference {
-    pub source: Source,
-    pub machines: Vec<RefMachine>,
+pub struct Numbers {
     pub brigade: RefBrigade,
     pub memory: RefMemory,
     pub limits: RefLimits,
@@ -95,14 +96,7 @@ pub struct RefLimits {
 }
 
 pub fn reference_data() -> anyhow::Result<Reference> {
-    harness::reference::parse(include_str!("../../../assets/reference/brigades.toml"))
-}
-
-impl Reference {
-    fn attribution(&self) -> String {
-        let m: Vec<&RefMachine> = self.machines.iter().collect();
-        harness::reference::attribution(&self.source, &m)
-    }
+    Published::load(include_str!("../../../assets/reference/brigades.toml"))
 }
 
 /// A published duration with the digits it was published with: `2.763 ms`,
@@ -485,7 +479,7 @@ fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
                 " Of a current-thread task hop's wall time, {} was spent runnable but waiting \
                  for a CPU (median over rounds): behind other work on the machine, as the \
                  brigade runs on one thread",
-                percent(w.median)
+                harness::render::fmt_percent(w.median)
             ),
             _ => String::new(),
         };
@@ -972,10 +966,6 @@ fn system_share(r: &Results<VariantsRound>, kind: Kind) -> Option<f64> {
     (cpu >= SPLIT_MIN_CPU_NS && user + system > 0.0).then(|| system / (user + system))
 }
 
-fn percent(x: f64) -> String {
-    format!("{} %", sig3(x * 100.0))
-}
-
 /// Switches, CPU and run-queue wait per hop around the timed laps; theirs from the
 /// `time` output the write-up printed.
 fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
@@ -990,7 +980,7 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     ]);
     let mut hidden = 0;
     let cpu_cell = |cpu: String, share: Option<f64>| match share {
-        Some(x) => format!("{cpu}, {} kernel", percent(x)),
+        Some(x) => format!("{cpu}, {} kernel", harness::render::fmt_percent(x)),
         None => cpu,
     };
     for k in kinds_in(r) {
@@ -1040,7 +1030,7 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let window = window_fit(r).map_or_else(String::new, |gap| {
         format!(
             " (their wall time matches the laps' own sum to within {} in every round)",
-            percent(gap)
+            harness::render::fmt_percent(gap)
         )
     });
     md.push_str(&format!(
@@ -1135,7 +1125,7 @@ fn why_sentences(r: &Results<VariantsRound>) -> Option<String> {
             t(wall),
             t(cpu),
             t(wait),
-            percent(both.median)
+            harness::render::fmt_percent(both.median)
         ));
     }
     if let (Some(wall), Some(cpu), Some(wait), Some(vol)) = (

@@ -64,6 +64,22 @@ pub fn sig3(x: f64) -> String {
     if r < 0.0 { format!("−{text}") } else { text }
 }
 
+/// A share as a percentage, the one way every page writes one: three significant
+/// digits without trailing zeros (`0.004 %`, `75.3 %`, `50 %`), and `> 99.9 %` for a
+/// share just short of all, never a rounded `100 %` that is not all.
+pub fn fmt_percent(fraction: f64) -> String {
+    if (0.999..1.0).contains(&fraction) {
+        return "> 99.9 %".to_string();
+    }
+    let s = sig3(fraction * 100.0);
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    format!("{s} %")
+}
+
 /// A ratio such as a speedup: `48.3×`.
 pub fn fmt_ratio(r: Option<f64>) -> String {
     match r {
@@ -202,5 +218,20 @@ fn sig3_trim(x: f64) -> String {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_read_alike_everywhere() {
+        assert_eq!(fmt_percent(0.5), "50 %");
+        assert_eq!(fmt_percent(0.753), "75.3 %");
+        assert_eq!(fmt_percent(0.00004), "0.004 %");
+        assert_eq!(fmt_percent(0.9996), "> 99.9 %");
+        assert_eq!(fmt_percent(1.0), "100 %");
+        assert_eq!(fmt_percent(0.0), "0 %");
     }
 }

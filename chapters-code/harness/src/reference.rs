@@ -25,6 +25,42 @@ pub fn parse<T: DeserializeOwned>(toml_text: &str) -> anyhow::Result<T> {
     toml::from_str(toml_text).map_err(|e| anyhow::anyhow!("bad reference data: {e}"))
 }
 
+/// A write-up's published numbers as every chapter keeps them: where they come from
+/// (`[source]`), the machines they were measured on (`[[machines]]`), and the chapter's
+/// own figures (`T`, the rest of the same TOML file). It reads as `T` (`Deref`), so a
+/// chapter writes `refs.designs`, and gives the one attribution line every reference
+/// table ends with.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Published<T> {
+    pub source: Source,
+    pub machines: Vec<RefMachine>,
+    #[serde(flatten)]
+    pub numbers: T,
+}
+
+impl<T: DeserializeOwned> Published<T> {
+    /// The reference file's text (a chapter's `include_str!` of
+    /// `assets/reference/<chapter>.toml`), parsed.
+    pub fn load(toml_text: &str) -> anyhow::Result<Published<T>> {
+        parse(toml_text)
+    }
+}
+
+impl<T> Published<T> {
+    /// The sentence naming the write-up, its licence and every machine it measured on.
+    pub fn attribution(&self) -> String {
+        let machines: Vec<&RefMachine> = self.machines.iter().collect();
+        attribution(&self.source, &machines)
+    }
+}
+
+impl<T> std::ops::Deref for Published<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.numbers
+    }
+}
+
 /// One line of a comparison: what, their number, the reader's.
 #[derive(Debug, Clone)]
 pub struct Compare {

@@ -12,7 +12,7 @@ use crate::{
     fmt_slack, key, sweep_requests, tick_models,
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
-use harness::reference::{self, RefMachine, Source};
+use harness::reference::Published;
 use harness::render::{
     Better, Table, Tails, answer_block, capitalise, comparison_sentence, fmt_count, fmt_estimate,
     fmt_ns, fmt_opt_estimate, ratio_cell, sig3,
@@ -357,17 +357,18 @@ impl RefRow {
     }
 }
 
+/// The write-up's numbers, with its source and machines (`Published`).
+pub type RefData = Published<RefRows>;
+
 #[derive(Debug, Clone, Deserialize)]
-pub struct RefData {
-    pub source: Source,
-    pub machines: Vec<RefMachine>,
+pub struct RefRows {
     pub rows: Vec<RefRow>,
 }
 
 pub const REFERENCE_TOML: &str = include_str!("../../../assets/reference/short-sleeps.toml");
 
 pub fn reference_data() -> anyhow::Result<RefData> {
-    reference::parse(REFERENCE_TOML)
+    Published::load(REFERENCE_TOML)
 }
 
 /// The reader's OS as the reference data names it, and as a column header.
@@ -400,11 +401,6 @@ fn fmt_ref(v: Option<&RefValue>) -> String {
             ),
         },
     )
-}
-
-fn ref_attribution(refs: &RefData) -> String {
-    let machines: Vec<&RefMachine> = refs.machines.iter().collect();
-    reference::attribution(&refs.source, &machines)
 }
 
 /// The write-up's per-call numbers on its three systems, as published, and beside
@@ -472,7 +468,7 @@ fn reference_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
          slack (the line below says how it was measured). {compare} A dash: not measured on \
          that system.{switches}\n",
         t.to_markdown(),
-        ref_attribution(&refs)
+        refs.attribution()
     ))
 }
 
@@ -560,7 +556,7 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         row.extend(modes.iter().map(|m| {
             let late = fmt_opt_estimate(r.estimate(&sweep_key(*m, q, low)), Unit::Nanos);
             match blocked_share(r, *m, q) {
-                Some(b) => format!("{late} · {}", percent(b)),
+                Some(b) => format!("{late} · {}", harness::render::fmt_percent(b)),
                 None => late,
             }
         }));
@@ -597,10 +593,6 @@ fn blocked_share(r: &Results<SweepRound>, mode: Mode, request_ns: f64) -> Option
 
 /// A point whose sleeps blocked: at least this share of them, pooled over rounds.
 pub const BLOCKED_POINT: f64 = 0.9;
-
-fn percent(x: f64) -> String {
-    format!("{:.0} %", x * 100.0)
-}
 
 /// For each native way of sleeping, its lateness at the shortest request whose sleeps
 /// blocked against the longest request, by the verdict rule: does a longer sleep end
@@ -639,7 +631,7 @@ fn sweep_growth(r: &Results<SweepRound>, modes: &[Mode], low: u64) -> Vec<String
                 format!(
                     "{} ({} blocked{cpu})",
                     request_label(q),
-                    share(q).map_or_else(|| "–".into(), percent)
+                    share(q).map_or_else(|| "–".into(), harness::render::fmt_percent)
                 )
             })
             .collect();
@@ -1692,7 +1684,7 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
          intervals, measured by its own build of this chapter. *The write-up*: its value ± \
          the half-width of its 99.9 % interval for the same call on its system of the same \
          kind, on other hardware, in 2015. A dash: not measured there. {}\n",
-        ref_attribution(&refs)
+        refs.attribution()
     ));
     out.push_str(&format!(
         "\n<p class=\"cow-provenance\">Measured on {} other machine{}, each named above its \

@@ -10,7 +10,7 @@ use crate::experiments::{
 };
 use crate::{Placement, Runtime, Transport, Wait};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
-use harness::reference::{RefMachine, Source, attribution};
+use harness::reference::Published;
 use harness::render::{
     Align, Better, Table, Tails, answer_block, comparison_sentence, findings as bullets, fmt_count,
     fmt_estimate, fmt_opt_estimate, ratio_cell, undecided_text,
@@ -386,10 +386,11 @@ fn findings(r: &Results<Runs>) -> anyhow::Result<String> {
 }
 
 // The write-up's published numbers.
+/// The write-up's numbers, with its source and machines (`Published`).
+type Reference = Published<Numbers>;
+
 #[derive(Deserialize)]
-struct Reference {
-    source: Source,
-    machines: Vec<RefMachine>,
+struct Numbers {
     results: Vec<RefResult>,
     speedups: Vec<RefSpeedup>,
 }
@@ -415,12 +416,12 @@ struct RefSpeedup {
 }
 
 fn reference() -> anyhow::Result<Reference> {
-    harness::reference::parse(include_str!(
+    Published::load(include_str!(
         "../../../assets/reference/spinning-vs-sleeping.toml"
     ))
 }
 
-impl Reference {
+impl Numbers {
     fn get(&self, machine: &str, rt: Runtime, tr: Transport, wait: Wait) -> Option<&RefResult> {
         self.results.iter().find(|x| {
             x.machine == machine
@@ -434,11 +435,6 @@ impl Reference {
         self.speedups
             .iter()
             .find(|x| x.machine == machine && x.runtime == rt.label() && x.transport == tr.label())
-    }
-
-    fn attribution(&self) -> String {
-        let machines: Vec<&RefMachine> = self.machines.iter().collect();
-        attribution(&self.source, &machines)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::experiments::{
     sweep_key, twin_key,
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
-use harness::reference::{RefMachine, Source, attribution};
+use harness::reference::Published;
 use harness::render::capitalise;
 use harness::render::{
     Better, Table, Tails, answer_block, comparison_sentence, fmt_count, fmt_estimate,
@@ -56,23 +56,17 @@ struct RefRow {
     stddev_ms: f64,
 }
 
+/// The write-up's numbers, with its source and machines (`Published`).
+type Reference = Published<Numbers>;
+
 #[derive(Debug, Deserialize)]
-struct Reference {
-    source: Source,
-    machines: Vec<RefMachine>,
+struct Numbers {
     naive: Vec<RefRow>,
     sweep: Vec<RefRow>,
 }
 
 fn reference() -> anyhow::Result<Reference> {
-    harness::reference::parse(include_str!("../../../assets/reference/throttles.toml"))
-}
-
-impl Reference {
-    fn attribution(&self) -> String {
-        let machines: Vec<&RefMachine> = self.machines.iter().collect();
-        attribution(&self.source, &machines)
-    }
+    Published::load(include_str!("../../../assets/reference/throttles.toml"))
 }
 
 /// A published Mean, with the three decimals the write-up printed.
