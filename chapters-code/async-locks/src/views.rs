@@ -479,23 +479,13 @@ fn findings(r: &Results<DesignsRound>) -> anyhow::Result<String> {
 
 /// The A/A self-check: the twinned arm against its twin, by the verdict rule.
 fn aa_line(r: &Results<DesignsRound>) -> Option<String> {
-    let (k, t) = (key(TWINNED.0, TWINNED.1), twin_key());
-    let c = r.compare(&k, &t)?;
-    let clear = c.is_clear();
-    Some(format!(
-        "Self-check (an A/A pair: {} on the {} runtime ran twice in every round, as two arms \
-         with the same code; the first arm {}, the second {}): {}{}",
-        spoken(TWINNED.0),
-        TWINNED.1.label(),
-        fmt_opt_estimate(Some(c.a), Unit::Nanos),
-        fmt_opt_estimate(Some(c.b), Unit::Nanos),
-        comparison_sentence("the first arm", "the second", &c, Better::Lower),
-        if clear {
-            "; the rule called identical code different, so this run's verdicts deserve \
-             less trust"
-        } else {
-            ", as it should"
-        }
+    let c = r.compare(&key(TWINNED.0, TWINNED.1), &twin_key())?;
+    Some(harness::render::aa_sentence(
+        &format!("{} on the {} runtime", spoken(TWINNED.0), TWINNED.1.label()),
+        &fmt_opt_estimate(Some(c.a), Unit::Nanos),
+        &fmt_opt_estimate(Some(c.b), Unit::Nanos),
+        &c,
+        Better::Lower,
     ))
 }
 

@@ -268,7 +268,7 @@ fn rounds_give_one_reading_per_run_and_every_view_renders() {
                 assert!(out.contains("the same structure without the lock"), "{out}");
             }
             // The A/A twin shows up only in the findings' self-check.
-            "findings" => assert!(out.contains("Self-check (an A/A pair"), "{out}"),
+            "findings" => assert!(out.contains("Self-check (A/A)"), "{out}"),
             "designs" | "cost" | "waits" | "flavours" => {
                 assert!(!out.contains("A/A"), "{}: {out}", view.name())
             }

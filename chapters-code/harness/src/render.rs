@@ -80,6 +80,30 @@ pub enum Better {
     Smaller,
 }
 
+/// The A/A self-check every chapter ends its findings with, in one wording: `what` ran
+/// twice in every round as two arms of the same code, shown as `first` and `second`
+/// (each a figure as the chapter writes it), then the verdict rule's sentence on the
+/// pair, and what a clear difference between identical arms means.
+pub fn aa_sentence(
+    what: &str,
+    first: &str,
+    second: &str,
+    c: &Comparison,
+    better: Better,
+) -> String {
+    let verdict = comparison_sentence("the first arm", "the second", c, better);
+    let meaning = if c.is_clear() {
+        " — a false verdict on identical code, so this run's other verdicts deserve less \
+         trust (How we measure counts how often the rule makes one)"
+    } else {
+        ", as it should for identical code"
+    };
+    format!(
+        "Self-check (A/A): {what} ran twice in every round, as two arms of the same code: \
+         {first} and {second}; {verdict}{meaning}"
+    )
+}
+
 /// The one place a verdict becomes words. Paired comparisons say how many rounds put
 /// `a` on each side of `b`; unpaired ones say they were judged on two intervals.
 ///

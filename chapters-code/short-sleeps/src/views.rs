@@ -304,14 +304,12 @@ fn twin_sentence(r: &Results<CallsRound>) -> Option<String> {
     let twin = plan().into_iter().find(|c| c.twin)?;
     let (a, b) = (twin.variant.call.name(), twin.key(low_slack(r)));
     let c = r.compare(&a, &b)?;
-    let (ae, be) = (c.a, c.b);
-    let verdict_text = comparison_sentence("the original", "its twin", &c, Better::Lower);
-    Some(format!(
-        "self-check (A/A): {} ran twice in every round, as two arms of the same code: the \
-         original took {} per call, its twin {}; {verdict_text}",
-        code(&a),
-        est(&ae),
-        est(&be)
+    Some(harness::render::aa_sentence(
+        &code(&a),
+        &format!("{} per call", est(&c.a)),
+        &est(&c.b),
+        &c,
+        Better::Lower,
     ))
 }
 

@@ -13,7 +13,7 @@ use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::Published;
 use harness::render::{
     Align, Better, Table, Tails, answer_block, comparison_sentence, findings as bullets, fmt_count,
-    fmt_estimate, fmt_opt_estimate, ratio_cell, undecided_text,
+    fmt_estimate, fmt_opt_estimate, ratio_cell,
 };
 use harness::stats::{Comparison, Verdict};
 use harness::{Dist, Estimate, Profile, Results, Unit, View};
@@ -1368,21 +1368,13 @@ fn twin_sentence(r: &Results<Runs>) -> Option<String> {
         variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin),
         Arm::NoGap.suffix()
     );
-    let twin = format!("{k}{}", harness::AA_TWIN);
-    let c = r.compare(&k, &twin)?;
-    Some(format!(
-        "self-check (A/A): the spinning std channel with no gap, measured twice in the same \
-         rounds, took {} and {}: {}",
-        fmt_estimate(&c.a, Unit::Nanos),
-        fmt_estimate(&c.b, Unit::Nanos),
-        match undecided_text(c.verdict) {
-            Some(t) => format!("{t}, as it should be"),
-            None => format!(
-                "the rule calls them different ({}), a false verdict: this run's verdicts \
-                 deserve extra doubt",
-                ratio_cell(&c)
-            ),
-        }
+    let c = r.compare(&k, &format!("{k}{}", harness::AA_TWIN))?;
+    Some(harness::render::aa_sentence(
+        "the spinning std channel with no gap",
+        &fmt_estimate(&c.a, Unit::Nanos),
+        &fmt_estimate(&c.b, Unit::Nanos),
+        &c,
+        Better::Lower,
     ))
 }
 

@@ -940,21 +940,15 @@ fn debt_rate_finding(r: &Results<RatesRound>) -> Option<String> {
 /// The A/A self-check: the twin arm against the run it repeats, by the verdict rule.
 fn twin_finding(r: &Results<RatesRound>) -> Option<String> {
     let t = WRITEUP_RATE;
-    let (ka, kb) = (rate_key(TWIN, t), twin_key(TWIN, t));
-    let (a, b) = (r.estimate(&ka)?, r.estimate(&kb)?);
+    let c = r.compare(&rate_key(TWIN, t), &twin_key(TWIN, t))?;
     Some(format!(
-        "**Self-check (A/A)**: the deadline throttle at {} ran twice in every round, as two \
-         arms with identical code: the first reached {}, the second {} of the target; {}.",
-        per_s(t),
-        pct(&a.scaled(1.0 / t)),
-        pct(&b.scaled(1.0 / t)),
-        paired_sentence(
-            r.record,
-            "the first arm's rate",
-            "the second's",
-            &ka,
-            &kb,
-            Better::Higher
+        "{}.",
+        harness::render::aa_sentence(
+            &format!("the deadline throttle at {}", per_s(t)),
+            &format!("{} of the target", pct(&c.a.scaled(1.0 / t))),
+            &pct(&c.b.scaled(1.0 / t)),
+            &c,
+            Better::Higher,
         )
     ))
 }
