@@ -437,10 +437,10 @@ pub fn golden_views(
         .collect()
 }
 
-/// The snapshots in `<crate>/tests/snapshots/` of a golden test (`golden__*.snap`)
+/// The snapshots in `<crate_dir>/tests/snapshots/` of a golden test (`golden__*.snap`)
 /// that name none of `names`: left behind by a view that was renamed or removed.
-pub fn stale_snapshots(chapter: &Chapter, names: &[String]) -> Vec<String> {
-    let dir = std::path::Path::new(chapter.dir).join("tests/snapshots");
+pub fn stale_snapshots(crate_dir: &str, names: &[&str]) -> Vec<String> {
+    let dir = std::path::Path::new(crate_dir).join("tests/snapshots");
     let mut out: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -449,7 +449,7 @@ pub fn stale_snapshots(chapter: &Chapter, names: &[String]) -> Vec<String> {
         .filter(|f| {
             f.strip_prefix("golden__")
                 .and_then(|f| f.strip_suffix(".snap"))
-                .is_some_and(|n| !names.iter().any(|x| x == n))
+                .is_some_and(|n| !names.contains(&n))
         })
         .collect();
     out.sort();
