@@ -247,3 +247,211 @@ pub fn record_of_readings(
             .collect(),
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Golden records: the fixed results a chapter's golden test (`tests/golden.rs`) renders
+// every view from, kept in the repository under `tests/golden/records/`.
+// ---------------------------------------------------------------------------------------
+
+/// Where a chapter keeps its golden records: `<crate>/tests/golden/records`, one
+/// `<experiment>.json` per experiment.
+pub fn golden_dir(chapter: &Chapter) -> std::path::PathBuf {
+    std::path::Path::new(chapter.dir).join("tests/golden/records")
+}
+
+/// The machine every golden record names: plainly a fixture, the same whichever machine
+/// made the records, so that regenerating them changes only what was measured.
+pub fn golden_machine() -> crate::machine::Machine {
+    use crate::machine::{Clock, Idle, IdleState, Machine, Preemption, Underneath};
+    let state = |name: &str, latency_us, residency_us| IdleState {
+        name: name.into(),
+        latency_us: Some(latency_us),
+        residency_us: Some(residency_us),
+        disabled: Some(false),
+    };
+    Machine {
+        cpu: "Golden Fixture CPU @ 2.00GHz".into(),
+        logical_cpus: 2,
+        virtualised: Some(true),
+        os: "Linux (golden fixture)".into(),
+        kernel: "6.1.0-golden".into(),
+        arch: "x86_64".into(),
+        rustc: "rustc 1.95.0".into(),
+        build: "release".into(),
+        underneath: Some(Underneath {
+            os: "linux".into(),
+            clock: Clock {
+                source: Some("kvm-clock".into()),
+                available: Some("kvm-clock tsc acpi_pm".into()),
+                step_ns: Some(30.0),
+                read_ns: Some(25.0),
+                reads: 10_000,
+                getres_ns: Some(1.0),
+            },
+            idle: Idle {
+                driver: Some("haltpoll".into()),
+                governor: Some("haltpoll".into()),
+                states: vec![state("POLL", 0, 0), state("haltpoll", 1, 1)],
+                guest_halt_poll: vec![("guest_halt_poll_ns".into(), "200000".into())],
+                kvm_halt_poll_ns: None,
+            },
+            preemption: Some(Preemption {
+                model: "voluntary".into(),
+                how: "the kernel's build configuration".into(),
+            }),
+            cpuid: Some(crate::machine::CpuidCost {
+                ns: 1_200.0,
+                batches: 20,
+                per_batch: 50,
+                hypervisor: true,
+            }),
+        }),
+    }
+}
+
+/// The date every golden record was "measured" at.
+pub const GOLDEN_MEASURED_AT: &str = "2025-01-02 03:04:05 UTC";
+
+/// Fixes in a freshly measured record what came from this machine, this build and this
+/// moment rather than from the rounds: the code key (`golden`), the build (`release`,
+/// as the book measures), the machine ([`golden_machine`]), the date
+/// ([`GOLDEN_MEASURED_AT`]) and the time taken (rounded to whole seconds, at least 1).
+/// Then the record is made to pass the validation at the door, as the cache does before
+/// it stores one.
+pub fn pin_golden(record: &mut crate::Record) {
+    record.key = "golden".into();
+    record.build = "release".into();
+    record.provenance = crate::record::Provenance {
+        machine: golden_machine(),
+        measured_at: GOLDEN_MEASURED_AT.into(),
+        measured_unix: 1_735_787_045,
+    };
+    record.wall_s = record.wall_s.round().max(1.0);
+    crate::validate::sanitize(record);
+}
+
+/// Measures every experiment of `chapter` afresh in this process with the quick profile
+/// (exactly `rounds` rounds, with the `overrides` each experiment is given), pins what
+/// the machine and the clock gave ([`pin_golden`]) and writes the records into
+/// [`golden_dir`], compact as the cache writes them (a round's pooled samples make
+/// pretty-printed records three times larger). A run that did not end well is refused:
+/// the golden pages are those of good results.
+pub fn write_golden_records(
+    chapter: &Chapter,
+    rounds: u32,
+    overrides: impl Fn(&str) -> Vec<crate::params::Override>,
+) -> anyhow::Result<()> {
+    use crate::runner::{Mode, Request, rounds_in_process};
+    let dir = golden_dir(chapter);
+    std::fs::create_dir_all(&dir)?;
+    for exp in chapter.experiments {
+        let overrides = overrides(exp.name());
+        let req = Request {
+            chapter,
+            experiment: *exp,
+            profile: crate::Profile::Quick,
+            overrides: &overrides,
+            mode: Mode::InProcess,
+        };
+        let mut record = rounds_in_process(&req, rounds, Duration::from_secs(600))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", exp.name()))?;
+        anyhow::ensure!(
+            record.is_ok() && record.rounds.len() == rounds as usize,
+            "{}: {} rounds, {}",
+            exp.name(),
+            record.rounds.len(),
+            record.status.describe()
+        );
+        pin_golden(&mut record);
+        crate::validate::record(&record).map_err(|e| anyhow::anyhow!("{}: {e}", exp.name()))?;
+        let mut json = serde_json::to_string(&record)?;
+        json.push('\n');
+        std::fs::write(dir.join(format!("{}.json", exp.name())), json)?;
+    }
+    Ok(())
+}
+
+/// The golden records of `chapter`, one per experiment in the registry's order, each
+/// read through the validation at the door ([`crate::cache::read_checked`]) and checked
+/// to be the registry's chapter and experiment, a good result, pinned
+/// ([`pin_golden`]): nothing in them comes from the machine that reads them.
+pub fn golden_records(chapter: &Chapter) -> anyhow::Result<Vec<crate::Record>> {
+    let dir = golden_dir(chapter);
+    chapter
+        .experiments
+        .iter()
+        .map(|exp| {
+            let path = dir.join(format!("{}.json", exp.name()));
+            let r = crate::cache::read_checked(&path).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: {e} (regenerate the golden records: see the chapter's tests/golden.rs)",
+                    path.display()
+                )
+            })?;
+            anyhow::ensure!(
+                r.chapter == chapter.name && r.experiment == exp.name(),
+                "{} holds {}/{}",
+                path.display(),
+                r.chapter,
+                r.experiment
+            );
+            anyhow::ensure!(r.is_ok(), "{}: {}", path.display(), r.status.describe());
+            anyhow::ensure!(
+                r.key == "golden"
+                    && r.provenance.machine == golden_machine()
+                    && r.provenance.measured_at == GOLDEN_MEASURED_AT,
+                "{} is not pinned (fixture::pin_golden)",
+                path.display()
+            );
+            Ok(r)
+        })
+        .collect()
+}
+
+/// Every view of `chapter`'s registry with the golden record of its experiment, named
+/// as its snapshot: `<table|plot>-<view>`.
+pub fn golden_views(
+    chapter: &Chapter,
+) -> anyhow::Result<
+    Vec<(
+        String,
+        &'static dyn crate::experiment::AnyView,
+        crate::Record,
+    )>,
+> {
+    let records = golden_records(chapter)?;
+    chapter
+        .views
+        .iter()
+        .map(|v| {
+            let record = records
+                .iter()
+                .find(|r| r.experiment == v.experiment())
+                .ok_or_else(|| anyhow::anyhow!("no golden record of `{}`", v.experiment()))?;
+            let kind = match v.kind() {
+                crate::experiment::ViewKind::Table => "table",
+                crate::experiment::ViewKind::Plot => "plot",
+            };
+            Ok((format!("{kind}-{}", v.name()), *v, record.clone()))
+        })
+        .collect()
+}
+
+/// The snapshots in `<crate_dir>/tests/snapshots/` of a golden test (`golden__*.snap`)
+/// that name none of `names`: left behind by a view that was renamed or removed.
+pub fn stale_snapshots(crate_dir: &str, names: &[&str]) -> Vec<String> {
+    let dir = std::path::Path::new(crate_dir).join("tests/snapshots");
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|f| {
+            f.strip_prefix("golden__")
+                .and_then(|f| f.strip_suffix(".snap"))
+                .is_some_and(|n| !names.contains(&n))
+        })
+        .collect();
+    out.sort();
+    out
+}

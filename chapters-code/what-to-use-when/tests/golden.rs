@@ -1,0 +1,76 @@
+//! Golden tests of the guide: every section, computed from the chapters' golden records
+//! (each chapter's `tests/golden/records/`, see its `tests/golden.rs`), must read
+//! exactly as its snapshot in `tests/snapshots/`. A reworded sentence or a changed
+//! figure fails here.
+//!
+//! - A change you meant: `INSTA_UPDATE=always cargo test -p what-to-use-when --test
+//!   golden` rewrites the snapshots (or `cargo insta review` accepts them one by one);
+//!   read the diff, then commit it. Under `CI=true` insta writes nothing and the test
+//!   fails.
+//! - Regenerated chapter records change these figures too: update these snapshots
+//!   with the chapters'.
+//! - `COW_THRESHOLD` must be unset: it moves the verdicts.
+//! - Linux only: the records were measured on Linux and the snapshots are Linux's
+//!   pages (some views word what the OS they are built for lacks), so on macOS and
+//!   Windows these tests are compiled out.
+
+#![cfg(target_os = "linux")]
+
+use all_results::CHAPTERS;
+use harness::fixture::{golden_records, stale_snapshots};
+use what_to_use_when::{Guide, SECTIONS, handoffs, locks, sleeps, throttles, waiting};
+
+/// A section of the guide: its name in the page's marker, and what renders it.
+type Section = (&'static str, fn(&Guide) -> String);
+
+/// Every section of the guide.
+const RENDERS: [Section; 5] = [
+    ("waiting", waiting),
+    ("handoffs", handoffs),
+    ("sleeps", sleeps),
+    ("throttles", throttles),
+    ("locks", locks),
+];
+
+#[test]
+fn every_section_reads_as_its_snapshot() {
+    assert!(
+        std::env::var_os("COW_THRESHOLD").is_none(),
+        "unset COW_THRESHOLD: the snapshots hold the verdicts of the default threshold"
+    );
+    // A section added to the guide must be added here.
+    let names: Vec<&str> = RENDERS.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names, SECTIONS,
+        "the guide's sections changed: update RENDERS"
+    );
+    let records: Vec<harness::Record> = CHAPTERS
+        .iter()
+        .flat_map(|ch| golden_records(ch).unwrap_or_else(|e| panic!("{e:#}")))
+        .collect();
+    let guide = Guide::new(&records);
+    let mut differ = Vec::new();
+    for (name, render) in RENDERS {
+        let md = render(&guide);
+        // From the golden records every figure the guide reads is there.
+        assert!(!md.contains("Not available"), "{name}:\n{md}");
+        // Every section is compared before the test fails, naming all that differ.
+        if std::panic::catch_unwind(|| insta::assert_snapshot!(name, md)).is_err() {
+            differ.push(name);
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "these sections read differently: {differ:?}"
+    );
+}
+
+#[test]
+fn every_snapshot_is_of_a_section() {
+    let names: Vec<&str> = RENDERS.iter().map(|(n, _)| *n).collect();
+    let stale = stale_snapshots(env!("CARGO_MANIFEST_DIR"), &names);
+    assert!(
+        stale.is_empty(),
+        "snapshots of no section: {stale:?}; remove them"
+    );
+}
