@@ -455,3 +455,77 @@ pub fn stale_snapshots(crate_dir: &str, names: &[&str]) -> Vec<String> {
     out.sort();
     out
 }
+
+/// The golden tests of a chapter, one line in its `tests/golden.rs`:
+/// `harness::golden_tests!(brigades::CHAPTER);` (the crate needs `insta` as a
+/// dev-dependency). It expands, in the calling test file, into three tests:
+///
+/// - `every_view_reads_as_its_snapshot`: every view of the registry rendered as the page
+///   shows it from the golden records, each compared with its `insta` snapshot (all are
+///   compared before the test fails, naming those that differ);
+/// - `every_snapshot_is_of_a_view_in_the_registry`: no snapshot of a view that is gone;
+/// - `write_the_golden_records` (ignored): with `COW_GOLDEN_RECORDS=1`, measures every
+///   experiment afresh (quick profile, 6 rounds) and writes the records, pinned.
+///
+/// A macro rather than a function: `insta` finds the snapshot folder from the file the
+/// assertion is written in, so the assertion must expand in the chapter's own test.
+#[macro_export]
+macro_rules! golden_tests {
+    ($chapter:path) => {
+        #[test]
+        fn every_view_reads_as_its_snapshot() {
+            assert!(
+                std::env::var_os("COW_THRESHOLD").is_none(),
+                "unset COW_THRESHOLD: the snapshots hold the verdicts of the default threshold"
+            );
+            let views =
+                $crate::fixture::golden_views(&$chapter).unwrap_or_else(|e| panic!("{e:#}"));
+            let mut differ = Vec::new();
+            for (name, view, record) in views {
+                let page = $crate::render::render_view(
+                    view,
+                    &$crate::cache::Shown {
+                        record,
+                        newer_failures: vec![],
+                    },
+                );
+                assert!(
+                    !page.contains("No result for"),
+                    "{name} did not render:\n{page}"
+                );
+                // Every view is compared before the test fails, naming all that differ.
+                if std::panic::catch_unwind(|| insta::assert_snapshot!(name.as_str(), page))
+                    .is_err()
+                {
+                    differ.push(name);
+                }
+            }
+            assert!(
+                differ.is_empty(),
+                "these views read differently: {differ:?}"
+            );
+        }
+
+        #[test]
+        fn every_snapshot_is_of_a_view_in_the_registry() {
+            let views =
+                $crate::fixture::golden_views(&$chapter).unwrap_or_else(|e| panic!("{e:#}"));
+            let names: Vec<&str> = views.iter().map(|(name, _, _)| name.as_str()).collect();
+            let stale = $crate::fixture::stale_snapshots($chapter.dir, &names);
+            assert!(
+                stale.is_empty(),
+                "snapshots of no view: {stale:?}; remove them"
+            );
+        }
+
+        #[test]
+        #[ignore = "measures and writes the golden records: COW_GOLDEN_RECORDS=1 … -- --ignored"]
+        fn write_the_golden_records() {
+            if std::env::var_os("COW_GOLDEN_RECORDS").is_none() {
+                eprintln!("set COW_GOLDEN_RECORDS=1 to measure and write the golden records");
+                return;
+            }
+            $crate::fixture::write_golden_records(&$chapter, 6, |_| vec![]).unwrap();
+        }
+    };
+}
