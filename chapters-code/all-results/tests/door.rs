@@ -6,37 +6,14 @@
 //! and `compare` blamed the wrong thing for a key given twice or a byte-order mark.
 //! Correctness only: no figure here is measured.
 
+mod common;
+use common::{all_results, fixture, stderr, stdout};
 use harness::machine::Machine;
 use harness::record::{Provenance, RoundRecord, Status};
 use harness::{Profile, Reading, Record, Unit};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../book-tests/tests/fixtures/hostile")
-        .join(name)
-}
-
-fn all_results(args: &[&std::ffi::OsStr], results: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_all-results"))
-        .args(args)
-        .env("COW_RESULTS_DIR", results)
-        .env("COW_LOCK_FILE", results.join("measure.lock"))
-        .env_remove("COW_SET")
-        .env_remove("COW_CHECK_FRESH")
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// A good quick record of short sleeps' `calls` from this kind of machine, carrying
 /// the current code's key, with `data` as every round's data.

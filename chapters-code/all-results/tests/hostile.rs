@@ -4,25 +4,10 @@
 //! would act on, and never write outside the results folder. The hostile files are
 //! kept in `book-tests/tests/fixtures/hostile/`.
 
+mod common;
+use common::{all_results, fixture, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../book-tests/tests/fixtures/hostile")
-        .join(name)
-}
-
-fn all_results(args: &[&std::ffi::OsStr], results: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_all-results"))
-        .args(args)
-        .env("COW_RESULTS_DIR", results)
-        .env("COW_LOCK_FILE", results.join("measure.lock"))
-        .env_remove("COW_SET")
-        .env_remove("COW_CHECK_FRESH")
-        .output()
-        .unwrap()
-}
 
 fn compare(a: &Path, b: &Path) -> Output {
     let dir = tempfile::tempdir().unwrap();
@@ -30,14 +15,6 @@ fn compare(a: &Path, b: &Path) -> Output {
         &["compare".as_ref(), a.as_os_str(), b.as_os_str()],
         dir.path(),
     )
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

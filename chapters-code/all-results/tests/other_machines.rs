@@ -9,22 +9,12 @@
 //! write-up's figures. Without imports the section says how to add one. Correctness
 //! only: the figures are the fixtures'.
 
+mod common;
+use common::all_results;
 use harness::machine::Machine;
 use harness::record::{Provenance, RoundRecord, Status};
 use harness::{Profile, Reading, Record, Unit};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn all_results(args: &[&std::ffi::OsStr], results: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_all-results"))
-        .args(args)
-        .env("COW_RESULTS_DIR", results)
-        .env("COW_LOCK_FILE", results.join("measure.lock"))
-        .env_remove("COW_SET")
-        .env_remove("COW_CHECK_FRESH")
-        .output()
-        .unwrap()
-}
 
 fn machine(os: &str, kernel: &str, arch: &str, cpu: &str, cpus: usize) -> Machine {
     Machine {
