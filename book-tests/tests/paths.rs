@@ -2,7 +2,10 @@
 //! space (`make build COW_RESULTS_DIR="my results"`) sent results to a folder nobody
 //! named, and a checkout whose path held a space failed `make setup` with a cargo
 //! error about package names. Both are refused by the Makefile before anything runs,
-//! saying why (`make -n`: nothing is built or measured here).
+//! saying why (`make -n`: nothing is built or measured here). Unix only: the Makefile
+//! is for make on Linux and macOS.
+
+#![cfg(unix)]
 
 use book_tests::book_root;
 use std::process::Command;
