@@ -386,6 +386,17 @@ pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
     let slot = slot_of(&record);
     // Compact: a full run's rounds of pooled distributions run to megabytes pretty-printed.
     let json = serde_json::to_vec(&record)?;
+    // A record the door would refuse to read back would be measured again on every
+    // build: say so now instead.
+    anyhow::ensure!(
+        json.len() as u64 <= crate::safe::RECORD_CAP,
+        "the result of {}/{} is {} bytes, more than the {} MB a stored record may hold; \
+         measure it with fewer rounds or smaller parameters",
+        record.chapter,
+        record.experiment,
+        json.len(),
+        crate::safe::RECORD_CAP >> 20
+    );
     if record.is_ok() {
         let target = slot.good_path(dir);
         write_atomically(&target, &json)?;
@@ -814,7 +825,7 @@ impl MeasureLock {
 mod tests {
     use super::*;
     use crate::machine::Machine;
-    use crate::record::{FORMAT, Provenance, Status};
+    use crate::record::{FORMAT, Provenance, RoundRecord, Status};
 
     pub(crate) fn record(profile: Profile, key: &str, status: Status, at: u64) -> Record {
         Record {
@@ -1285,6 +1296,21 @@ mod tests {
         assert_eq!(std::fs::metadata(&victim).unwrap().nlink(), 2);
         // A folder is not a lock file.
         assert!(MeasureLock::acquire_at(dir.path()).is_err());
+    }
+
+    /// A record too large for the door to read back is refused when stored, saying
+    /// why, rather than written and then measured again on every build.
+    #[test]
+    fn a_record_over_the_cap_is_refused_when_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = record(Profile::Quick, "k", Status::Ok, 1);
+        r.rounds = vec![RoundRecord {
+            data: serde_json::json!(vec![0u8; (crate::safe::RECORD_CAP / 2 + 1) as usize]),
+            ..Default::default()
+        }];
+        let e = store(dir.path(), &r).unwrap_err();
+        assert!(format!("{e:#}").contains("more than the 8 MB"), "{e:#}");
+        assert!(all_records(dir.path()).is_empty());
     }
 
     /// Issue 28, items 15 and 16: a relative `COW_LOCK_FILE` named a different file in
