@@ -7,62 +7,22 @@
 //! Correctness only: no figure here is measured.
 
 mod common;
-use common::{all_results, fixture, stderr, stdout};
+use common::{all_results, calls_data, calls_record, fixture, results_folder, stderr, stdout};
+use harness::Record;
 use harness::machine::Machine;
-use harness::record::{Provenance, RoundRecord, Status};
-use harness::{Profile, Reading, Record, Unit};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A good quick record of short sleeps' `calls` from this kind of machine, carrying
-/// the current code's key, with `data` as every round's data.
-fn calls_record(data: serde_json::Value) -> Record {
-    let key = all_results::chapter("short-sleeps").unwrap().key;
+/// A good `calls` record from this kind of machine, with `data` as every round's.
+fn calls_on_this_machine(data: serde_json::Value) -> Record {
     let mut machine = Machine::current();
     machine.build = "release".into();
-    Record {
-        format: harness::record::FORMAT,
-        chapter: "short-sleeps".into(),
-        experiment: "calls".into(),
-        key: key.into(),
-        profile: Profile::Quick,
-        build: "release".into(),
-        provenance: Provenance {
-            machine,
-            measured_at: "2026-06-01 12:00:00 UTC".into(),
-            measured_unix: 1_780_315_200,
-        },
-        params: Vec::new(),
-        details: Vec::new(),
-        isolation: "a fresh process per round".into(),
-        status: Status::Ok,
-        notes: Vec::new(),
-        wall_s: 3.0,
-        rounds: (0..3)
-            .map(|i| RoundRecord {
-                index: i,
-                readings: vec![Reading::new("sleep(0)", Unit::Nanos, 100.0 + f64::from(i))],
-                data: data.clone(),
-                ..Default::default()
-            })
-            .collect(),
-    }
+    calls_record(machine, &[("sleep(0)", 100.0)], &[], data)
 }
 
 fn good_calls() -> Record {
-    calls_record(serde_json::json!({"thread_slack_ns": null, "low_slack_ns": 50_000, "loops": []}))
-}
-
-fn folder_with(root: &Path, name: &str, r: &Record) -> PathBuf {
-    let dir = root.join(name);
-    std::fs::create_dir_all(dir.join("short-sleeps")).unwrap();
-    std::fs::write(
-        dir.join("short-sleeps").join("calls.quick.release.json"),
-        serde_json::to_vec(r).unwrap(),
-    )
-    .unwrap();
-    dir
+    calls_on_this_machine(calls_data())
 }
 
 const STORED: &str = "short-sleeps/calls.quick.release.json";
@@ -73,11 +33,15 @@ const STORED: &str = "short-sleeps/calls.quick.release.json";
 fn import_refuses_rounds_the_chapter_cannot_read_and_keeps_the_good_result() {
     let root = tempfile::tempdir().unwrap();
     let results = root.path().join("results");
-    let good = folder_with(root.path(), "good", &good_calls());
+    let good = results_folder(root.path(), "good", &good_calls());
     let out = all_results(&["import".as_ref(), good.as_os_str()], &results);
     assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
     let kept = std::fs::read(results.join(STORED)).unwrap();
-    let empty = folder_with(root.path(), "empty", &calls_record(serde_json::json!({})));
+    let empty = results_folder(
+        root.path(),
+        "empty",
+        &calls_on_this_machine(serde_json::json!({})),
+    );
     let out = all_results(&["import".as_ref(), empty.as_os_str()], &results);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -157,7 +121,7 @@ fn mkfifo(path: &Path) {
 fn a_fifo_a_device_and_a_huge_file_are_refused_without_reading_them() {
     let root = tempfile::tempdir().unwrap();
     let results = root.path().join("results");
-    let from = folder_with(root.path(), "from", &good_calls());
+    let from = results_folder(root.path(), "from", &good_calls());
     let ch = from.join("short-sleeps");
     let fifo = ch.join("calls.full.release.json");
     mkfifo(&fifo);

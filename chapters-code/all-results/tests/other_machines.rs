@@ -10,11 +10,9 @@
 //! only: the figures are the fixtures'.
 
 mod common;
-use common::all_results;
+use common::{all_results, calls_data, calls_record, results_folder};
+use harness::Record;
 use harness::machine::Machine;
-use harness::record::{Provenance, RoundRecord, Status};
-use harness::{Profile, Reading, Record, Unit};
-use std::path::{Path, PathBuf};
 
 fn machine(os: &str, kernel: &str, arch: &str, cpu: &str, cpus: usize) -> Machine {
     Machine {
@@ -28,60 +26,6 @@ fn machine(os: &str, kernel: &str, arch: &str, cpu: &str, cpus: usize) -> Machin
         build: "release".into(),
         underneath: None,
     }
-}
-
-/// A good quick `calls` record of short sleeps: three rounds of the given readings
-/// (per call, ns), each round's value a little apart so the interval is not a point.
-fn calls_record(m: Machine, readings: &[(&str, f64)], details: &[(&str, &str)]) -> Record {
-    let key = all_results::chapter("short-sleeps").unwrap().key;
-    let rounds = (0..3)
-        .map(|i| RoundRecord {
-            index: i,
-            readings: readings
-                .iter()
-                .map(|(k, v)| Reading::new(*k, Unit::Nanos, v * (1.0 + 0.01 * f64::from(i))))
-                .collect(),
-            // A round of `calls` as the chapter's type reads it (import decodes every
-            // round; the per-OS table reads the readings).
-            data: serde_json::json!({"thread_slack_ns": null, "low_slack_ns": 50_000, "loops": []}),
-            ..Default::default()
-        })
-        .collect();
-    Record {
-        format: harness::record::FORMAT,
-        chapter: "short-sleeps".into(),
-        experiment: "calls".into(),
-        key: key.into(),
-        profile: Profile::Quick,
-        build: "release".into(),
-        provenance: Provenance {
-            machine: m,
-            measured_at: "2026-06-01 12:00:00 UTC".into(),
-            measured_unix: 1_780_315_200,
-        },
-        params: Vec::new(),
-        details: details
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        isolation: "a fresh process per round".into(),
-        status: Status::Ok,
-        notes: Vec::new(),
-        wall_s: 3.0,
-        rounds,
-    }
-}
-
-/// A results folder as a machine's build leaves it: `<chapter>/<experiment>.….json`.
-fn results_folder(root: &Path, name: &str, r: &Record) -> PathBuf {
-    let dir = root.join(name);
-    std::fs::create_dir_all(dir.join("short-sleeps")).unwrap();
-    std::fs::write(
-        dir.join("short-sleeps").join("calls.quick.release.json"),
-        serde_json::to_vec(r).unwrap(),
-    )
-    .unwrap();
-    dir
 }
 
 fn mac() -> Record {
@@ -100,6 +44,7 @@ fn mac() -> Record {
             ("thread::sleep(1 ms)", 1_250_000.0),
         ],
         &[],
+        calls_data(),
     )
 }
 
@@ -127,6 +72,7 @@ fn windows() -> Record {
             short_sleeps::experiments::TIMER_RESOLUTION_DETAIL,
             "current 1 ms (coarsest 15.6 ms, finest 500 µs)",
         )],
+        calls_data(),
     )
 }
 
