@@ -482,6 +482,7 @@ fn aa_line(r: &Results<DesignsRound>) -> Option<String> {
     let c = r.compare(&key(TWINNED.0, TWINNED.1), &twin_key())?;
     Some(harness::render::aa_sentence(
         &format!("{} on the {} runtime", spoken(TWINNED.0), TWINNED.1.label()),
+        None,
         &fmt_opt_estimate(Some(c.a), Unit::Nanos),
         &fmt_opt_estimate(Some(c.b), Unit::Nanos),
         &c,

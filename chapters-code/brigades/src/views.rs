@@ -689,6 +689,7 @@ fn aa_sentence(r: &Results<VariantsRound>) -> Option<String> {
     let c = r.compare(k.key(), &twin)?;
     Some(harness::render::aa_sentence(
         "the current-thread channel brigade",
+        None,
         &fmt_estimate(&c.a, Unit::Nanos),
         &fmt_estimate(&c.b, Unit::Nanos),
         &c,

@@ -83,15 +83,22 @@ pub enum Better {
 /// The A/A self-check every chapter ends its findings with, in one wording: `what` ran
 /// twice in every round as two arms of the same code, shown as `first` and `second`
 /// (each a figure as the chapter writes it), then the verdict rule's sentence on the
-/// pair, and what a clear difference between identical arms means.
+/// pair, and what a clear difference between identical arms means. `quantity` names
+/// what is compared where the arm alone would not say it (a rate: "the first arm's
+/// rate was higher"); a time needs none ("the first arm was slower").
 pub fn aa_sentence(
     what: &str,
+    quantity: Option<&str>,
     first: &str,
     second: &str,
     c: &Comparison,
     better: Better,
 ) -> String {
-    let verdict = comparison_sentence("the first arm", "the second", c, better);
+    let (an, bn) = match quantity {
+        Some(q) => (format!("the first arm's {q}"), "the second's".to_string()),
+        None => ("the first arm".to_string(), "the second".to_string()),
+    };
+    let verdict = comparison_sentence(&an, &bn, c, better);
     let meaning = if c.is_clear() {
         " — a false verdict on identical code, so this run's other verdicts deserve less \
          trust (How we measure counts how often the rule makes one)"

@@ -306,6 +306,7 @@ fn twin_sentence(r: &Results<CallsRound>) -> Option<String> {
     let c = r.compare(&a, &b)?;
     Some(harness::render::aa_sentence(
         &code(&a),
+        None,
         &format!("{} per call", est(&c.a)),
         &est(&c.b),
         &c,

@@ -1371,6 +1371,7 @@ fn twin_sentence(r: &Results<Runs>) -> Option<String> {
     let c = r.compare(&k, &format!("{k}{}", harness::AA_TWIN))?;
     Some(harness::render::aa_sentence(
         "the spinning std channel with no gap",
+        None,
         &fmt_estimate(&c.a, Unit::Nanos),
         &fmt_estimate(&c.b, Unit::Nanos),
         &c,

@@ -945,6 +945,7 @@ fn twin_finding(r: &Results<RatesRound>) -> Option<String> {
         "{}.",
         harness::render::aa_sentence(
             &format!("the deadline throttle at {}", per_s(t)),
+            Some("rate"),
             &format!("{} of the target", pct(&c.a.scaled(1.0 / t))),
             &pct(&c.b.scaled(1.0 / t)),
             &c,
