@@ -301,7 +301,7 @@ fn every_declared_headline_figure_is_in_the_appendix() {
                 ch.name,
                 h.name,
                 h.experiment,
-                h.reading
+                h.reading.stored()
             );
         }
     }

@@ -171,7 +171,7 @@ fn headline_of(chapter: &str, experiment: &str, key: &str) -> Option<&'static st
     crate::chapter(chapter)?
         .headlines
         .iter()
-        .find(|h| h.experiment == experiment && h.reading == key)
+        .find(|h| h.experiment == experiment && h.reading.stored() == key)
         .map(|h| h.name)
 }
 

@@ -6,11 +6,11 @@
 //! silently contradict each other.
 
 use crate::appendix::summary_provenance;
-use harness::Record;
 use harness::render::{
     Table, escape_html, fmt_count, fmt_estimate, noise_summary, sig3, undecided_text,
 };
 use harness::stats::{Comparison, Estimate, Verdict};
+use harness::{ReadingKey, Record, Results};
 
 /// Two readings of the same quantity in two experiments.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +21,11 @@ pub struct Pair {
     pub owner: (String, String),
     /// The same for the experiment that measures it again, in another context.
     pub other: (String, String),
+}
+
+/// Whether a record holds a reading under this stored key.
+fn has(r: &Record, key: &str) -> bool {
+    r.keys().contains(&key)
 }
 
 fn id(r: &Record) -> String {
@@ -42,19 +47,19 @@ pub fn pairs(records: &[Record]) -> Vec<Pair> {
         find(records, "short-sleeps", "sweep"),
         find(records, "throttles", "sweep"),
     ) {
-        for key in b.keys() {
-            let Some(len) = key
-                .strip_prefix("sleep(")
-                .and_then(|k| k.strip_suffix(") · late by"))
-            else {
-                continue;
-            };
-            let mine = format!("thread::sleep · {len} · late by");
-            if a.keys().contains(&mine.as_str()) {
+        for ms in throttles::experiments::SWEEP_MS {
+            let theirs = throttles::experiments::SweepKey::Late(ms).stored();
+            let mine = short_sleeps::experiments::SweepKey::late(
+                short_sleeps::Mode::Sleep,
+                ms * 1_000_000,
+                0,
+            )
+            .stored();
+            if has(a, &mine) && has(b, &theirs) {
                 out.push(Pair {
-                    what: format!("how late a {len} `thread::sleep` wakes"),
+                    what: format!("how late a {ms} ms `thread::sleep` wakes"),
                     owner: (id(a), mine),
-                    other: (id(b), key.to_string()),
+                    other: (id(b), theirs),
                 });
             }
         }
@@ -65,14 +70,23 @@ pub fn pairs(records: &[Record]) -> Vec<Pair> {
         find(records, "spinning-vs-sleeping", "gaps"),
         find(records, "spinning-vs-sleeping", "variants"),
     ) && let Some(gap) = b.param("gap_ms")
+        && let Ok(variants) = Results::<spinning_vs_sleeping::experiments::Runs>::decode(b)
     {
-        for key in b.keys() {
-            let g = number(gap);
-            let mine = format!("{key} · {g} ms");
-            if a.keys().contains(&mine.as_str()) {
+        let g = number(gap);
+        let mut seen = Vec::new();
+        for key in variants.data().flat_map(|r| r.keys()) {
+            if key.arm != spinning_vs_sleeping::experiments::Arm::Main
+                || key.twin
+                || seen.contains(&key)
+            {
+                continue;
+            }
+            seen.push(key);
+            let mine = key.at_gap((gap * 1_000.0).round() as u64).stored();
+            if has(a, &mine) && has(b, &key.stored()) {
                 out.push(Pair {
-                    what: format!("a `{key}` receiver after a {g} ms gap"),
-                    owner: (id(b), key.to_string()),
+                    what: format!("a `{}` receiver after a {g} ms gap", key.label()),
+                    owner: (id(b), key.stored()),
                     other: (id(a), mine),
                 });
             }
@@ -85,15 +99,17 @@ pub fn pairs(records: &[Record]) -> Vec<Pair> {
         find(records, "brigades", "sweep"),
     ) && let Some(tasks) = a.param("tasks")
     {
-        for key in a.keys() {
-            let theirs = format!("{key} · {} members · per hop", fmt_count(tasks as u64));
-            if b.keys().contains(&theirs.as_str()) {
+        for kind in brigades::experiments::VARIANT_KINDS {
+            let mine = brigades::experiments::VariantsKey::hop(kind).stored();
+            let theirs = brigades::experiments::SweepKey::PerHop(kind, tasks as usize).stored();
+            if has(a, &mine) && has(b, &theirs) {
                 out.push(Pair {
                     what: format!(
-                        "a hop in a `{key}` brigade of {} members",
+                        "a hop in a `{}` brigade of {} members",
+                        kind.key(),
                         fmt_count(tasks as u64)
                     ),
-                    owner: (id(a), key.to_string()),
+                    owner: (id(a), mine),
                     other: (id(b), theirs),
                 });
             }

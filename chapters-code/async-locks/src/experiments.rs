@@ -9,8 +9,9 @@
 use crate::{
     Design, Flavour, Hazard, Run, Tallied, Waits, extended_timeout, run_design, run_hazard,
 };
+use harness::record::twin_key;
 use harness::stats::{median_sorted, percentile_sorted};
-use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
+use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
@@ -110,9 +111,32 @@ pub struct HazardsRound {
     pub runs: Vec<HazardRunData>,
 }
 
-/// `guard held across .await · current-thread`.
-pub fn hazard_key(h: Hazard, fl: Flavour) -> String {
-    format!("{} · {}", h.label(), fl.label())
+/// The readings of the hazards experiment: the median lateness of one hazard on one
+/// runtime, stored as `guard held across .await · current-thread`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HazardKey {
+    pub hazard: Hazard,
+    pub flavour: Flavour,
+}
+
+impl HazardKey {
+    pub const fn new(hazard: Hazard, flavour: Flavour) -> HazardKey {
+        HazardKey { hazard, flavour }
+    }
+}
+
+impl ReadingKey for HazardKey {
+    fn stored(&self) -> String {
+        format!(
+            "{} · {}",
+            stored_hazard(self.hazard),
+            stored_flavour(self.flavour)
+        )
+    }
+}
+
+impl Keyed for HazardsRound {
+    type Key = HazardKey;
 }
 
 impl HazardsRound {
@@ -120,11 +144,8 @@ impl HazardsRound {
         self.runs
             .iter()
             .filter_map(|r| {
-                Some(Reading::new(
-                    hazard_key(r.hazard, r.flavour),
-                    Unit::Nanos,
-                    r.reading()?,
-                ))
+                let key = HazardKey::new(r.hazard, r.flavour);
+                Some(Reading::of(&key, Unit::Nanos, r.reading()?))
             })
             .collect()
     }
@@ -199,29 +220,137 @@ pub const SWEPT: [Design; 7] = [
     Design::Fix,
 ];
 
-/// The reading key of a design on a runtime: `2: tokio mutex, channel(1) · multi-thread`.
-pub fn key(design: Design, flavour: Flavour) -> String {
-    format!("{} · {}", design.label(), flavour.label())
-}
-
 /// The design and runtime whose A/A twin runs in every round of the designs
 /// experiment: the baseline on the multi-thread runtime, the cheapest run of the round
 /// (2–3 % of a round's run time on a 2-vCPU VM) and the reference of the chapter's main
 /// verdicts.
 pub const TWINNED: (Design, Flavour) = (Design::Baseline, Flavour::MultiThread);
 
-/// The reading key of the twin: the original's key followed by [`harness::AA_TWIN`].
-pub fn twin_key() -> String {
-    format!("{}{}", key(TWINNED.0, TWINNED.1), harness::AA_TWIN)
+/// How records name a design. These are the tables' labels as they were when the first
+/// results were stored, spelled out here so that a relabelled table changes nothing a
+/// record holds (nor what a stored record is found by).
+fn stored_design(d: Design) -> &'static str {
+    match d {
+        Design::Baseline => "baseline",
+        Design::BaselineUnconstrained => "baseline, no budget",
+        Design::TaskEach => "task each, no lock",
+        Design::StdMutexTask => "1: std mutex, task each",
+        Design::StdMutex => "1 inline (ours)",
+        Design::TokioMutexCap1 => "2: tokio mutex, channel(1)",
+        Design::TokioMutexCapN => "2′: channel(N)",
+        Design::TwoRuntimes => "3: two runtimes",
+        Design::Fix => "fix",
+    }
 }
 
-/// The reading key of a design on a runtime at one size of the sweep.
-pub fn sweep_key(design: Design, flavour: Flavour, n: usize) -> String {
-    format!(
-        "{} · N = {}",
-        key(design, flavour),
-        harness::render::fmt_count(n as u64)
-    )
+/// How records name a runtime flavour (see [`stored_design`]).
+fn stored_flavour(fl: Flavour) -> &'static str {
+    match fl {
+        Flavour::CurrentThread => "current-thread",
+        Flavour::MultiThread => "multi-thread",
+    }
+}
+
+/// How records name a hazard (see [`stored_design`]).
+fn stored_hazard(h: Hazard) -> &'static str {
+    match h {
+        Hazard::GuardAcrossAwait => "guard held across .await",
+        Hazard::LongUnderLock => "long section, std mutex",
+        Hazard::LongNoLock => "long section, no lock",
+    }
+}
+
+/// `1000000` as `1,000,000`: the stored form of a sweep's size, kept here rather than
+/// in the page layer's number format so that a change to how the page writes numbers
+/// cannot change what a record is found by.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The readings of the designs experiment: the median lateness of one design on one
+/// runtime, stored as `2: tokio mutex, channel(1) · multi-thread`; the A/A twin's
+/// (`twin`) as the same followed by [`harness::AA_TWIN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DesignKey {
+    pub design: Design,
+    pub flavour: Flavour,
+    /// The A/A twin: the same code as its original, run as a second arm.
+    pub twin: bool,
+}
+
+impl DesignKey {
+    /// A design on a runtime (never the A/A twin).
+    pub const fn new(design: Design, flavour: Flavour) -> DesignKey {
+        DesignKey {
+            design,
+            flavour,
+            twin: false,
+        }
+    }
+
+    /// The A/A twin's reading: the twin of [`TWINNED`].
+    pub const TWIN: DesignKey = DesignKey {
+        design: TWINNED.0,
+        flavour: TWINNED.1,
+        twin: true,
+    };
+}
+
+impl ReadingKey for DesignKey {
+    fn stored(&self) -> String {
+        let original = format!(
+            "{} · {}",
+            stored_design(self.design),
+            stored_flavour(self.flavour)
+        );
+        if self.twin {
+            twin_key(&original)
+        } else {
+            original
+        }
+    }
+}
+
+impl Keyed for DesignsRound {
+    type Key = DesignKey;
+}
+
+/// The readings of the sweep: the median lateness of one design on one runtime at one
+/// size, stored as `2: tokio mutex, channel(1) · multi-thread · N = 1,000`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepKey {
+    pub design: Design,
+    pub flavour: Flavour,
+    /// Timeouts started together.
+    pub n: usize,
+}
+
+impl SweepKey {
+    pub const fn new(design: Design, flavour: Flavour, n: usize) -> SweepKey {
+        SweepKey { design, flavour, n }
+    }
+}
+
+impl ReadingKey for SweepKey {
+    fn stored(&self) -> String {
+        format!(
+            "{} · N = {}",
+            DesignKey::new(self.design, self.flavour).stored(),
+            grouped(self.n)
+        )
+    }
+}
+
+impl Keyed for SweepRound {
+    type Key = SweepKey;
 }
 
 /// How the write-up's measure compares with the timeouts' own: from the start time
@@ -358,13 +487,12 @@ impl DesignsRound {
         self.runs
             .iter()
             .filter_map(|r| {
-                let v = r.reading()?;
-                let k = if r.twin {
-                    twin_key()
-                } else {
-                    key(r.design, r.flavour)
+                let key = DesignKey {
+                    design: r.design,
+                    flavour: r.flavour,
+                    twin: r.twin,
                 };
-                Some(Reading::new(k, Unit::Nanos, v))
+                Some(Reading::of(&key, Unit::Nanos, r.reading()?))
             })
             .collect()
     }
@@ -389,12 +517,12 @@ impl SweepRound {
         self.runs
             .iter()
             .filter_map(|r| {
-                let v = r.reading()?;
-                Some(Reading::new(
-                    sweep_key(r.design, r.flavour, r.n),
-                    Unit::Nanos,
-                    v,
-                ))
+                let key = SweepKey {
+                    design: r.design,
+                    flavour: r.flavour,
+                    n: r.n,
+                };
+                Some(Reading::of(&key, Unit::Nanos, r.reading()?))
             })
             .collect()
     }
@@ -549,13 +677,36 @@ pub const UNIT_FIRST: Duration = Duration::from_millis(20);
 pub const UNIT_EXTRA: Duration = Duration::from_millis(20);
 pub const UNIT_WINDOW_MS: (u64, u64) = (36, 44);
 
+/// The reading of the unit check: the median over a round's checks of when the
+/// extended timeout fired, stored as `fired after`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitKey {
+    FiredAfter,
+}
+
+impl ReadingKey for UnitKey {
+    fn stored(&self) -> String {
+        match self {
+            UnitKey::FiredAfter => "fired after".into(),
+        }
+    }
+}
+
+impl Keyed for UnitRound {
+    type Key = UnitKey;
+}
+
 impl UnitRound {
     fn readings(&self) -> Vec<Reading> {
         let s = sorted(self.fired_ns.iter().copied());
         if s.is_empty() {
             return Vec::new();
         }
-        vec![Reading::new("fired after", Unit::Nanos, median_sorted(&s))]
+        vec![Reading::of(
+            &UnitKey::FiredAfter,
+            Unit::Nanos,
+            median_sorted(&s),
+        )]
     }
 
     /// (inside the window, too early, too late).
@@ -596,4 +747,168 @@ fn unit_check(ctx: &mut Ctx) -> anyhow::Result<UnitRound> {
         low_ms: UNIT_WINDOW_MS.0,
         high_ms: UNIT_WINDOW_MS.1,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::record::Record;
+    use harness::render::fmt_count;
+    use serde::de::DeserializeOwned;
+
+    /// The strings records hold, pinned: a typed key must store what the stored
+    /// results were found by before it existed (these are the golden records' keys).
+    #[test]
+    fn typed_keys_store_the_strings_records_hold() {
+        let stored = |k: &dyn ReadingKey| k.stored();
+        let mt = |d| stored(&DesignKey::new(d, Flavour::MultiThread));
+        assert_eq!(mt(Design::Baseline), "baseline · multi-thread");
+        assert_eq!(
+            mt(Design::BaselineUnconstrained),
+            "baseline, no budget · multi-thread"
+        );
+        assert_eq!(mt(Design::TaskEach), "task each, no lock · multi-thread");
+        assert_eq!(
+            mt(Design::StdMutexTask),
+            "1: std mutex, task each · multi-thread"
+        );
+        assert_eq!(mt(Design::StdMutex), "1 inline (ours) · multi-thread");
+        assert_eq!(
+            mt(Design::TokioMutexCap1),
+            "2: tokio mutex, channel(1) · multi-thread"
+        );
+        assert_eq!(mt(Design::TokioMutexCapN), "2′: channel(N) · multi-thread");
+        assert_eq!(mt(Design::TwoRuntimes), "3: two runtimes · multi-thread");
+        assert_eq!(mt(Design::Fix), "fix · multi-thread");
+        assert_eq!(
+            stored(&DesignKey::new(
+                Design::TokioMutexCapN,
+                Flavour::CurrentThread
+            )),
+            "2′: channel(N) · current-thread"
+        );
+        assert_eq!(
+            stored(&DesignKey::TWIN),
+            "baseline · multi-thread (A/A twin)"
+        );
+        assert_eq!(
+            stored(&SweepKey::new(Design::Fix, Flavour::CurrentThread, 1)),
+            "fix · current-thread · N = 1"
+        );
+        assert_eq!(
+            stored(&SweepKey::new(
+                Design::TokioMutexCap1,
+                Flavour::MultiThread,
+                1_000
+            )),
+            "2: tokio mutex, channel(1) · multi-thread · N = 1,000"
+        );
+        assert_eq!(
+            stored(&SweepKey::new(
+                Design::BaselineUnconstrained,
+                Flavour::MultiThread,
+                30_000
+            )),
+            "baseline, no budget · multi-thread · N = 30,000"
+        );
+        let hazard = |h, fl| stored(&HazardKey::new(h, fl));
+        assert_eq!(
+            hazard(Hazard::GuardAcrossAwait, Flavour::CurrentThread),
+            "guard held across .await · current-thread"
+        );
+        assert_eq!(
+            hazard(Hazard::LongUnderLock, Flavour::MultiThread),
+            "long section, std mutex · multi-thread"
+        );
+        assert_eq!(
+            hazard(Hazard::LongNoLock, Flavour::MultiThread),
+            "long section, no lock · multi-thread"
+        );
+        assert_eq!(stored(&UnitKey::FiredAfter), "fired after");
+    }
+
+    /// The stored form of a size agrees with how the page writes a count, though it
+    /// does not use it.
+    #[test]
+    fn the_stored_size_agrees_with_the_page_count() {
+        for n in [0, 1, 10, 999, 1_000, 12_345, 30_000, 100_000, 1_000_000] {
+            assert_eq!(grouped(n), fmt_count(n as u64), "{n}");
+        }
+    }
+
+    /// Two keys never share a stored string.
+    #[test]
+    fn no_two_keys_store_the_same_string() {
+        let mut all: Vec<String> = Vec::new();
+        for design in Design::ALL {
+            for flavour in Flavour::ALL {
+                for twin in [false, true] {
+                    all.push(
+                        DesignKey {
+                            design,
+                            flavour,
+                            twin,
+                        }
+                        .stored(),
+                    );
+                }
+                for n in [1, 10, 1_000, 10_000, 30_000] {
+                    all.push(SweepKey::new(design, flavour, n).stored());
+                }
+            }
+        }
+        for hazard in Hazard::ALL {
+            for flavour in Flavour::ALL {
+                all.push(HazardKey::new(hazard, flavour).stored());
+            }
+        }
+        all.push(UnitKey::FiredAfter.stored());
+        let n = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), n);
+    }
+
+    fn golden(name: &str) -> Record {
+        let path = format!(
+            "{}/tests/golden/records/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Each golden round's readings, rebuilt from its data through the typed keys,
+    /// equal the readings the record holds: the same keys, units and values.
+    fn rebuilds<R: DeserializeOwned>(name: &str, readings: fn(&R) -> Vec<Reading>) {
+        let rec = golden(name);
+        assert!(!rec.rounds.is_empty(), "{name}");
+        for round in &rec.rounds {
+            let data: R = serde_json::from_value(round.data.clone()).unwrap();
+            assert_eq!(
+                readings(&data),
+                round.readings,
+                "{name}, round {}",
+                round.index
+            );
+        }
+    }
+
+    /// Every headline names a reading the golden record of its experiment holds.
+    #[test]
+    fn every_headline_reads_a_figure_from_the_golden_records() {
+        for h in crate::CHAPTER.headlines {
+            let rec = golden(h.experiment);
+            let figure = harness::Figure::of(h, &rec);
+            assert!(figure.is_some(), "{}: {:?}", h.name, h.reading);
+        }
+    }
+
+    #[test]
+    fn the_golden_records_readings_rebuild_from_their_data() {
+        rebuilds("designs", DesignsRound::readings);
+        rebuilds("sweep", SweepRound::readings);
+        rebuilds("hazards", HazardsRound::readings);
+        rebuilds("unit-check", UnitRound::readings);
+    }
 }

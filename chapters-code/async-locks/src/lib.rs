@@ -639,7 +639,8 @@ impl Design {
         }
     }
 
-    /// How the tables and the readings name it.
+    /// How the tables and plots name it. Records name a design by its reading key
+    /// (`experiments::DesignKey`), which does not follow a change of this label.
     pub fn label(self) -> &'static str {
         match self {
             Design::Baseline => "baseline",

@@ -3,8 +3,8 @@
 //! one value per round; distributions pool every timeout of every round.
 
 use crate::experiments::{
-    DESIGNS, DesignRun, DesignsRound, HAZARDS, HazardsRound, SWEEP, SWEPT, SweepRound, TWINNED,
-    UNIT_CHECK, UnitRound, hazard_key, key, sweep_key, twin_key,
+    DESIGNS, DesignKey, DesignRun, DesignsRound, HAZARDS, HazardKey, HazardsRound, SWEEP, SWEPT,
+    SweepKey, SweepRound, TWINNED, UNIT_CHECK, UnitKey, UnitRound,
 };
 use crate::{Design, Flavour, Hazard, Tallied};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
@@ -91,7 +91,7 @@ fn stalled(r: &Results<DesignsRound>, design: Design, flavour: Flavour) -> usize
 }
 
 fn est(r: &Results<DesignsRound>, design: Design, flavour: Flavour) -> Option<Estimate> {
-    r.estimate(&key(design, flavour))
+    r.estimate(&DesignKey::new(design, flavour))
 }
 
 /// Lateness on the multi-thread runtime: the median over rounds of each run's median,
@@ -178,7 +178,7 @@ impl Compared {
 
 /// Two arms' median lateness judged on their pairs.
 fn late_cmp(r: &Results<DesignsRound>, a: (Arm, &str), b: (Arm, &str)) -> Option<Compared> {
-    let (ka, kb) = (key(a.0.0, a.0.1), key(b.0.0, b.0.1));
+    let (ka, kb) = (DesignKey::new(a.0.0, a.0.1), DesignKey::new(b.0.0, b.0.1));
     let c = r.compare(&ka, &kb)?;
     Some(Compared::new(a.1, b.1, c, Better::Lower))
 }
@@ -479,7 +479,7 @@ fn findings(r: &Results<DesignsRound>) -> anyhow::Result<String> {
 
 /// The A/A self-check: the twinned arm against its twin, by the verdict rule.
 fn aa_line(r: &Results<DesignsRound>) -> Option<String> {
-    let c = r.compare(&key(TWINNED.0, TWINNED.1), &twin_key())?;
+    let c = r.compare(&DesignKey::new(TWINNED.0, TWINNED.1), &DesignKey::TWIN)?;
     Some(harness::render::aa_sentence(
         &format!("{} on the {} runtime", spoken(TWINNED.0), TWINNED.1.label()),
         None,
@@ -691,8 +691,8 @@ fn flavours_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         );
         let ratio = r
             .compare(
-                &key(design, Flavour::MultiThread),
-                &key(design, Flavour::CurrentThread),
+                &DesignKey::new(design, Flavour::MultiThread),
+                &DesignKey::new(design, Flavour::CurrentThread),
             )
             .map_or_else(|| "–".into(), |c| ratio_cell(&c));
         t.row([
@@ -914,7 +914,7 @@ fn sweep_plot(r: &Results<SweepRound>, flavour: Flavour) -> anyhow::Result<Strin
     let sizes = sweep_sizes(r);
     let all: Vec<Estimate> = SWEPT
         .iter()
-        .flat_map(|&d| sizes.iter().map(move |&n| sweep_key(d, flavour, n)))
+        .flat_map(|&d| sizes.iter().map(move |&n| SweepKey::new(d, flavour, n)))
         .filter_map(|k| r.estimate(&k))
         .collect();
     let bars = shortfall(&all).map_or_else(
@@ -942,7 +942,7 @@ fn sweep_plot(r: &Results<SweepRound>, flavour: Flavour) -> anyhow::Result<Strin
     for design in SWEPT {
         let points = sizes
             .iter()
-            .filter_map(|&n| Some((n as f64, r.estimate(&sweep_key(design, flavour, n))?)))
+            .filter_map(|&n| Some((n as f64, r.estimate(&SweepKey::new(design, flavour, n))?)))
             .collect();
         plot = plot.series(Series::estimates(design.label(), points));
     }
@@ -967,8 +967,8 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     for flavour in Flavour::ALL {
         for design in SWEPT {
             let (a, b) = (
-                sweep_key(design, flavour, lo),
-                sweep_key(design, flavour, hi),
+                SweepKey::new(design, flavour, lo),
+                SweepKey::new(design, flavour, hi),
             );
             t.row([
                 design.label().to_string(),
@@ -1012,7 +1012,8 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
         anyhow::bail!("the sweep has no sizes");
     };
     let (lo_s, hi_s) = (fmt_count(lo as u64), fmt_count(hi as u64));
-    let growth = |d: Design, fl: Flavour| r.ratio(&sweep_key(d, fl, hi), &sweep_key(d, fl, lo));
+    let growth =
+        |d: Design, fl: Flavour| r.ratio(&SweepKey::new(d, fl, hi), &SweepKey::new(d, fl, lo));
     // One round's growth of a design: its reading at the largest N over that at the
     // smallest, so that two designs' growths are judged on their pairs.
     let grew = |d: Design, fl: Flavour| {
@@ -1109,7 +1110,7 @@ fn sweep_findings(r: &Results<SweepRound>) -> anyhow::Result<String> {
             (Design::Baseline, Design::BaselineUnconstrained),
         ]);
         for (x, y) in pairs {
-            let (a, b) = (sweep_key(x, flavour, hi), sweep_key(y, flavour, hi));
+            let (a, b) = (SweepKey::new(x, flavour, hi), SweepKey::new(y, flavour, hi));
             if let Some(c) = r.compare(&a, &b) {
                 out.push(format!(
                     "{fl} runtime, N = {hi_s}: {}",
@@ -1161,7 +1162,7 @@ fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
                 fl.label().to_string(),
                 format!("{} of {}", stalled.len(), runs.len()),
                 got,
-                fmt_opt_estimate(r.estimate(&hazard_key(h, fl)), Unit::Nanos),
+                fmt_opt_estimate(r.estimate(&HazardKey::new(h, fl)), Unit::Nanos),
                 if calls == 0 {
                     "–".to_string()
                 } else {
@@ -1187,8 +1188,8 @@ fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
     let mut out = Vec::new();
     for fl in Flavour::ALL {
         let (a, b) = (
-            hazard_key(Hazard::LongUnderLock, fl),
-            hazard_key(Hazard::LongNoLock, fl),
+            HazardKey::new(Hazard::LongUnderLock, fl),
+            HazardKey::new(Hazard::LongNoLock, fl),
         );
         if let Some(c) = r.compare(&a, &b) {
             out.push(format!(
@@ -1242,7 +1243,7 @@ fn unit_check_table(r: &Results<UnitRound>) -> anyhow::Result<String> {
     ]);
     t.row([
         fmt_count(s.n),
-        fmt_opt_estimate(r.estimate("fired after"), Unit::Nanos),
+        fmt_opt_estimate(r.estimate(&UnitKey::FiredAfter), Unit::Nanos),
         fmt_ns(s.min),
         fmt_ns(s.max),
         format!("{inside} / {early} / {late}"),

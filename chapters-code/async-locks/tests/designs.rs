@@ -1,11 +1,11 @@
 //! Correctness of the chapter's designs, rounds and views. Nothing here asserts speed.
 
-use async_locks::experiments::{DESIGNS, DesignRun, HAZARDS, SWEEP, UNIT_CHECK, sizes, twin_key};
+use async_locks::experiments::{DESIGNS, DesignKey, DesignRun, HAZARDS, SWEEP, UNIT_CHECK, sizes};
 use async_locks::{CHAPTER, Design, Flavour, Hazard, Timeout, extended_timeout, run_design};
 use harness::experiment::AnyExperiment;
 use harness::params::Override;
 use harness::record::Record;
-use harness::{Profile, ViewKind};
+use harness::{Profile, ReadingKey, ViewKind};
 use std::time::{Duration, Instant};
 
 fn far() -> Instant {
@@ -213,13 +213,11 @@ fn rounds_give_one_reading_per_run_and_every_view_renders() {
             round.readings.len(),
             Design::ALL.len() * Flavour::ALL.len() + 1
         );
-        assert!(round.readings.iter().any(|r| r.key == twin_key()));
+        let twin = DesignKey::TWIN.stored();
+        assert!(round.readings.iter().any(|r| r.key == twin));
     }
-    assert!(
-        designs
-            .estimate("2: tokio mutex, channel(1) · multi-thread")
-            .is_some()
-    );
+    let design2 = DesignKey::new(Design::TokioMutexCap1, Flavour::MultiThread);
+    assert!(designs.estimate(&design2.stored()).is_some());
     let sweep = record(
         &SWEEP,
         &[&["largest_timeouts=100", "step=10"], &small[..]].concat(),

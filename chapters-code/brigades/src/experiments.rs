@@ -8,8 +8,9 @@
 
 use crate::os::{self, Usage};
 use crate::{Brigade, Caps, Kind, Laps, MIN_MEMBERS, Refused, Stop, measure};
+use harness::record::twin_key;
 use harness::render::fmt_count;
-use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
+use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
@@ -222,13 +223,34 @@ pub const VARIANT_ARMS: [Arm; 9] = [
     },
 ];
 
-/// The reading key of an arm: the brigade's, with [`harness::AA_TWIN`] for a twin.
-pub fn arm_key(a: Arm) -> String {
-    if a.twin {
-        format!("{}{}", a.kind.key(), harness::AA_TWIN)
-    } else {
-        a.kind.key().to_string()
+/// The readings of the variants experiment, by what they are: each arm's time per hop,
+/// and each way of starting a thread or task. Stored as the brigade's key (with
+/// [`harness::AA_TWIN`] for the twin) or the spawn's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VariantsKey {
+    Arm(Arm),
+    Spawn(Spawned),
+}
+
+impl VariantsKey {
+    /// A brigade's own arm (not its twin): the time per hop.
+    pub const fn hop(kind: Kind) -> VariantsKey {
+        VariantsKey::Arm(arm(kind))
     }
+}
+
+impl ReadingKey for VariantsKey {
+    fn stored(&self) -> String {
+        match *self {
+            VariantsKey::Arm(Arm { kind, twin: false }) => kind.key().to_string(),
+            VariantsKey::Arm(Arm { kind, twin: true }) => twin_key(kind.key()),
+            VariantsKey::Spawn(what) => what.key().to_string(),
+        }
+    }
+}
+
+impl Keyed for VariantsRound {
+    type Key = VariantsKey;
 }
 
 /// Roughly what one hop costs on a small virtual machine, in nanoseconds: only to
@@ -354,16 +376,16 @@ impl VariantsRound {
         self.variants
             .iter()
             .map(|v| {
-                let key = arm_key(Arm {
+                let key = VariantsKey::Arm(Arm {
                     kind: v.kind,
                     twin: v.twin,
                 });
-                Reading::new(key, Unit::Nanos, v.hop_p50_ns)
+                Reading::of(&key, Unit::Nanos, v.hop_p50_ns)
             })
             .chain(
                 self.spawn
                     .iter()
-                    .map(|r| Reading::new(r.what.key(), Unit::Nanos, r.per_spawn_ns)),
+                    .map(|r| Reading::of(&VariantsKey::Spawn(r.what), Unit::Nanos, r.per_spawn_ns)),
             )
             .collect()
     }
@@ -411,7 +433,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
         let rest: f64 = order[i..].iter().map(|a| cost(a.kind)).sum();
         let share = end.saturating_duration_since(Instant::now());
         let deadline = Instant::now() + share.mul_f64(cost(kind) / rest).max(MIN_SHARE);
-        let name = arm_key(a);
+        let name = VariantsKey::Arm(a).stored();
         match measure(kind, tasks, warmup, laps_of(kind), &caps, deadline) {
             Ok((r, stop)) => {
                 if let Some(s) = &stop {
@@ -466,23 +488,47 @@ pub const SWEEP_KINDS: [Kind; 5] = [
     Kind::AsyncCurrentPipe,
 ];
 
+/// The readings of the sweep, by what they are: a series' time per hop at one size,
+/// and its memory per member (the slope over sizes). Stored as
+/// `threads · socket · 1,000 members · per hop` and `threads · socket · bytes per task`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepKey {
+    PerHop(Kind, usize),
+    BytesPerTask(Kind),
+}
+
+impl ReadingKey for SweepKey {
+    fn stored(&self) -> String {
+        match *self {
+            SweepKey::PerHop(kind, tasks) => {
+                format!("{} · {} members · per hop", kind.key(), grouped(tasks))
+            }
+            SweepKey::BytesPerTask(kind) => format!("{} · bytes per task", kind.key()),
+        }
+    }
+}
+
+impl Keyed for SweepRound {
+    type Key = SweepKey;
+}
+
+/// `1000000` as `1,000,000`: the stored form of a size, kept here rather than in the
+/// page layer's number format so that a change to how the page writes numbers cannot
+/// change what a record is found by.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The headline reading of memory per async task.
-pub const ASYNC_TASK_BYTES: &str = "async current-thread · socket · bytes per task";
-
-/// The reading of one more member's resident memory in a sweep series.
-pub fn bytes_key(kind: Kind) -> String {
-    format!("{} · bytes per task", kind.key())
-}
-
-/// The reading of the time per hop at one size of a sweep series:
-/// `threads · socket · 1,000 members · per hop`.
-pub fn point_key(kind: Kind, tasks: usize) -> String {
-    format!(
-        "{} · {} members · per hop",
-        kind.key(),
-        fmt_count(tasks as u64)
-    )
-}
+pub const ASYNC_TASK_BYTES: SweepKey = SweepKey::BytesPerTask(Kind::AsyncCurrentSocket);
 
 /// The sizes a sweep visits: 10, 100, 1,000, 3,000, 10,000, … up to `max`.
 pub fn sizes(max: usize) -> Vec<usize> {
@@ -562,14 +608,14 @@ impl SweepRound {
         let mut out = Vec::new();
         for s in &self.series {
             for p in &s.points {
-                out.push(Reading::new(
-                    point_key(s.kind, p.tasks),
+                out.push(Reading::of(
+                    &SweepKey::PerHop(s.kind, p.tasks),
                     Unit::Nanos,
                     p.hop_p50_ns,
                 ));
             }
             if let Some(b) = s.bytes_per_task() {
-                out.push(Reading::new(bytes_key(s.kind), Unit::Bytes, b));
+                out.push(Reading::of(&SweepKey::BytesPerTask(s.kind), Unit::Bytes, b));
             }
         }
         out
@@ -759,10 +805,32 @@ pub struct LimitsRound {
     pub runs: Vec<LimitRun>,
 }
 
-/// The reading of a probe: `threads · socket · members`, `… · per hop`,
-/// `… · bytes per task`.
-pub fn probe_key(kind: Kind, what: &str) -> String {
-    format!("{} · {what}", kind.key())
+/// What a limits probe reports of one brigade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    Members,
+    PerHop,
+    BytesPerTask,
+}
+
+/// The readings of the limits experiment: one probe figure of one brigade, stored as
+/// `threads · socket · members`, `… · per hop`, `… · bytes per task`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeKey(pub Kind, pub Probe);
+
+impl ReadingKey for ProbeKey {
+    fn stored(&self) -> String {
+        let what = match self.1 {
+            Probe::Members => "members",
+            Probe::PerHop => "per hop",
+            Probe::BytesPerTask => "bytes per task",
+        };
+        format!("{} · {what}", self.0.key())
+    }
+}
+
+impl Keyed for LimitsRound {
+    type Key = ProbeKey;
 }
 
 impl LimitsRound {
@@ -772,17 +840,21 @@ impl LimitsRound {
             if r.built < MIN_MEMBERS {
                 continue; // a limit note says why; a brigade this small is no result
             }
-            out.push(Reading::new(
-                probe_key(r.kind, "members"),
+            out.push(Reading::of(
+                &ProbeKey(r.kind, Probe::Members),
                 Unit::Number,
                 r.built as f64,
             ));
             if let Some(h) = r.hop_p50_ns {
-                out.push(Reading::new(probe_key(r.kind, "per hop"), Unit::Nanos, h));
+                out.push(Reading::of(
+                    &ProbeKey(r.kind, Probe::PerHop),
+                    Unit::Nanos,
+                    h,
+                ));
             }
             if let Some(m) = r.resident_delta.filter(|_| r.built > 0) {
-                out.push(Reading::new(
-                    probe_key(r.kind, "bytes per task"),
+                out.push(Reading::of(
+                    &ProbeKey(r.kind, Probe::BytesPerTask),
                     Unit::Bytes,
                     m / r.built as f64,
                 ));
@@ -1010,9 +1082,35 @@ mod tests {
     use super::*;
     use harness::Profile;
 
+    /// The strings records hold, pinned: a typed key must store what the stored
+    /// results were found by before it existed.
     #[test]
-    fn the_headline_memory_key_is_a_reading_of_the_sweep() {
-        assert_eq!(bytes_key(Kind::AsyncCurrentSocket), ASYNC_TASK_BYTES);
+    fn typed_keys_store_the_strings_records_hold() {
+        let stored = |k: &dyn ReadingKey| k.stored();
+        assert_eq!(stored(&VariantsKey::hop(Kind::Thread)), "threads · socket");
+        assert_eq!(
+            stored(&ASYNC_TASK_BYTES),
+            "async current-thread · socket · bytes per task"
+        );
+        assert_eq!(
+            stored(&SweepKey::PerHop(Kind::Thread, 1_000_000)),
+            "threads · socket · 1,000,000 members · per hop"
+        );
+        assert_eq!(
+            stored(&SweepKey::PerHop(Kind::Thread, 100)),
+            "threads · socket · 100 members · per hop"
+        );
+        assert_eq!(
+            stored(&ProbeKey(Kind::AsyncCurrentPipe, Probe::BytesPerTask)),
+            "async current-thread · in-memory pipe · bytes per task"
+        );
+        assert_eq!(
+            stored(&VariantsKey::Spawn(Spawned::Thread)),
+            "thread: spawn + join"
+        );
+        for n in [1, 999, 1_000, 12_345, 3_000_000] {
+            assert_eq!(grouped(n), fmt_count(n as u64));
+        }
     }
 
     #[test]
@@ -1022,7 +1120,7 @@ mod tests {
             twin: true,
         };
         assert_eq!(
-            arm_key(twin),
+            VariantsKey::Arm(twin).stored(),
             format!("{}{}", Kind::AsyncCurrentChannel.key(), harness::AA_TWIN)
         );
         assert_eq!(VARIANT_ARMS.iter().filter(|a| a.twin).count(), 1);
@@ -1052,7 +1150,10 @@ mod tests {
         let keys: Vec<String> = round.readings().into_iter().map(|r| r.key).collect();
         assert_eq!(
             keys,
-            vec![arm_key(twin), Kind::AsyncCurrentChannel.key().to_string()]
+            vec![
+                VariantsKey::Arm(twin).stored(),
+                Kind::AsyncCurrentChannel.key().to_string()
+            ]
         );
     }
 

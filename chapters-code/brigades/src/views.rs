@@ -4,8 +4,8 @@
 
 use crate::Kind;
 use crate::experiments::{
-    LIMITS, LimitsRound, PROBE_KINDS, SWEEP, SWEEP_KINDS, Spawned, SweepRound, VARIANT_KINDS,
-    VARIANTS, VariantsRound, bytes_key, point_key, probe_key,
+    LIMITS, LimitsRound, PROBE_KINDS, Probe, ProbeKey, SWEEP, SWEEP_KINDS, Spawned, SweepKey,
+    SweepRound, VARIANT_KINDS, VARIANTS, VariantsKey, VariantsRound,
 };
 use crate::os::LimitValue;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
@@ -246,7 +246,7 @@ fn compare_hops(
     (a, an): (Kind, &str),
     (b, bn): (Kind, &str),
 ) -> Option<String> {
-    let c = r.compare(a.key(), b.key())?;
+    let c = r.compare(&VariantsKey::hop(a), &VariantsKey::hop(b))?;
     Some(comparison_sentence(an, bn, &c, Better::Lower))
 }
 
@@ -319,7 +319,7 @@ fn how_far(r: &Results<VariantsRound>) -> Option<String> {
 fn answer(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let rf = reference_data()?;
     let members = fmt_count(r.param("tasks").unwrap_or(0.0) as u64);
-    let e = |k: Kind| r.estimate(k.key());
+    let e = |k: Kind| r.estimate(&VariantsKey::hop(k));
     let (th, ct, mt) = (
         Kind::Thread,
         Kind::AsyncCurrentSocket,
@@ -562,7 +562,7 @@ fn variants_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         };
         t.row([
             label(r, k),
-            fmt_opt_estimate(r.estimate(k.key()), Unit::Nanos),
+            fmt_opt_estimate(r.estimate(&VariantsKey::hop(k)), Unit::Nanos),
             fmt_count(s.n),
             Unit::Nanos.format(tail),
             // The baseline has no members: what its sockets added is no member's cost.
@@ -663,7 +663,7 @@ fn findings(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     ];
     let mut out = Vec::new();
     for (a, b, an, bn) in pairs {
-        let Some(c) = r.compare(a.key(), b.key()) else {
+        let Some(c) = r.compare(&VariantsKey::hop(a), &VariantsKey::hop(b)) else {
             continue;
         };
         out.push(comparison_sentence(an, bn, &c, Better::Lower));
@@ -682,11 +682,11 @@ fn findings(r: &Results<VariantsRound>) -> anyhow::Result<String> {
 /// code as a separate arm in the same rounds, kept out of the tables.
 fn aa_sentence(r: &Results<VariantsRound>) -> Option<String> {
     let k = Kind::AsyncCurrentChannel;
-    let twin = crate::experiments::arm_key(crate::experiments::Arm {
+    let twin = VariantsKey::Arm(crate::experiments::Arm {
         kind: k,
         twin: true,
     });
-    let c = r.compare(k.key(), &twin)?;
+    let c = r.compare(&VariantsKey::hop(k), &twin)?;
     Some(harness::render::aa_sentence(
         "the current-thread channel brigade",
         None,
@@ -878,7 +878,7 @@ fn reference_why(r: &Results<VariantsRound>, rf: &Reference) -> Option<String> {
         ns(&t),
         fmt_published_ns(b.thread_lap_div_tasks_ns),
     ));
-    let pinned = r.compare(pin.key(), th.key());
+    let pinned = r.compare(&VariantsKey::hop(pin), &VariantsKey::hop(th));
     let pinning = pinned.map(|c| {
         comparison_sentence(
             "a hop between threads pinned to one CPU",
@@ -982,7 +982,7 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         hidden += usize::from(share.is_none());
         t.row([
             k.short().to_string(),
-            median_cell(r.estimate(k.key()), |v| Unit::Nanos.format(v)),
+            median_cell(r.estimate(&VariantsKey::hop(k)), |v| Unit::Nanos.format(v)),
             cpu_cell(median_cell(usage(cpu_of), |v| Unit::Nanos.format(v)), share),
             median_cell(usage(wait_of), |v| Unit::Nanos.format(v)),
             format!(
@@ -1163,7 +1163,7 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         "CPUs busy",
     ]);
     for k in [un, pin] {
-        let Some(e) = r.estimate(k.key()) else {
+        let Some(e) = r.estimate(&VariantsKey::hop(k)) else {
             t.row([k.short().to_string(), "did not run".into()]);
             continue;
         };
@@ -1204,7 +1204,7 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     ) {
         out.push(s);
     }
-    if let Some(pinning) = r.compare(pin.key(), un.key()) {
+    if let Some(pinning) = r.compare(&VariantsKey::hop(pin), &VariantsKey::hop(un)) {
         // Which counter the difference is in, by the same rule as the sentences above.
         let differs = |f: fn(&crate::Usage) -> Option<f64>| {
             counter_comparison(r, pin, un, f).map_or(Verdict::Unclear, |c| c.verdict)
@@ -1246,7 +1246,7 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
 fn spawn_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     let mut t = Table::new(["what", "batch size", "per spawn"]);
     for w in Spawned::ALL {
-        let Some(e) = r.estimate(w.key()) else {
+        let Some(e) = r.estimate(&VariantsKey::Spawn(w)) else {
             continue;
         };
         let batch = r.data().find_map(|x| x.spawned(w)).map_or(0, |x| x.batch);
@@ -1287,7 +1287,7 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         "theirs per task",
     ]);
     for k in SWEEP_KINDS {
-        let Some(e) = r.estimate(&bytes_key(k)) else {
+        let Some(e) = r.estimate(&SweepKey::BytesPerTask(k)) else {
             continue;
         };
         let ks = if k.is_thread() {
@@ -1318,8 +1318,8 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let mut md = t.to_markdown();
     md.push('\n');
     if let Some(c) = r.compare(
-        &bytes_key(Kind::Thread),
-        &bytes_key(Kind::AsyncCurrentSocket),
+        &SweepKey::BytesPerTask(Kind::Thread),
+        &SweepKey::BytesPerTask(Kind::AsyncCurrentSocket),
     ) {
         md.push_str(&format!(
             "In these results, for resident memory (both over socket pairs): {}.",
@@ -1388,7 +1388,7 @@ fn sweep_hop_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
     for k in SWEEP_KINDS {
         let points = sweep_sizes(r, k)
             .into_iter()
-            .filter_map(|n| Some((n as f64, r.estimate(&point_key(k, n))?)))
+            .filter_map(|n| Some((n as f64, r.estimate(&SweepKey::PerHop(k, n))?)))
             .collect();
         plot = plot.series(Series::estimates(k.short(), points));
     }
@@ -1538,7 +1538,7 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
                 n => format!("time bound ({n} of {} rounds)", runs.len()),
             });
         by_time |= timed_out > 0;
-        let members = r.estimate(&probe_key(k, "members")).map_or_else(
+        let members = r.estimate(&ProbeKey(k, Probe::Members)).map_or_else(
             || fmt_count(runs.iter().map(|x| x.built).max().unwrap_or(0) as u64),
             |e| {
                 if e.lo == e.hi {
@@ -1557,8 +1557,8 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
             k.short().to_string(),
             members,
             stopped,
-            fmt_opt_estimate(r.estimate(&probe_key(k, "per hop")), Unit::Nanos),
-            fmt_opt_estimate(r.estimate(&probe_key(k, "bytes per task")), Unit::Bytes),
+            fmt_opt_estimate(r.estimate(&ProbeKey(k, Probe::PerHop)), Unit::Nanos),
+            fmt_opt_estimate(r.estimate(&ProbeKey(k, Probe::BytesPerTask)), Unit::Bytes),
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "no probe ran");

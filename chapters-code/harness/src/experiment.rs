@@ -11,7 +11,7 @@
 use crate::noise::Noise;
 use crate::params::{Param, ParamValue};
 use crate::profile::Profile;
-use crate::record::{Note, NoteKind, Reading, Record, RoundRecord, Unit};
+use crate::record::{Keyed, Note, NoteKind, Reading, ReadingKey, Record, RoundRecord, Unit};
 use crate::stats::{Comparison, Estimate};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -341,26 +341,29 @@ impl<'a, R: DeserializeOwned> Results<'a, R> {
     }
 }
 
-impl<R> Results<'_, R> {
+/// Readings are asked for by the round type's own key ([`Keyed`]), never by a string.
+impl<R: Keyed> Results<'_, R> {
     /// The median over rounds of a reading, with its interval.
-    pub fn estimate(&self, key: &str) -> Option<Estimate> {
-        self.record.estimate(key)
+    pub fn estimate(&self, key: &R::Key) -> Option<Estimate> {
+        self.record.estimate(&key.stored())
     }
 
+    /// The per-round ratio of two readings.
+    pub fn ratio(&self, num: &R::Key, den: &R::Key) -> Option<Estimate> {
+        self.record.ratio(&num.stored(), &den.stored())
+    }
+
+    /// Two readings judged on their pairs (see [`Record::compare`]).
+    pub fn compare(&self, a: &R::Key, b: &R::Key) -> Option<Comparison> {
+        self.record.compare(&a.stored(), &b.stored())
+    }
+}
+
+impl<R> Results<'_, R> {
     /// The median over rounds of any per-round value the views derive from the data.
     pub fn estimate_of(&self, f: impl Fn(&R) -> Option<f64>) -> Option<Estimate> {
         let v: Vec<f64> = self.rounds.iter().filter_map(|r| f(&r.data)).collect();
         Estimate::of_rounds(&v)
-    }
-
-    /// The per-round ratio of two readings.
-    pub fn ratio(&self, num: &str, den: &str) -> Option<Estimate> {
-        self.record.ratio(num, den)
-    }
-
-    /// Two readings judged on their pairs (see [`Record::compare`]).
-    pub fn compare(&self, a: &str, b: &str) -> Option<Comparison> {
-        self.record.compare(a, b)
     }
 
     /// Two per-round values the views derive from the data, judged on their pairs:
@@ -482,18 +485,18 @@ impl<R: DeserializeOwned + 'static> AnyView for View<R> {
 pub struct Headline {
     pub name: &'static str,
     pub experiment: &'static str,
-    /// The reading's key.
-    pub reading: &'static str,
+    /// The reading, by the experiment's own key type.
+    pub reading: &'static (dyn ReadingKey + Sync),
     /// The parameters that say what the figure is (e.g. `tasks`), copied into it.
     pub params: &'static [&'static str],
     pub about: &'static str,
 }
 
 impl Headline {
-    pub const fn new<R>(
+    pub const fn new<R: Keyed<Key: Sync + 'static>>(
         name: &'static str,
         experiment: &Experiment<R>,
-        reading: &'static str,
+        reading: &'static R::Key,
     ) -> Headline {
         Headline {
             name,
@@ -550,7 +553,8 @@ impl Figure {
 
     /// Reads a headline out of the record of its experiment.
     pub fn of(h: &Headline, record: &Record) -> Option<Figure> {
-        let e = record.estimate(h.reading)?;
+        let key = h.reading.stored();
+        let e = record.estimate(&key)?;
         let mut params = serde_json::Map::new();
         for name in h.params {
             if let Some(p) = record.params.iter().find(|p| p.name == *name) {
@@ -562,7 +566,7 @@ impl Figure {
                 params.insert(p.name.clone(), v);
             }
         }
-        let unit = record.unit(h.reading)?;
+        let unit = record.unit(&key)?;
         Some(Figure {
             chapter: record.chapter.clone(),
             name: h.name.to_string(),

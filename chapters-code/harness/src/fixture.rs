@@ -5,7 +5,7 @@
 
 use crate::experiment::{Budget, Chapter, Ctx, Experiment};
 use crate::params::Param;
-use crate::record::{Reading, Unit};
+use crate::record::{Keyed, Reading, ReadingKey, Unit};
 use crate::{Headline, Results, View};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -23,8 +23,22 @@ fn budget(_: crate::Profile) -> Budget {
     Budget::quick(3)
 }
 
+/// The fixture's one reading.
+#[derive(Debug)]
+pub struct Steady;
+
+impl ReadingKey for Steady {
+    fn stored(&self) -> String {
+        "steady".into()
+    }
+}
+
+impl Keyed for Round {
+    type Key = Steady;
+}
+
 fn readings(r: &Round) -> Vec<Reading> {
-    vec![Reading::new("steady", Unit::Nanos, 1000.0 + r.n as f64)]
+    vec![Reading::of(&Steady, Unit::Nanos, 1000.0 + r.n as f64)]
 }
 
 fn ok(ctx: &mut Ctx) -> anyhow::Result<Round> {
@@ -174,7 +188,7 @@ pub static ONE: Experiment<Round> =
 
 fn table(r: &Results<Round>) -> anyhow::Result<String> {
     let e = r
-        .estimate("steady")
+        .estimate(&Steady)
         .ok_or_else(|| anyhow::anyhow!("no readings"))?;
     Ok(format!(
         "| rounds | median |\n| ---: | ---: |\n| {} | {} |\n",
@@ -205,7 +219,7 @@ pub static CHAPTER: Chapter = Chapter {
         &ONE,
     ],
     views: &[&TABLE, &FAILS_TABLE],
-    headlines: &[Headline::new("steady-median", &OK, "steady").params(&["n"])],
+    headlines: &[Headline::new("steady-median", &OK, &Steady).params(&["n"])],
 };
 
 /// A good quick record of `chapter`/`experiment` whose rounds read `rounds[i]`, for

@@ -45,7 +45,7 @@ pub use experiment::{
 };
 pub use params::Param;
 pub use profile::Profile;
-pub use record::{NoteKind, Reading, Record, Unit};
+pub use record::{Keyed, NoteKind, Reading, ReadingKey, Record, Unit};
 pub use stats::{Dist, Estimate, Summary, Welford};
 
 /// The suffix of an A/A twin's reading key: a second arm that runs exactly the code of

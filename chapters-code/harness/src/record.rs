@@ -58,6 +58,8 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// A reading under a plain string key: for the harness's own tests and tools. A
+    /// chapter names its readings with its own key type, through [`Reading::of`].
     pub fn new(key: impl Into<String>, unit: Unit, value: f64) -> Reading {
         Reading {
             key: key.into(),
@@ -65,6 +67,35 @@ impl Reading {
             value,
         }
     }
+
+    /// A reading under a chapter's typed key, stored as the key's [`ReadingKey::stored`].
+    pub fn of(key: &impl ReadingKey, unit: Unit, value: f64) -> Reading {
+        Reading::new(key.stored(), unit, value)
+    }
+}
+
+/// A chapter's name for one of its readings, as a value of its own type (an enum of its
+/// variants, or a variant with its size): the experiment stores the reading under
+/// [`ReadingKey::stored`], and views, headlines and the A/A twin ask for it by the same
+/// value, never by a label written for the page. A renamed label then changes nothing a
+/// record holds, and a reading a view asks for cannot be spelled differently from the one
+/// the experiment stored.
+pub trait ReadingKey: std::fmt::Debug {
+    /// The string a record stores the reading under. The same value always gives the
+    /// same string, and two values never share one: stored results are found by it, so
+    /// it changes only with the code key.
+    fn stored(&self) -> String;
+}
+
+/// A round type's reading keys: what [`crate::experiment::Results`] of these rounds is
+/// asked for.
+pub trait Keyed {
+    type Key: ReadingKey;
+}
+
+/// The stored key of an A/A twin: the original's followed by [`crate::AA_TWIN`].
+pub fn twin_key(original: &str) -> String {
+    format!("{original}{}", crate::AA_TWIN)
 }
 
 /// One round: the one type that carries a round from the experiment's function

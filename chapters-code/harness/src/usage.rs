@@ -138,7 +138,9 @@ pub fn list(ch: &Chapter) -> String {
     for h in ch.headlines {
         out.push_str(&format!(
             "  {:<36} {}/{}\n",
-            h.name, h.experiment, h.reading
+            h.name,
+            h.experiment,
+            h.reading.stored()
         ));
     }
     out

@@ -487,3 +487,45 @@ fn no_chapter_has_an_import_cycle() {
     }
     assert!(checked >= 5, "only {checked} chapter crates found");
 }
+
+/// Issue 27: a chapter names its readings with its own key type (`ReadingKey`), so its
+/// views, headlines and A/A twin find a reading by the same value the experiment stored
+/// it under, never by a string. Its code (outside tests and comments) builds no reading
+/// from a plain string, marks no twin by hand and asks the record for no reading by a
+/// string key.
+#[test]
+fn chapters_find_readings_by_their_own_key_types() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let src_dir = e.path().join("src");
+        if !src_dir.join("experiments.rs").is_file() {
+            continue;
+        }
+        for f in std::fs::read_dir(&src_dir).unwrap().flatten() {
+            let p = f.path();
+            if p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let code = without_comments(&without_tests(&std::fs::read_to_string(&p).unwrap()));
+            for banned in [
+                "Reading::new(",
+                "AA_TWIN",
+                "record.estimate(",
+                "record.compare(",
+                "record.ratio(",
+                "record.values(",
+                "record.keys(",
+            ] {
+                assert!(
+                    !code.contains(banned),
+                    "{} uses `{banned}`: name the reading with the chapter's key type \
+                     (`Reading::of`, `Results::estimate(&Key)`, the key's twin)",
+                    p.display()
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} chapter crates found");
+}

@@ -8,15 +8,20 @@
 //! - `sweep`: one round is a batch of single sleeps at every (request, way of
 //!   sleeping) point, ordered the same way; the round's reading for a point is the
 //!   median of how late its sleeps ended (its key ends in `late by`).
+//!
+//! Each experiment's readings are named by a key type of its own ([`CallsKey`],
+//! [`SweepKey`], [`MsArm`], [`YieldKey`]): the views and the headline figures ask for a
+//! reading by what it is, and the string a record stores it under is spelt here alone
+//! ([`ReadingKey::stored`]), apart from the labels the page writes.
 
 use crate::{
-    Batch, Mode, MsArm, PHASE_BINS, PhasedSleep, Sample, Slack, TICK_NS, VARIANTS, Variant,
-    bin_centre_ns, bounded_loop, calibrate_margin, fmt_request, key, phased_sleep, sweep_count,
+    Batch, Call, Mode, MsArm, PHASE_BINS, PhasedSleep, Sample, Slack, TICK_NS, Timerfd, VARIANTS,
+    Variant, bin_centre_ns, bounded_loop, calibrate_margin, fmt_request, phased_sleep, sweep_count,
     sweep_requests, timed_sleeps, timer_runtime, unsupported_here, with_slack,
 };
-use harness::AA_TWIN;
+use harness::record::twin_key;
 use harness::render::fmt_count;
-use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
+use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
@@ -95,7 +100,8 @@ pub static SWEEP_EXP: Experiment<SweepRound> = Experiment::new(
 pub struct Loop {
     /// The variant's id (the reference data uses it).
     pub id: String,
-    /// The reading's key: `nanosleep(1 ns)`, `nanosleep(1 ns) · slack 1 ns`.
+    /// The reading's key as stored ([`CallsKey::stored`]): `nanosleep(1 ns)`,
+    /// `nanosleep(1 ns) · slack 1 ns`.
     pub key: String,
     pub slack: Slack,
     /// Calls the loop was planned to make; `sample.calls` says how many it made.
@@ -121,18 +127,157 @@ pub struct CallsRound {
     pub cpu_clock_read_ns: Option<f64>,
 }
 
+/// The readings of the `calls` experiment, by what they are: the time per call of a
+/// loop of one call, with the measuring thread's own timer slack or with the slack set
+/// to `low_slack_ns` first, and the A/A twin's. Stored as `nanosleep(1 ns)`,
+/// `nanosleep(1 ns) · slack 1 ns` and `sched_yield() (A/A twin)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallsKey {
+    pub call: Call,
+    /// `None`: the thread's own slack; `Some(ns)`: the slack set to `ns`.
+    pub low_slack_ns: Option<u64>,
+    /// The A/A twin's loop (see [`plan`]).
+    pub twin: bool,
+}
+
+impl CallsKey {
+    /// A call with the thread's own slack.
+    pub const fn of(call: Call) -> CallsKey {
+        CallsKey {
+            call,
+            low_slack_ns: None,
+            twin: false,
+        }
+    }
+
+    /// A call with the thread's slack set to `ns` first.
+    pub const fn low_slack(call: Call, ns: u64) -> CallsKey {
+        CallsKey {
+            call,
+            low_slack_ns: Some(ns),
+            twin: false,
+        }
+    }
+
+    /// A call with a slack of a loop: the thread's own, or the low one (`low_slack_ns`).
+    pub const fn with(call: Call, slack: Slack, low_slack_ns: u64) -> CallsKey {
+        match slack {
+            Slack::Default => CallsKey::of(call),
+            Slack::Low => CallsKey::low_slack(call, low_slack_ns),
+        }
+    }
+
+    /// The A/A twin of this reading.
+    pub const fn twin(self) -> CallsKey {
+        CallsKey { twin: true, ..self }
+    }
+}
+
+impl ReadingKey for CallsKey {
+    fn stored(&self) -> String {
+        let call = call_stored(self.call);
+        let slacked = match self.low_slack_ns {
+            None => call,
+            Some(ns) => format!("{call} · slack {}", spelt(Duration::from_nanos(ns))),
+        };
+        if self.twin {
+            twin_key(&slacked)
+        } else {
+            slacked
+        }
+    }
+}
+
+impl Keyed for CallsRound {
+    type Key = CallsKey;
+}
+
 impl CallsRound {
-    /// One value per cell: the loop's time per call.
+    /// One value per cell that ran: the loop's time per call.
     fn readings(&self) -> Vec<Reading> {
-        self.loops
+        plan()
             .iter()
-            .map(|l| Reading::new(l.key.clone(), Unit::Nanos, l.sample.ns))
+            .filter_map(|c| {
+                let key = c.key(self.low_slack_ns);
+                Some(Reading::of(&key, Unit::Nanos, self.find(&key)?.sample.ns))
+            })
             .collect()
     }
 
-    pub fn find(&self, key: &str) -> Option<&Loop> {
+    /// The loop of one reading.
+    pub fn find(&self, key: &CallsKey) -> Option<&Loop> {
+        let key = key.stored();
         self.loops.iter().find(|l| l.key == key)
     }
+}
+
+/// A call as the readings of `calls` and `yield` store it: `nanosleep(1 ns)`. Spelt
+/// here, apart from the tables' name ([`Call::name`]), so that a renamed label cannot
+/// change what a record is found by.
+fn call_stored(call: Call) -> String {
+    let d = spelt;
+    match call {
+        Call::Nothing => "empty loop".into(),
+        Call::StdSleep(r) => format!("thread::sleep({})", d(r)),
+        Call::YieldNow => "yield_now()".into(),
+        Call::TokioSleep(r) => format!("tokio::time::sleep({})", d(r)),
+        Call::Nanosleep(r) => format!("nanosleep({})", d(r)),
+        Call::Pselect(r) => format!("pselect({})", d(r)),
+        Call::SchedYield => "sched_yield()".into(),
+        Call::ClockNanosleep(r) => format!("clock_nanosleep({})", d(r)),
+        Call::Timerfd(Timerfd::PerCall, r) => format!("timerfd per call ({})", d(r)),
+        Call::Timerfd(Timerfd::Rearmed, r) => format!("timerfd re-armed ({})", d(r)),
+        Call::Timerfd(Timerfd::Interval, r) => format!("timerfd interval ({})", d(r)),
+        Call::Sleep(ms) => format!("Sleep({ms})"),
+        Call::SleepEx(ms) => format!("SleepEx({ms}, FALSE)"),
+        Call::WaitableTimer(r) => format!("waitable timer ({})", d(r)),
+    }
+}
+
+/// A duration as stored keys spell it: `0`, `1 ns`, `20 µs`, `1 ms`, else three
+/// significant digits (`1.50 ms`), as the tables write a request ([`fmt_request`]).
+/// Kept here rather than on the page layer's number format, so that a change to how
+/// the page writes numbers cannot change what a record is found by.
+fn spelt(d: Duration) -> String {
+    match d.as_nanos() {
+        0 => "0".into(),
+        n if n < 1_000 => format!("{n} ns"),
+        n if n < 1_000_000 && n % 1_000 == 0 => format!("{} µs", n / 1_000),
+        n if n % 1_000_000 == 0 => format!("{} ms", n / 1_000_000),
+        n => three_digits(n as f64),
+    }
+}
+
+/// A positive number of nanoseconds to three significant digits in the unit that
+/// reads best, chosen after rounding (999.6 µs reads `1.00 ms`): `1.50 µs`, `12.3 ms`.
+fn three_digits(ns: f64) -> String {
+    let round = |x: f64| {
+        let scale = 10f64.powi(2 - x.log10().floor() as i32);
+        (x * scale).round() / scale
+    };
+    let (value, unit) = match round(ns) {
+        x if x < 1e3 => (ns, "ns"),
+        x if x < 1e6 => (ns / 1e3, "µs"),
+        x if x < 1e9 => (ns / 1e6, "ms"),
+        _ => (ns / 1e9, "s"),
+    };
+    let r = round(value);
+    let digits = r.log10().floor() as i32;
+    let text = if digits >= 3 {
+        let whole = (r as u64).to_string();
+        let mut out = String::new();
+        for (i, c) in whole.chars().enumerate() {
+            if i > 0 && (whole.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    } else {
+        let decimals = (2 - digits).clamp(0, 6) as usize;
+        format!("{r:.decimals$}")
+    };
+    format!("{text} {unit}")
 }
 
 /// Whether the second, low-slack measurement exists on this OS.
@@ -149,14 +294,10 @@ pub struct Cell {
 }
 
 impl Cell {
-    /// The arm's reading key.
-    pub fn key(&self, low: u64) -> String {
-        let k = key(self.variant.call, self.slack, low);
-        if self.twin {
-            format!("{k}{AA_TWIN}")
-        } else {
-            k
-        }
+    /// The arm's reading, with `low` the slack of the low-slack cells.
+    pub fn key(&self, low: u64) -> CallsKey {
+        let key = CallsKey::with(self.variant.call, self.slack, low);
+        if self.twin { key.twin() } else { key }
     }
 }
 
@@ -229,7 +370,7 @@ fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
 
 /// The loop as stored, with a note when it had to make fewer calls than planned.
 fn checked(ctx: &mut Ctx, cell: Cell, low: u64, planned: u32, s: Sample) -> Loop {
-    let key = cell.key(low);
+    let key = cell.key(low).stored();
     if s.calls < planned {
         ctx.note(
             NoteKind::Limit,
@@ -253,7 +394,7 @@ fn checked(ctx: &mut Ctx, cell: Cell, low: u64, planned: u32, s: Sample) -> Loop
 fn unavailable(ctx: &mut Ctx, cell: Cell, low: u64, e: &std::io::Error) {
     ctx.note(
         NoteKind::Unsupported,
-        format!("{} could not run here: {e}", cell.key(low)),
+        format!("{} could not run here: {e}", cell.key(low).stored()),
     );
 }
 
@@ -332,9 +473,51 @@ pub fn point_label(mode: Mode, request_ns: f64, low_slack_ns: u64) -> String {
     format!("{} · {}", mode.label(low_slack_ns), fmt_request(request))
 }
 
-/// The key of a sweep reading, which is a lateness: `thread::sleep · 20 µs · late by`.
-pub fn sweep_key(mode: Mode, request_ns: f64, low_slack_ns: u64) -> String {
-    format!("{} · late by", point_label(mode, request_ns, low_slack_ns))
+/// The reading of a sweep point, by what it is: how late the sleeps of one requested
+/// length (whole nanoseconds) made in one way ended. Stored as
+/// `thread::sleep · 20 µs · late by`, `thread::sleep, slack 1 ns · 20 µs · late by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepKey {
+    mode: Mode,
+    request_ns: u64,
+    /// The slack of [`Mode::SleepLowSlack`]; 0 for the other ways, which set none.
+    low_slack_ns: u64,
+}
+
+impl SweepKey {
+    /// How late the sleeps of `request_ns` made in `mode` ended; `low_slack_ns`, the
+    /// slack the rounds set, counts only for [`Mode::SleepLowSlack`].
+    pub const fn late(mode: Mode, request_ns: u64, low_slack_ns: u64) -> SweepKey {
+        SweepKey {
+            mode,
+            request_ns,
+            low_slack_ns: if matches!(mode, Mode::SleepLowSlack) {
+                low_slack_ns
+            } else {
+                0
+            },
+        }
+    }
+}
+
+impl ReadingKey for SweepKey {
+    fn stored(&self) -> String {
+        let mode = match self.mode {
+            Mode::Sleep => "thread::sleep".to_string(),
+            Mode::SleepLowSlack => format!(
+                "thread::sleep, slack {}",
+                spelt(Duration::from_nanos(self.low_slack_ns))
+            ),
+            Mode::TimerFd => "timerfd".to_string(),
+            Mode::Hybrid => "hybrid".to_string(),
+        };
+        let request = spelt(Duration::from_nanos(self.request_ns));
+        format!("{mode} · {request} · late by")
+    }
+}
+
+impl Keyed for SweepRound {
+    type Key = SweepKey;
 }
 
 impl SweepRound {
@@ -343,8 +526,8 @@ impl SweepRound {
         self.points
             .iter()
             .filter_map(|p| {
-                let key = sweep_key(p.mode, p.request_ns, self.low_slack_ns);
-                Some(Reading::new(key, Unit::Nanos, p.late_p50_ns?))
+                let key = SweepKey::late(p.mode, p.request_ns as u64, self.low_slack_ns);
+                Some(Reading::of(&key, Unit::Nanos, p.late_p50_ns?))
             })
             .collect()
     }
@@ -471,7 +654,7 @@ pub fn ms_plan(before_ms: u32) -> Vec<MsArm> {
     arms
 }
 
-/// `0.3–0.4 ms`: a phase bin as keys and tables name it.
+/// `0.3–0.4 ms`: a phase bin as the tables name it.
 pub fn bin_label(bin: u32) -> String {
     let step = 1.0 / f64::from(PHASE_BINS);
     format!(
@@ -481,25 +664,41 @@ pub fn bin_label(bin: u32) -> String {
     )
 }
 
-/// The key of an arm's reading, a lateness:
-/// `tokio::time::sleep(1 ms) · begun 0.3–0.4 ms into a tick · late by`.
-pub fn ms_key(arm: MsArm) -> String {
-    let us = |u: u32| fmt_request(Duration::from_micros(u64::from(u)));
-    match arm {
-        MsArm::Tokio { request_us, bin } => format!(
-            "tokio::time::sleep({}) · begun {} into a tick · late by",
-            us(request_us),
-            bin_label(bin)
-        ),
-        MsArm::Std { request_us, bin } => format!(
-            "thread::sleep({}) · begun {} into a tick · late by",
-            us(request_us),
-            bin_label(bin)
-        ),
-        MsArm::After { before_ms } => {
-            format!("thread::sleep(1 ms) · after a {before_ms} ms sleep · late by")
+/// The reading of an arm of the `millisecond` experiment is the arm itself: how late
+/// its sleeps ended. Stored as
+/// `tokio::time::sleep(1 ms) · begun 0.3–0.4 ms into a tick · late by` and
+/// `thread::sleep(1 ms) · after a 50 ms sleep · late by`.
+impl ReadingKey for MsArm {
+    fn stored(&self) -> String {
+        let us = |u: u32| spelt(Duration::from_micros(u64::from(u)));
+        let tenths = |bin: u32| {
+            let step = 1.0 / f64::from(PHASE_BINS);
+            format!(
+                "{:.1}–{:.1} ms",
+                f64::from(bin) * step,
+                f64::from(bin + 1) * step
+            )
+        };
+        match *self {
+            MsArm::Tokio { request_us, bin } => format!(
+                "tokio::time::sleep({}) · begun {} into a tick · late by",
+                us(request_us),
+                tenths(bin)
+            ),
+            MsArm::Std { request_us, bin } => format!(
+                "thread::sleep({}) · begun {} into a tick · late by",
+                us(request_us),
+                tenths(bin)
+            ),
+            MsArm::After { before_ms } => {
+                format!("thread::sleep(1 ms) · after a {before_ms} ms sleep · late by")
+            }
         }
     }
+}
+
+impl Keyed for MsRound {
+    type Key = MsArm;
 }
 
 /// One arm in one round.
@@ -524,7 +723,7 @@ impl MsRound {
     fn readings(&self) -> Vec<Reading> {
         self.cells
             .iter()
-            .filter_map(|c| Some(Reading::new(ms_key(c.arm), Unit::Nanos, c.late_p50_ns?)))
+            .filter_map(|c| Some(Reading::of(&c.arm, Unit::Nanos, c.late_p50_ns?)))
             .collect()
     }
 
@@ -616,7 +815,7 @@ pub static YIELD_EXP: Experiment<YieldRound> = Experiment::new(
 /// One loop of the yield experiment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct YieldLoop {
-    /// The call, as the calls table names it.
+    /// The call, as its readings store it (`sched_yield()`).
     pub call: String,
     /// Whether a busy thread shared the measuring thread's CPU.
     pub busy: bool,
@@ -629,43 +828,69 @@ pub struct YieldRound {
     pub loops: Vec<YieldLoop>,
 }
 
-/// The key of a yield reading: `sched_yield() · alone on its CPU`,
-/// `sched_yield() · a busy thread on its CPU`.
-pub fn yield_key(call: &str, busy: bool) -> String {
-    if busy {
-        format!("{call} · a busy thread on its CPU")
-    } else {
-        format!("{call} · alone on its CPU")
+/// The reading of a yield loop, by what it is: a yielding call's time per call pinned
+/// to one CPU, alone or with a busy thread pinned to the same CPU. Stored as
+/// `sched_yield() · alone on its CPU` and `sched_yield() · a busy thread on its CPU`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct YieldKey {
+    pub call: Call,
+    pub busy: bool,
+}
+
+impl ReadingKey for YieldKey {
+    fn stored(&self) -> String {
+        let company = if self.busy {
+            "a busy thread on its CPU"
+        } else {
+            "alone on its CPU"
+        };
+        format!("{} · {company}", call_stored(self.call))
     }
 }
 
+impl Keyed for YieldRound {
+    type Key = YieldKey;
+}
+
+/// The loops of a yield round, in the plan's order: each yielding call alone, then
+/// with the busy thread.
+pub fn yield_plan() -> Vec<YieldKey> {
+    crate::YIELD_CALLS
+        .iter()
+        .flat_map(|&call| [false, true].map(|busy| YieldKey { call, busy }))
+        .collect()
+}
+
 impl YieldRound {
+    /// One value per loop that ran: its time per call.
     fn readings(&self) -> Vec<Reading> {
-        self.loops
+        yield_plan()
             .iter()
-            .map(|l| Reading::new(yield_key(&l.call, l.busy), Unit::Nanos, l.sample.ns))
+            .filter_map(|key| Some(Reading::of(key, Unit::Nanos, self.find(key)?.sample.ns)))
             .collect()
     }
 
-    pub fn find(&self, call: &str, busy: bool) -> Option<&YieldLoop> {
-        self.loops.iter().find(|l| l.call == call && l.busy == busy)
+    /// The loop of one reading.
+    pub fn find(&self, key: &YieldKey) -> Option<&YieldLoop> {
+        let call = call_stored(key.call);
+        self.loops
+            .iter()
+            .find(|l| l.call == call && l.busy == key.busy)
     }
 }
 
 fn yield_round(ctx: &mut Ctx) -> anyhow::Result<YieldRound> {
     let planned = ctx.int(&YIELD_LOOP_CALLS) as u32;
     let bound = Duration::from_millis(ctx.int(&YIELD_BOUND_MS));
-    let cells: Vec<(crate::Call, bool)> = crate::YIELD_CALLS
-        .iter()
-        .flat_map(|c| [(*c, false), (*c, true)])
-        .collect();
+    let cells = yield_plan();
     let mut loops: Vec<Option<YieldLoop>> = vec![None; cells.len()];
     for i in ctx.rotated(&(0..cells.len()).collect::<Vec<_>>()) {
         if ctx.past_deadline() {
             ctx.note(NoteKind::Timeout, "the time bound ended a round early");
             break;
         }
-        let (call, busy) = cells[i];
+        let key = cells[i];
+        let (call, busy) = (key.call, key.busy);
         let limit = bound.min(ctx.time_left());
         match crate::on_one_cpu(busy, || bounded_loop(call, None, planned, limit)) {
             Ok(sample) => {
@@ -675,13 +900,13 @@ fn yield_round(ctx: &mut Ctx) -> anyhow::Result<YieldRound> {
                         format!(
                             "{}: its first calls showed that {} calls would take longer than \
                              yield_bound_ms, so its loops made fewer (the count is stored)",
-                            yield_key(&call.name(), busy),
+                            key.stored(),
                             fmt_count(u64::from(planned))
                         ),
                     );
                 }
                 loops[i] = Some(YieldLoop {
-                    call: call.name(),
+                    call: call_stored(call),
                     busy,
                     planned,
                     sample,
@@ -699,4 +924,189 @@ fn yield_round(ctx: &mut Ctx) -> anyhow::Result<YieldRound> {
     Ok(YieldRound {
         loops: loops.into_iter().flatten().collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MS1, NS1, ZERO};
+
+    /// The strings records hold, pinned: a typed key must store what the stored
+    /// results were found by before it existed (the Windows and macOS ones as those
+    /// systems' builds stored them).
+    #[test]
+    fn typed_keys_store_the_strings_records_hold() {
+        let stored = |k: &dyn ReadingKey| k.stored();
+        let of = |call| stored(&CallsKey::of(call));
+        assert_eq!(of(Call::Nothing), "empty loop");
+        assert_eq!(of(Call::StdSleep(ZERO)), "thread::sleep(0)");
+        assert_eq!(of(Call::StdSleep(NS1)), "thread::sleep(1 ns)");
+        assert_eq!(of(Call::YieldNow), "yield_now()");
+        assert_eq!(of(Call::TokioSleep(MS1)), "tokio::time::sleep(1 ms)");
+        assert_eq!(of(Call::Nanosleep(NS1)), "nanosleep(1 ns)");
+        assert_eq!(of(Call::Pselect(ZERO)), "pselect(0)");
+        assert_eq!(of(Call::SchedYield), "sched_yield()");
+        assert_eq!(of(Call::ClockNanosleep(NS1)), "clock_nanosleep(1 ns)");
+        assert_eq!(
+            of(Call::Timerfd(Timerfd::PerCall, NS1)),
+            "timerfd per call (1 ns)"
+        );
+        assert_eq!(
+            of(Call::Timerfd(Timerfd::Rearmed, NS1)),
+            "timerfd re-armed (1 ns)"
+        );
+        assert_eq!(
+            of(Call::Timerfd(Timerfd::Interval, NS1)),
+            "timerfd interval (1 ns)"
+        );
+        assert_eq!(of(Call::Sleep(0)), "Sleep(0)");
+        assert_eq!(of(Call::SleepEx(1)), "SleepEx(1, FALSE)");
+        assert_eq!(
+            of(Call::WaitableTimer(Duration::from_nanos(100))),
+            "waitable timer (100 ns)"
+        );
+        assert_eq!(
+            stored(&CallsKey::low_slack(Call::Nanosleep(NS1), 1)),
+            "nanosleep(1 ns) · slack 1 ns"
+        );
+        assert_eq!(
+            stored(&CallsKey::with(Call::TokioSleep(MS1), Slack::Low, 50_000)),
+            "tokio::time::sleep(1 ms) · slack 50 µs"
+        );
+        assert_eq!(
+            stored(&CallsKey::with(Call::StdSleep(MS1), Slack::Default, 1)),
+            "thread::sleep(1 ms)"
+        );
+        assert_eq!(
+            stored(&CallsKey::of(Call::SchedYield).twin()),
+            "sched_yield() (A/A twin)"
+        );
+        assert_eq!(
+            stored(&SweepKey::late(Mode::Sleep, 1_000_000, 1)),
+            "thread::sleep · 1 ms · late by"
+        );
+        assert_eq!(
+            stored(&SweepKey::late(Mode::SleepLowSlack, 20_000, 1)),
+            "thread::sleep, slack 1 ns · 20 µs · late by"
+        );
+        assert_eq!(
+            stored(&SweepKey::late(Mode::TimerFd, 500_000, 1)),
+            "timerfd · 500 µs · late by"
+        );
+        assert_eq!(
+            stored(&SweepKey::late(Mode::Hybrid, 10_000_000, 1)),
+            "hybrid · 10 ms · late by"
+        );
+        // The slack counts only where it was set.
+        assert_eq!(
+            SweepKey::late(Mode::Hybrid, 1_000, 1),
+            SweepKey::late(Mode::Hybrid, 1_000, 50_000)
+        );
+        assert_eq!(
+            stored(&MsArm::Tokio {
+                request_us: 1_500,
+                bin: 3
+            }),
+            "tokio::time::sleep(1.50 ms) · begun 0.3–0.4 ms into a tick · late by"
+        );
+        assert_eq!(
+            stored(&MsArm::Std {
+                request_us: 1_000,
+                bin: 9
+            }),
+            "thread::sleep(1 ms) · begun 0.9–1.0 ms into a tick · late by"
+        );
+        assert_eq!(
+            stored(&MsArm::After { before_ms: 50 }),
+            "thread::sleep(1 ms) · after a 50 ms sleep · late by"
+        );
+        assert_eq!(
+            stored(&YieldKey {
+                call: Call::SchedYield,
+                busy: false
+            }),
+            "sched_yield() · alone on its CPU"
+        );
+        assert_eq!(
+            stored(&YieldKey {
+                call: Call::Pselect(ZERO),
+                busy: true
+            }),
+            "pselect(0) · a busy thread on its CPU"
+        );
+    }
+
+    /// The stored spelling of a duration agrees with the page's ([`fmt_request`], on
+    /// the harness's number format) wherever both are defined, today.
+    #[test]
+    fn stored_durations_read_as_the_page_writes_them() {
+        for ns in [
+            0,
+            1,
+            100,
+            999,
+            1_000,
+            1_234,
+            1_500,
+            1_505,
+            20_000,
+            99_950,
+            999_499,
+            999_500,
+            999_999,
+            1_000_000,
+            1_500_000,
+            2_345_678,
+            50_000_000,
+            999_999_999,
+            1_000_000_000,
+            1_500_000_001,
+            12_345_678_901,
+            999_400_000_001,
+            1_234_567_890_123,
+        ] {
+            let d = Duration::from_nanos(ns);
+            assert_eq!(spelt(d), fmt_request(d), "{ns} ns");
+        }
+        for ns in [1_234.0, 45_678.0, 999_600.0, 3_210_987.0, 7.5e9, 1.2345e12] {
+            assert_eq!(three_digits(ns), harness::render::fmt_ns(ns), "{ns} ns");
+        }
+    }
+
+    /// Every reading a round gives is one of its plan's, found again by its key.
+    #[test]
+    fn readings_follow_the_plan_and_are_found_by_their_keys() {
+        let sample = Sample {
+            calls: 1,
+            ns: 5.0,
+            cpu_ns: None,
+            voluntary: None,
+            involuntary: None,
+            run_delay_ns: None,
+        };
+        let cells = plan();
+        let low = 7;
+        let round = CallsRound {
+            thread_slack_ns: None,
+            low_slack_ns: low,
+            loops: cells
+                .iter()
+                .map(|c| Loop {
+                    id: c.variant.id.to_string(),
+                    key: c.key(low).stored(),
+                    slack: c.slack,
+                    planned: 1,
+                    sample,
+                })
+                .collect(),
+            clock_read_ns: None,
+            cpu_clock_read_ns: None,
+        };
+        let keys: Vec<String> = round.readings().into_iter().map(|r| r.key).collect();
+        let planned: Vec<String> = cells.iter().map(|c| c.key(low).stored()).collect();
+        assert_eq!(keys, planned);
+        let twin = cells.iter().find(|c| c.twin).unwrap();
+        assert!(round.find(&twin.key(low)).is_some());
+        assert_eq!(twin.key(low), CallsKey::of(twin.variant.call).twin());
+    }
 }

@@ -160,7 +160,10 @@ pub enum Timerfd {
     Interval,
 }
 
-/// One way of sleeping or yielding, with its argument.
+/// One way of sleeping or yielding, with its argument. Every system's calls are named
+/// in every build, so that a reading of another system's call (an imported record, a
+/// headline figure) can be asked for by its call; [`run_loop`] makes only the calls of
+/// the system it was built for, and [`VARIANTS`] lists only those.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
     /// No call at all: the loop and the clock alone (the ground truth).
@@ -168,24 +171,21 @@ pub enum Call {
     StdSleep(Duration),
     YieldNow,
     TokioSleep(Duration),
-    #[cfg(unix)]
+    /// Unix.
     Nanosleep(Duration),
-    #[cfg(unix)]
+    /// Unix.
     Pselect(Duration),
-    #[cfg(unix)]
+    /// Unix.
     SchedYield,
-    #[cfg(target_os = "linux")]
+    /// Linux.
     ClockNanosleep(Duration),
-    #[cfg(target_os = "linux")]
+    /// Linux.
     Timerfd(Timerfd, Duration),
-    /// `Sleep(ms)`.
-    #[cfg(windows)]
+    /// `Sleep(ms)` (Windows).
     Sleep(u32),
-    /// `SleepEx(ms, FALSE)`.
-    #[cfg(windows)]
+    /// `SleepEx(ms, FALSE)` (Windows).
     SleepEx(u32),
-    /// A high-resolution waitable timer, in its 100 ns units.
-    #[cfg(windows)]
+    /// A high-resolution waitable timer, in its 100 ns units (Windows).
     WaitableTimer(Duration),
 }
 
@@ -202,7 +202,8 @@ pub fn fmt_request(d: Duration) -> String {
 }
 
 impl Call {
-    /// The call as the tables, notes and headline figures name it: `nanosleep(1 ns)`.
+    /// The call as the tables and notes name it: `nanosleep(1 ns)` (its readings are
+    /// stored as [`experiments::CallsKey`] spells them).
     pub fn name(self) -> String {
         let a = fmt_request;
         match self {
@@ -210,25 +211,15 @@ impl Call {
             Call::StdSleep(d) => format!("thread::sleep({})", a(d)),
             Call::YieldNow => "yield_now()".into(),
             Call::TokioSleep(d) => format!("tokio::time::sleep({})", a(d)),
-            #[cfg(unix)]
             Call::Nanosleep(d) => format!("nanosleep({})", a(d)),
-            #[cfg(unix)]
             Call::Pselect(d) => format!("pselect({})", a(d)),
-            #[cfg(unix)]
             Call::SchedYield => "sched_yield()".into(),
-            #[cfg(target_os = "linux")]
             Call::ClockNanosleep(d) => format!("clock_nanosleep({})", a(d)),
-            #[cfg(target_os = "linux")]
             Call::Timerfd(Timerfd::PerCall, d) => format!("timerfd per call ({})", a(d)),
-            #[cfg(target_os = "linux")]
             Call::Timerfd(Timerfd::Rearmed, d) => format!("timerfd re-armed ({})", a(d)),
-            #[cfg(target_os = "linux")]
             Call::Timerfd(Timerfd::Interval, d) => format!("timerfd interval ({})", a(d)),
-            #[cfg(windows)]
             Call::Sleep(ms) => format!("Sleep({ms})"),
-            #[cfg(windows)]
             Call::SleepEx(ms) => format!("SleepEx({ms}, FALSE)"),
-            #[cfg(windows)]
             Call::WaitableTimer(d) => format!("waitable timer ({})", a(d)),
         }
     }
@@ -236,17 +227,11 @@ impl Call {
     /// The duration the call asks for, if it asks for one.
     pub fn request(self) -> Option<Duration> {
         match self {
-            Call::Nothing | Call::YieldNow => None,
+            Call::Nothing | Call::YieldNow | Call::SchedYield => None,
             Call::StdSleep(d) | Call::TokioSleep(d) => Some(d),
-            #[cfg(unix)]
             Call::Nanosleep(d) | Call::Pselect(d) => Some(d),
-            #[cfg(unix)]
-            Call::SchedYield => None,
-            #[cfg(target_os = "linux")]
             Call::ClockNanosleep(d) | Call::Timerfd(_, d) => Some(d),
-            #[cfg(windows)]
             Call::Sleep(ms) | Call::SleepEx(ms) => Some(Duration::from_millis(u64::from(ms))),
-            #[cfg(windows)]
             Call::WaitableTimer(d) => Some(d),
         }
     }
@@ -255,18 +240,13 @@ impl Call {
     /// (measured a second time with the slack set low). `thread::sleep(0)` returns
     /// without a system call and `pselect(0)` without a timer.
     pub fn sleeps(self) -> bool {
+        let linux = cfg!(target_os = "linux");
         match self {
-            Call::Nothing | Call::YieldNow => false,
-            #[cfg(unix)]
-            Call::SchedYield => false,
-            #[cfg(unix)]
-            Call::StdSleep(d) | Call::Pselect(d) => cfg!(target_os = "linux") && !d.is_zero(),
-            #[cfg(unix)]
-            Call::Nanosleep(_) | Call::TokioSleep(_) => cfg!(target_os = "linux"),
-            #[cfg(target_os = "linux")]
-            Call::ClockNanosleep(_) | Call::Timerfd(..) => true,
-            #[cfg(not(unix))]
-            _ => false,
+            Call::Nothing | Call::YieldNow | Call::SchedYield => false,
+            Call::StdSleep(d) | Call::Pselect(d) => linux && !d.is_zero(),
+            Call::Nanosleep(_) | Call::TokioSleep(_) => linux,
+            Call::ClockNanosleep(_) | Call::Timerfd(..) => linux,
+            Call::Sleep(_) | Call::SleepEx(_) | Call::WaitableTimer(_) => false,
         }
     }
 
@@ -309,6 +289,11 @@ pub fn run_loop(call: Call, calls: u32) -> io::Result<Sample> {
             let timer = os::WaitableTimer::new()?;
             per_call(calls, || timer.sleep(d))
         }
+        // Another system's call.
+        _ => Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{} is not a call of this system", call.name()),
+        )),
     }
 }
 // ANCHOR_END: run_loop
@@ -444,24 +429,9 @@ pub enum Slack {
     Low,
 }
 
-/// `1 ns`, `50 µs`: a slack as the keys and tables name it.
+/// `1 ns`, `50 µs`: a slack as the tables and notes name it.
 pub fn fmt_slack(ns: u64) -> String {
     fmt_request(Duration::from_nanos(ns))
-}
-
-/// The key of a variant's readings: `nanosleep(1 ns)`, or with the low slack
-/// `nanosleep(1 ns) · slack 1 ns`.
-pub fn key(call: Call, slack: Slack, low_slack_ns: u64) -> String {
-    key_named(&call.name(), slack, low_slack_ns)
-}
-
-/// [`key`] from a call's name, for calls this OS does not compile (the views read
-/// `nanosleep(1 ns)` on every OS; only Unix has the call).
-pub fn key_named(name: &str, slack: Slack, low_slack_ns: u64) -> String {
-    match slack {
-        Slack::Default => name.to_string(),
-        Slack::Low => format!("{name} · slack {}", fmt_slack(low_slack_ns)),
-    }
 }
 
 /// Runs `f` with this thread's timer slack at `ns`, then restores the old slack.
@@ -705,7 +675,8 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// `thread::sleep, slack 1 ns`: the mode as the tables and keys name it.
+    /// `thread::sleep, slack 1 ns`: the mode as the tables and notes name it (its
+    /// readings are stored as [`experiments::SweepKey`] spells them).
     pub fn label(self, low_slack_ns: u64) -> String {
         match self {
             Mode::Sleep => "thread::sleep".into(),
@@ -944,21 +915,27 @@ mod tests {
     }
 
     #[test]
-    fn requests_and_keys_read_naturally() {
+    fn requests_and_labels_read_naturally() {
         assert_eq!(fmt_request(ZERO), "0");
         assert_eq!(fmt_request(NS1), "1 ns");
         assert_eq!(fmt_request(Duration::from_micros(20)), "20 µs");
         assert_eq!(fmt_request(Duration::from_millis(10)), "10 ms");
         assert_eq!(fmt_request(Duration::from_nanos(1_500)), "1.50 µs");
-        assert_eq!(
-            key(Call::StdSleep(NS1), Slack::Default, 1),
-            "thread::sleep(1 ns)"
-        );
-        assert_eq!(
-            key(Call::TokioSleep(MS1), Slack::Low, 50_000),
-            "tokio::time::sleep(1 ms) · slack 50 µs"
-        );
+        assert_eq!(Call::StdSleep(NS1).name(), "thread::sleep(1 ns)");
         assert_eq!(Mode::SleepLowSlack.label(1), "thread::sleep, slack 1 ns");
+    }
+
+    /// Another system's call is named here and refused, not made.
+    #[test]
+    fn another_systems_call_is_refused() {
+        let other = if cfg!(windows) {
+            Call::SchedYield
+        } else {
+            Call::Sleep(0)
+        };
+        let e = run_loop(other, 1).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        assert!(!other.sleeps() && !VARIANTS.iter().any(|v| v.call == other));
     }
 
     #[test]

@@ -4,12 +4,12 @@
 //! every round and are shown only where enough sleeps support them.
 
 use crate::experiments::{
-    CALLS_EXP, CallsRound, MS_EXP, MsRound, SWEEP_EXP, SweepRound, TOKIO_REQUESTS_US, YIELD_EXP,
-    YieldRound, bin_label, ms_key, plan, sweep_key, yield_key,
+    CALLS_EXP, CallsKey, CallsRound, MS_EXP, MsRound, SWEEP_EXP, SweepKey, SweepRound,
+    TOKIO_REQUESTS_US, YIELD_EXP, YieldKey, YieldRound, bin_label, plan,
 };
 use crate::{
-    Mode, MsArm, PHASE_BINS, Sample, Slack, TICK_NS, VARIANTS, bin_centre_ns, fmt_request,
-    fmt_slack, key, sweep_requests, tick_models,
+    Call, MS1, Mode, MsArm, NS1, PHASE_BINS, Sample, Slack, TICK_NS, Timerfd, VARIANTS, ZERO,
+    bin_centre_ns, fmt_request, fmt_slack, sweep_requests, tick_models,
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::Published;
@@ -17,8 +17,9 @@ use harness::render::{
     Better, Table, Tails, answer_block, capitalise, comparison_sentence, fmt_count, fmt_estimate,
     fmt_ns, fmt_opt_estimate, ratio_cell, sig3,
 };
-use harness::{Dist, Estimate, Results, Unit, View};
+use harness::{Dist, Estimate, ReadingKey, Results, Unit, View};
 use serde::Deserialize;
+use std::time::Duration;
 
 pub static ANSWER: View<CallsRound> = View::table("answer", &CALLS_EXP, answer);
 pub static CALLS: View<CallsRound> = View::table("calls", &CALLS_EXP, calls_table).brief();
@@ -54,7 +55,7 @@ fn param_count<R>(r: &Results<R>, name: &str) -> String {
 /// Median over rounds of a per-loop value of one cell.
 fn per_loop(
     r: &Results<CallsRound>,
-    key: &str,
+    key: &CallsKey,
     f: impl Fn(&Sample) -> Option<f64>,
 ) -> Option<Estimate> {
     r.estimate_of(|round| round.find(key).and_then(|l| f(&l.sample)))
@@ -87,13 +88,13 @@ fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         "waiting for a CPU",
     ]);
     for v in VARIANTS {
-        let k = v.call.name();
+        let (k, name) = (CallsKey::of(v.call), v.call.name());
         let Some(e) = r.estimate(&k) else {
-            t.row([k, "not measured (see the notes)".into()]);
+            t.row([name, "not measured (see the notes)".into()]);
             continue;
         };
         t.row([
-            k.clone(),
+            name,
             fmt_estimate(&e, Unit::Nanos),
             fmt_opt_estimate(per_loop(r, &k, |s| s.cpu_ns), Unit::Nanos),
             per_call_count(per_loop(r, &k, |s| s.voluntary)),
@@ -179,8 +180,8 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
     ]);
     for v in VARIANTS.iter().filter(|v| v.call.sleeps()) {
         let (dk, lk) = (
-            key(v.call, Slack::Default, low),
-            key(v.call, Slack::Low, low),
+            CallsKey::with(v.call, Slack::Default, low),
+            CallsKey::with(v.call, Slack::Low, low),
         );
         let (Some(de), Some(le)) = (r.estimate(&dk), r.estimate(&lk)) else {
             continue;
@@ -226,51 +227,54 @@ fn code(call: &str) -> String {
     }
 }
 
-/// A comparison the page draws: key a, key b, name a, name b, and the call both keys
-/// share where they differ only in the slack (the sentence then names it once, first).
-pub type FindingPair = (String, String, String, String, Option<String>);
+/// A comparison the page draws: reading a, reading b, name a, name b, and the call
+/// both share where they differ only in the slack (the sentence then names it once,
+/// first).
+pub type FindingPair = (CallsKey, CallsKey, String, String, Option<String>);
 
-/// The comparisons the page draws. Pairs whose keys this system does not measure are
-/// left out when the findings are written.
+/// The comparisons the page draws. Pairs whose readings this system does not measure
+/// are left out when the findings are written.
 pub fn finding_pairs(low: u64) -> Vec<FindingPair> {
     let s = fmt_slack(low);
-    let slack = |call: &str| {
+    let named = |call: Call| code(&call.name());
+    let slack = |call: Call| {
         (
-            format!("{call} · slack {s}"),
-            call.to_string(),
+            CallsKey::low_slack(call, low),
+            CallsKey::of(call),
             format!("slack {s}"),
             "the default slack".to_string(),
-            Some(code(call)),
+            Some(named(call)),
         )
     };
-    let plain = |a: &str, b: &str| (a.to_string(), b.to_string(), code(a), code(b), None);
+    let plain = |a: Call, b: Call| (CallsKey::of(a), CallsKey::of(b), named(a), named(b), None);
+    let (nano, rearmed) = (Call::Nanosleep(NS1), Call::Timerfd(Timerfd::Rearmed, NS1));
     vec![
-        slack("nanosleep(1 ns)"),
-        slack("timerfd re-armed (1 ns)"),
-        slack("timerfd per call (1 ns)"),
-        slack("timerfd interval (1 ns)"),
+        slack(nano),
+        slack(rearmed),
+        slack(Call::Timerfd(Timerfd::PerCall, NS1)),
+        slack(Call::Timerfd(Timerfd::Interval, NS1)),
         (
-            "timerfd re-armed (1 ns)".to_string(),
-            "nanosleep(1 ns)".to_string(),
-            code("timerfd re-armed (1 ns)"),
-            format!("{} with the default slack", code("nanosleep(1 ns)")),
+            CallsKey::of(rearmed),
+            CallsKey::of(nano),
+            named(rearmed),
+            format!("{} with the default slack", named(nano)),
             None,
         ),
         (
-            format!("timerfd re-armed (1 ns) · slack {s}"),
-            format!("nanosleep(1 ns) · slack {s}"),
-            format!("{} with slack {s}", code("timerfd re-armed (1 ns)")),
-            format!("{} with slack {s}", code("nanosleep(1 ns)")),
+            CallsKey::low_slack(rearmed, low),
+            CallsKey::low_slack(nano, low),
+            format!("{} with slack {s}", named(rearmed)),
+            format!("{} with slack {s}", named(nano)),
             None,
         ),
-        plain("nanosleep(0)", "nanosleep(1 ns)"),
-        plain("sched_yield()", "yield_now()"),
-        plain("pselect(0)", "sched_yield()"),
-        plain("thread::sleep(0)", "nanosleep(0)"),
-        plain("thread::sleep(0)", "empty loop"),
-        plain("Sleep(0)", "SleepEx(0, FALSE)"),
-        plain("Sleep(0)", "yield_now()"),
-        plain("tokio::time::sleep(1 ms)", "thread::sleep(1 ms)"),
+        plain(Call::Nanosleep(ZERO), nano),
+        plain(Call::SchedYield, Call::YieldNow),
+        plain(Call::Pselect(ZERO), Call::SchedYield),
+        plain(Call::StdSleep(ZERO), Call::Nanosleep(ZERO)),
+        plain(Call::StdSleep(ZERO), Call::Nothing),
+        plain(Call::Sleep(0), Call::SleepEx(0)),
+        plain(Call::Sleep(0), Call::YieldNow),
+        plain(Call::TokioSleep(MS1), Call::StdSleep(MS1)),
     ]
 }
 
@@ -302,10 +306,10 @@ fn findings(r: &Results<CallsRound>) -> anyhow::Result<String> {
 /// The A/A self-check: the twin arm against its original, by the same rule.
 fn twin_sentence(r: &Results<CallsRound>) -> Option<String> {
     let twin = plan().into_iter().find(|c| c.twin)?;
-    let (a, b) = (twin.variant.call.name(), twin.key(low_slack(r)));
-    let c = r.compare(&a, &b)?;
+    let call = twin.variant.call;
+    let c = r.compare(&CallsKey::of(call), &twin.key(low_slack(r)))?;
     Some(harness::render::aa_sentence(
-        &code(&a),
+        &code(&call.name()),
         None,
         &format!("{} per call", est(&c.a)),
         &est(&c.b),
@@ -417,7 +421,7 @@ fn reference_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         let yours = VARIANTS
             .iter()
             .find(|v| v.id == row.id)
-            .and_then(|v| r.estimate(&v.call.name()));
+            .and_then(|v| r.estimate(&CallsKey::of(v.call)));
         t.row([
             row.label.clone(),
             fmt_ref(row.windows.as_ref()),
@@ -441,10 +445,11 @@ fn reference_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         },
     );
     // The one count of context switches the write-up gives, beside this run's.
-    let interval = "timerfd interval (1 ns)";
+    let call = Call::Timerfd(Timerfd::Interval, NS1);
+    let (key, interval) = (CallsKey::of(call), call.name());
     let switches = match (
-        per_loop(r, interval, |s| s.voluntary),
-        per_loop(r, interval, |s| s.involuntary),
+        per_loop(r, &key, |s| s.voluntary),
+        per_loop(r, &key, |s| s.involuntary),
     ) {
         (Some(v), Some(i)) => format!(
             " Context switches: for its interval timerfd the write-up reports \"about 3000 \
@@ -522,6 +527,11 @@ fn legend(modes: &[Mode], low: u64) -> String {
     }
 }
 
+/// The reading of a sweep point: how late the sleeps of `request_ns` in `mode` ended.
+fn late(mode: Mode, request_ns: f64, low: u64) -> SweepKey {
+    SweepKey::late(mode, request_ns as u64, low)
+}
+
 /// Median lateness per round against the request, with the intervals as bars.
 fn sweep_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let low = low_slack(r);
@@ -535,7 +545,7 @@ fn sweep_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
     for m in sweep_modes(r) {
         let points = request_ns()
             .into_iter()
-            .filter_map(|q| Some((q, r.estimate(&sweep_key(m, q, low))?)))
+            .filter_map(|q| Some((q, r.estimate(&late(m, q, low))?)))
             .collect();
         plot = plot.series(Series::estimates(m.label(low), points));
     }
@@ -553,10 +563,10 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     for q in request_ns() {
         let mut row = vec![request_label(q)];
         row.extend(modes.iter().map(|m| {
-            let late = fmt_opt_estimate(r.estimate(&sweep_key(*m, q, low)), Unit::Nanos);
+            let cell = fmt_opt_estimate(r.estimate(&late(*m, q, low)), Unit::Nanos);
             match blocked_share(r, *m, q) {
-                Some(b) => format!("{late} · {}", harness::render::fmt_percent(b)),
-                None => late,
+                Some(b) => format!("{cell} · {}", harness::render::fmt_percent(b)),
+                None => cell,
             }
         }));
         t.row(row);
@@ -634,7 +644,7 @@ fn sweep_growth(r: &Results<SweepRound>, modes: &[Mode], low: u64) -> Vec<String
                 )
             })
             .collect();
-        let (kf, kl) = (sweep_key(m, first, low), sweep_key(m, last, low));
+        let (kf, kl) = (late(m, first, low), late(m, last, low));
         let Some(c) = r.compare(&kl, &kf) else {
             continue;
         };
@@ -759,7 +769,7 @@ fn est(e: &Estimate) -> String {
 /// below a millisecond, and `nanosleep(0)`, which arms a timer too (Linux), with each
 /// slack; not tokio's (a whole tick) and not the twin. Each with the table that shows
 /// its counters.
-fn shortest_candidates(low: u64) -> Vec<(String, String, &'static str)> {
+fn shortest_candidates(low: u64) -> Vec<(CallsKey, String, &'static str)> {
     plan()
         .into_iter()
         .filter(|c| !c.twin && !c.variant.call.slow())
@@ -800,9 +810,9 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
     let low = low_slack(r);
     let mut out = Vec::new();
     // The shortest sleep, and the calls this run cannot tell from it.
-    let measured: Vec<(String, String, &str, Estimate)> = shortest_candidates(low)
+    let measured: Vec<(CallsKey, String, &str, Estimate)> = shortest_candidates(low)
         .into_iter()
-        .filter_map(|(k, n, t)| Some((k.clone(), n, t, r.estimate(&k)?)))
+        .filter_map(|(k, n, t)| Some((k, n, t, r.estimate(&k)?)))
         .collect();
     if let Some((best_key, best_name, table, best)) = measured
         .iter()
@@ -867,12 +877,17 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
     }
     // Timer slack.
     let slack_read = thread_slack(r);
-    let nano = "nanosleep(1 ns)";
-    let nano_low = crate::key_named(nano, Slack::Low, low);
-    if let (Some(slack), Some(d), Some(l)) =
-        (slack_read.as_ref(), r.estimate(nano), r.estimate(&nano_low))
-    {
-        let effect = match r.compare(&nano_low, nano) {
+    let (nano_key, nano_low) = (
+        CallsKey::of(Call::Nanosleep(NS1)),
+        CallsKey::low_slack(Call::Nanosleep(NS1), low),
+    );
+    let nano = Call::Nanosleep(NS1).name();
+    if let (Some(slack), Some(d), Some(l)) = (
+        slack_read.as_ref(),
+        r.estimate(&nano_key),
+        r.estimate(&nano_low),
+    ) {
+        let effect = match r.compare(&nano_low, &nano_key) {
             Some(c) => format!(
                 "took `{nano}` from {} to {} per call: {}",
                 est(&d),
@@ -893,13 +908,17 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
         ));
     }
     // Offering the CPU without sleeping, and whether it was taken.
-    if let (Some(y), Some(p)) = (r.estimate("sched_yield()"), r.estimate("pselect(0)")) {
-        let switches = |k: &str| {
+    let (sched_yield, pselect) = (
+        CallsKey::of(Call::SchedYield),
+        CallsKey::of(Call::Pselect(ZERO)),
+    );
+    if let (Some(y), Some(p)) = (r.estimate(&sched_yield), r.estimate(&pselect)) {
+        let switches = |k: &CallsKey| {
             let v = per_loop(r, k, |s| s.voluntary).map(|e| e.median);
             let i = per_loop(r, k, |s| s.involuntary).map(|e| e.median);
             v.zip(i)
         };
-        let taken = match (switches("sched_yield()"), switches("pselect(0)")) {
+        let taken = match (switches(&sched_yield), switches(&pselect)) {
             (Some((yv, yi)), Some((pv, pi))) if yv.max(yi).max(pv).max(pi) < 0.005 => {
                 format!(
                     "; neither gave up the CPU in these loops (*blocked* and *preempted* {:.2} \
@@ -923,13 +942,17 @@ pub fn answer_sentences(r: &Results<CallsRound>) -> Vec<String> {
         ));
     }
     // A 1 ms sleep, and tokio's.
-    let (std_ms, tokio_ms) = ("thread::sleep(1 ms)", "tokio::time::sleep(1 ms)");
-    if let Some(late) = r.estimate_of(|x| x.find(std_ms).map(|l| l.sample.ns - TICK_NS as f64)) {
+    let (std_ms, tokio_ms) = (
+        CallsKey::of(Call::StdSleep(MS1)),
+        CallsKey::of(Call::TokioSleep(MS1)),
+    );
+    if let Some(late) = r.estimate_of(|x| x.find(&std_ms).map(|l| l.sample.ns - TICK_NS as f64)) {
         let mut s = format!(
             "a 1 ms `thread::sleep` in a loop of them ended {} late per call",
             est(&late)
         );
-        if let Some(c) = r.compare(tokio_ms, std_ms) {
+        if let Some(c) = r.compare(&tokio_ms, &std_ms) {
+            let tokio_ms = tokio_ms.call.name();
             let cmp = format!(
                 "{} per call ({})",
                 est(&c.a),
@@ -1044,7 +1067,7 @@ fn tokio_plot(r: &Results<MsRound>) -> anyhow::Result<String> {
     .y(Axis::Linear, PlotUnit::Nanos);
     let series = |name: String, arm: &dyn Fn(u32) -> MsArm| {
         let points: Vec<(f64, Estimate)> = (0..PHASE_BINS)
-            .filter_map(|b| Some((bin_centre_ns(b) as f64, r.estimate(&ms_key(arm(b)))?)))
+            .filter_map(|b| Some((bin_centre_ns(b) as f64, r.estimate(&arm(b))?)))
             .collect();
         Series::estimates(name, points)
     };
@@ -1212,18 +1235,18 @@ fn tokio_table(r: &Results<MsRound>) -> anyhow::Result<String> {
         let mut row = vec![bin_label(bin)];
         for us in TOKIO_REQUESTS_US {
             row.push(fmt_opt_estimate(
-                r.estimate(&ms_key(MsArm::Tokio {
+                r.estimate(&MsArm::Tokio {
                     request_us: us,
                     bin,
-                })),
+                }),
                 Unit::Nanos,
             ));
         }
         row.push(fmt_opt_estimate(
-            r.estimate(&ms_key(MsArm::Std {
+            r.estimate(&MsArm::Std {
                 request_us: 1_000,
                 bin,
-            })),
+            }),
             Unit::Nanos,
         ));
         t.row(row);
@@ -1254,7 +1277,7 @@ fn one_ms_table(r: &Results<MsRound>) -> anyhow::Result<String> {
         MsArm::After { before_ms: 1 },
         MsArm::After { before_ms: before },
     );
-    let Some(c) = r.compare(&ms_key(long), &ms_key(short)) else {
+    let Some(c) = r.compare(&long, &short) else {
         anyhow::bail!("the 1 ms sleeps in context did not run");
     };
     let (a, b) = (c.b, c.a);
@@ -1282,16 +1305,15 @@ fn one_ms_table(r: &Results<MsRound>) -> anyhow::Result<String> {
 /// A per-loop value of one yield cell, as an estimate over rounds.
 fn yield_loop(
     r: &Results<YieldRound>,
-    call: &str,
-    busy: bool,
+    key: &YieldKey,
     f: impl Fn(&Sample) -> Option<f64>,
 ) -> Option<Estimate> {
-    r.estimate_of(|x| x.find(call, busy).and_then(|l| f(&l.sample)))
+    r.estimate_of(|x| x.find(key).and_then(|l| f(&l.sample)))
 }
 
 /// Each yielding call pinned to one CPU, alone and with a busy thread pinned beside it.
 fn yield_table(r: &Results<YieldRound>) -> anyhow::Result<String> {
-    let calls: Vec<String> = crate::YIELD_CALLS.iter().map(|c| c.name()).collect();
+    let calls = crate::YIELD_CALLS;
     let mut t = Table::new([
         "call",
         "its CPU",
@@ -1304,14 +1326,15 @@ fn yield_table(r: &Results<YieldRound>) -> anyhow::Result<String> {
     ])
     // Words, not a figure: they wrap.
     .align(1, harness::render::Align::Left);
-    for call in &calls {
+    for call in calls {
         for busy in [false, true] {
-            let Some(e) = r.estimate(&yield_key(call, busy)) else {
+            let key = YieldKey { call, busy };
+            let Some(e) = r.estimate(&key) else {
                 continue;
             };
-            let f = |g: fn(&Sample) -> Option<f64>| yield_loop(r, call, busy, g);
+            let f = |g: fn(&Sample) -> Option<f64>| yield_loop(r, &key, g);
             t.row([
-                call.clone(),
+                call.name(),
                 if busy {
                     "shared with a busy thread"
                 } else {
@@ -1336,26 +1359,29 @@ fn yield_table(r: &Results<YieldRound>) -> anyhow::Result<String> {
     }
     anyhow::ensure!(!t.is_empty(), "the yield experiment has no loop to show");
     let mut out = Vec::new();
-    for call in &calls {
-        let (a, b) = (yield_key(call, true), yield_key(call, false));
+    for call in calls {
+        let (a, b) = (
+            YieldKey { call, busy: true },
+            YieldKey { call, busy: false },
+        );
+        let name = call.name();
         if let Some(c) = r.compare(&a, &b) {
             out.push(comparison_sentence(
-                &format!("{} with a busy thread on its CPU", code(call)),
+                &format!("{} with a busy thread on its CPU", code(&name)),
                 "alone",
                 &c,
                 Better::Lower,
             ));
         }
         let taken = |g: fn(&Sample) -> Option<f64>| {
-            yield_loop(r, call, true, g).map(|e| format!("{:.2}", e.median))
+            yield_loop(r, &a, g).map(|e| format!("{:.2}", e.median))
         };
         if let (Some(v), Some(i)) = (taken(|s| s.voluntary), taken(|s| s.involuntary)) {
-            let wait = yield_loop(r, call, true, |s| s.run_delay_ns)
-                .map_or_else(String::new, |w| {
-                    format!(", and waited {} per call for its CPU", est(&w))
-                });
+            let wait = yield_loop(r, &a, |s| s.run_delay_ns).map_or_else(String::new, |w| {
+                format!(", and waited {} per call for its CPU", est(&w))
+            });
             // A mean over calls that switched and calls that did not: per switch instead.
-            let per_switch = yield_loop(r, call, true, |s| {
+            let per_switch = yield_loop(r, &a, |s| {
                 let i = s.involuntary.filter(|i| *i > 0.0)?;
                 Some(s.ns / i)
             })
@@ -1370,16 +1396,25 @@ fn yield_table(r: &Results<YieldRound>) -> anyhow::Result<String> {
             out.push(format!(
                 "with the busy thread beside it, {} *blocked* {v} and was *preempted* {i} \
                  times per call (medians over rounds){wait}{per_switch}",
-                code(call)
+                code(&name)
             ));
         }
     }
-    if let [y, p] = calls.as_slice()
-        && let Some(c) = r.compare(&yield_key(p, true), &yield_key(y, true))
+    if let [y, p] = calls
+        && let Some(c) = r.compare(
+            &YieldKey {
+                call: p,
+                busy: true,
+            },
+            &YieldKey {
+                call: y,
+                busy: true,
+            },
+        )
     {
         out.push(comparison_sentence(
-            &format!("{} with a busy thread on its CPU", code(p)),
-            &code(y),
+            &format!("{} with a busy thread on its CPU", code(&p.name())),
+            &code(&y.name()),
             &c,
             Better::Lower,
         ));
@@ -1406,23 +1441,19 @@ fn yield_table(r: &Results<YieldRound>) -> anyhow::Result<String> {
 // ---------------------------------------------------------------------------------
 
 /// One call of another OS's `calls` result, as the per-OS section shows it: the label,
-/// the reading key the other OS's build gives it ([`crate::Call::name`] there; this table is
-/// spelt out because this build compiles only its own OS's calls, and a test on each OS
-/// checks it against that OS's [`VARIANTS`]), and the write-up's rows for the same call.
+/// the reading (the call with the thread's own slack: every OS's calls are named in
+/// every build, and a test on each OS checks this table against that OS's
+/// [`VARIANTS`]), and the write-up's rows for the same call.
 pub struct OtherRow {
     pub label: &'static str,
-    pub key: &'static str,
+    pub key: CallsKey,
     pub reference: &'static [&'static str],
 }
 
-const fn row(
-    label: &'static str,
-    key: &'static str,
-    reference: &'static [&'static str],
-) -> OtherRow {
+const fn row(label: &'static str, call: Call, reference: &'static [&'static str]) -> OtherRow {
     OtherRow {
         label,
-        key,
+        key: CallsKey::of(call),
         reference,
     }
 }
@@ -1430,103 +1461,111 @@ const fn row(
 /// Windows: the write-up's set (its `sleep_for` with 0 ns and 0 ms is one call in Rust,
 /// whose `Duration` has one zero), then the calls we add.
 pub const WINDOWS_ROWS: &[OtherRow] = &[
-    row("empty loop (ground truth)", "empty loop", &["ground-truth"]),
+    row(
+        "empty loop (ground truth)",
+        Call::Nothing,
+        &["ground-truth"],
+    ),
     row(
         "thread::sleep(0): sleep_for(0 ns) and sleep_for(0 ms)",
-        "thread::sleep(0)",
+        Call::StdSleep(ZERO),
         &["std-sleep-0", "std-sleep-0ms"],
     ),
-    row("Sleep(0)", "Sleep(0)", &["win-sleep-0"]),
-    row("SleepEx(0, FALSE)", "SleepEx(0, FALSE)", &["win-sleepex-0"]),
-    row("yield_now() (SwitchToThread)", "yield_now()", &[]),
+    row("Sleep(0)", Call::Sleep(0), &["win-sleep-0"]),
+    row("SleepEx(0, FALSE)", Call::SleepEx(0), &["win-sleepex-0"]),
+    row("yield_now() (SwitchToThread)", Call::YieldNow, &[]),
     row(
         "thread::sleep(1 ns): sleep_for(1 ns)",
-        "thread::sleep(1 ns)",
+        Call::StdSleep(NS1),
         &["std-sleep-1ns"],
     ),
     row(
         "thread::sleep(1 ms): sleep_for(1 ms)",
-        "thread::sleep(1 ms)",
+        Call::StdSleep(MS1),
         &["std-sleep-1ms"],
     ),
-    row("Sleep(1)", "Sleep(1)", &["win-sleep-1ms"]),
-    row(
-        "SleepEx(1, FALSE)",
-        "SleepEx(1, FALSE)",
-        &["win-sleepex-1ms"],
-    ),
+    row("Sleep(1)", Call::Sleep(1), &["win-sleep-1ms"]),
+    row("SleepEx(1, FALSE)", Call::SleepEx(1), &["win-sleepex-1ms"]),
     row(
         "high-resolution waitable timer (100 ns)",
-        "waitable timer (100 ns)",
+        Call::WaitableTimer(Duration::from_nanos(100)),
         &[],
     ),
-    row("tokio::time::sleep(1 ns)", "tokio::time::sleep(1 ns)", &[]),
-    row("tokio::time::sleep(1 ms)", "tokio::time::sleep(1 ms)", &[]),
+    row("tokio::time::sleep(1 ns)", Call::TokioSleep(NS1), &[]),
+    row("tokio::time::sleep(1 ms)", Call::TokioSleep(MS1), &[]),
 ];
 
 /// macOS: the write-up's set (nanosleep, pselect, sched_yield, sleep_for), then ours.
 pub const MACOS_ROWS: &[OtherRow] = &[
-    row("empty loop (ground truth)", "empty loop", &["ground-truth"]),
-    row("thread::sleep(0)", "thread::sleep(0)", &["std-sleep-0"]),
-    row("nanosleep(0)", "nanosleep(0)", &["nanosleep-0"]),
-    row("pselect(0)", "pselect(0)", &["pselect-0"]),
-    row("sched_yield()", "sched_yield()", &["sched-yield"]),
-    row("yield_now()", "yield_now()", &[]),
+    row(
+        "empty loop (ground truth)",
+        Call::Nothing,
+        &["ground-truth"],
+    ),
+    row("thread::sleep(0)", Call::StdSleep(ZERO), &["std-sleep-0"]),
+    row("nanosleep(0)", Call::Nanosleep(ZERO), &["nanosleep-0"]),
+    row("pselect(0)", Call::Pselect(ZERO), &["pselect-0"]),
+    row("sched_yield()", Call::SchedYield, &["sched-yield"]),
+    row("yield_now()", Call::YieldNow, &[]),
     row(
         "thread::sleep(1 ns)",
-        "thread::sleep(1 ns)",
+        Call::StdSleep(NS1),
         &["std-sleep-1ns"],
     ),
-    row("nanosleep(1 ns)", "nanosleep(1 ns)", &["nanosleep-1ns"]),
-    row("pselect(1 ns)", "pselect(1 ns)", &["pselect-1ns"]),
-    row("tokio::time::sleep(1 ns)", "tokio::time::sleep(1 ns)", &[]),
+    row("nanosleep(1 ns)", Call::Nanosleep(NS1), &["nanosleep-1ns"]),
+    row("pselect(1 ns)", Call::Pselect(NS1), &["pselect-1ns"]),
+    row("tokio::time::sleep(1 ns)", Call::TokioSleep(NS1), &[]),
     row(
         "thread::sleep(1 ms)",
-        "thread::sleep(1 ms)",
+        Call::StdSleep(MS1),
         &["std-sleep-1ms"],
     ),
-    row("tokio::time::sleep(1 ms)", "tokio::time::sleep(1 ms)", &[]),
+    row("tokio::time::sleep(1 ms)", Call::TokioSleep(MS1), &[]),
 ];
 
 /// Linux, as another machine (a reader on a Mac imports a Linux runner's results):
 /// every call with the thread's own slack.
 pub const LINUX_ROWS: &[OtherRow] = &[
-    row("empty loop (ground truth)", "empty loop", &["ground-truth"]),
-    row("thread::sleep(0)", "thread::sleep(0)", &["std-sleep-0"]),
-    row("nanosleep(0)", "nanosleep(0)", &["nanosleep-0"]),
-    row("pselect(0)", "pselect(0)", &["pselect-0"]),
-    row("sched_yield()", "sched_yield()", &["sched-yield"]),
-    row("yield_now()", "yield_now()", &[]),
+    row(
+        "empty loop (ground truth)",
+        Call::Nothing,
+        &["ground-truth"],
+    ),
+    row("thread::sleep(0)", Call::StdSleep(ZERO), &["std-sleep-0"]),
+    row("nanosleep(0)", Call::Nanosleep(ZERO), &["nanosleep-0"]),
+    row("pselect(0)", Call::Pselect(ZERO), &["pselect-0"]),
+    row("sched_yield()", Call::SchedYield, &["sched-yield"]),
+    row("yield_now()", Call::YieldNow, &[]),
     row(
         "thread::sleep(1 ns)",
-        "thread::sleep(1 ns)",
+        Call::StdSleep(NS1),
         &["std-sleep-1ns"],
     ),
-    row("nanosleep(1 ns)", "nanosleep(1 ns)", &["nanosleep-1ns"]),
-    row("clock_nanosleep(1 ns)", "clock_nanosleep(1 ns)", &[]),
-    row("pselect(1 ns)", "pselect(1 ns)", &["pselect-1ns"]),
+    row("nanosleep(1 ns)", Call::Nanosleep(NS1), &["nanosleep-1ns"]),
+    row("clock_nanosleep(1 ns)", Call::ClockNanosleep(NS1), &[]),
+    row("pselect(1 ns)", Call::Pselect(NS1), &["pselect-1ns"]),
     row(
         "timerfd created per call (1 ns)",
-        "timerfd per call (1 ns)",
+        Call::Timerfd(Timerfd::PerCall, NS1),
         &["timerfd-recreate-1ns"],
     ),
     row(
         "timerfd re-armed one-shot (1 ns)",
-        "timerfd re-armed (1 ns)",
+        Call::Timerfd(Timerfd::Rearmed, NS1),
         &["timerfd-reuse-1ns"],
     ),
     row(
         "timerfd with 1 ns interval",
-        "timerfd interval (1 ns)",
+        Call::Timerfd(Timerfd::Interval, NS1),
         &["timerfd-interval-1ns"],
     ),
-    row("tokio::time::sleep(1 ns)", "tokio::time::sleep(1 ns)", &[]),
+    row("tokio::time::sleep(1 ns)", Call::TokioSleep(NS1), &[]),
     row(
         "thread::sleep(1 ms)",
-        "thread::sleep(1 ms)",
+        Call::StdSleep(MS1),
         &["std-sleep-1ms"],
     ),
-    row("tokio::time::sleep(1 ms)", "tokio::time::sleep(1 ms)", &[]),
+    row("tokio::time::sleep(1 ms)", Call::TokioSleep(MS1), &[]),
 ];
 
 /// The rows of an OS family (`windows`, `macos`, `linux`; the BSDs read as macOS: the
@@ -1612,7 +1651,7 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
         );
         let mut t = Table::new(["call", theirs_header.as_str(), "that machine"]);
         for row in other_rows(family) {
-            let mine = r.estimate(row.key);
+            let mine = r.estimate(&row.key.stored());
             let theirs: Vec<String> = row
                 .reference
                 .iter()
@@ -1694,8 +1733,8 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
     Ok(out)
 }
 
-/// The keys every view of `calls` may read, for tests: those of the plan.
-pub fn calls_keys(low: u64) -> Vec<String> {
+/// The readings every view of `calls` may read, for tests: those of the plan.
+pub fn calls_keys(low: u64) -> Vec<CallsKey> {
     plan().iter().map(|c| c.key(low)).collect()
 }
 
@@ -1731,7 +1770,7 @@ mod tests {
             assert!(
                 missing
                     .iter()
-                    .all(|k| k.starts_with("Sleep") || k.starts_with("SleepEx")),
+                    .all(|k| matches!(k.call, Call::Sleep(_) | Call::SleepEx(_))),
                 "{missing:?}"
             );
         }
@@ -1752,7 +1791,7 @@ mod tests {
         };
         let rows = other_rows(family);
         for v in VARIANTS {
-            let found = rows.iter().find(|r| r.key == v.call.name());
+            let found = rows.iter().find(|r| r.key == CallsKey::of(v.call));
             let found = found.unwrap_or_else(|| panic!("{} not in the {family} rows", v.id));
             let refs = reference_data().unwrap();
             if refs
@@ -1771,6 +1810,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Another system's record is read by the calls of its rows, which this build may
+    /// not make: a Windows record's `Sleep(0)` on any build.
+    #[test]
+    fn another_systems_readings_are_found_by_their_calls() {
+        let readings = |k: &CallsKey, v: f64| harness::Reading::of(k, Unit::Nanos, v);
+        let sleep0 = CallsKey::of(Call::Sleep(0));
+        let timer = CallsKey::of(Call::WaitableTimer(Duration::from_nanos(100)));
+        let rounds = (0..3)
+            .map(|_| vec![readings(&sleep0, 60.0), readings(&timer, 520_000.0)])
+            .collect();
+        let record = harness::fixture::record_of_readings("short-sleeps", "calls", rounds);
+        let text = other_os_section(&[("windows", &record)]).unwrap();
+        let row = |label: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("| {label} |")))
+                .unwrap_or_else(|| panic!("no {label} row: {text}"))
+                .to_string()
+        };
+        assert!(row("Sleep(0)").contains("| 60.0 ns"), "{text}");
+        assert!(
+            row("high-resolution waitable timer (100 ns)").contains("| – | 520 µs"),
+            "{text}"
+        );
+        assert!(row("SleepEx(0, FALSE)").ends_with("| – |"), "{text}");
     }
 
     #[test]

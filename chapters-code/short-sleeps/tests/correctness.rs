@@ -5,9 +5,9 @@
 
 use harness::params::Override;
 use harness::record::Record;
-use harness::{AnyExperiment, Profile, ViewKind};
+use harness::{AnyExperiment, Profile, ReadingKey, ViewKind};
 use short_sleeps::experiments::{
-    CALLS_EXP, MS_EXP, SWEEP_EXP, YIELD_EXP, ms_key, ms_plan, plan, yield_key,
+    CALLS_EXP, MS_EXP, SWEEP_EXP, SweepKey, YIELD_EXP, YieldKey, ms_plan, plan,
 };
 use short_sleeps::*;
 use std::cell::Cell;
@@ -175,7 +175,7 @@ fn sweep_requests_span_1us_to_10ms() {
 #[test]
 fn the_registry_is_consistent_and_headlines_name_planned_readings() {
     CHAPTER.check().unwrap();
-    let keys: Vec<String> = plan().iter().map(|c| c.key(1)).collect();
+    let keys: Vec<String> = plan().iter().map(|c| c.key(1).stored()).collect();
     // The calls experiment's headlines read its planned calls; the sweep's headline (a
     // 1 ms sleep's lateness) is checked with the sweep's own keys below.
     for h in CHAPTER
@@ -183,28 +183,37 @@ fn the_registry_is_consistent_and_headlines_name_planned_readings() {
         .iter()
         .filter(|h| h.experiment == CALLS_EXP.name())
     {
-        let here = keys.iter().any(|k| k == h.reading);
+        let reading = h.reading.stored();
+        let here = keys.contains(&reading);
         // Linux gives every headline; macOS all but the low-slack one (timer slack is
         // Linux-only); Windows has neither nanosleep nor sched_yield.
         let expected = if cfg!(target_os = "linux") {
             true
         } else if cfg!(unix) {
-            !h.reading.contains("slack")
+            !reading.contains("slack")
         } else {
             false
         };
-        assert_eq!(here, expected, "{} reads `{}`", h.name, h.reading);
+        assert_eq!(here, expected, "{} reads `{reading}`", h.name);
     }
+    let points: Vec<String> = Mode::available()
+        .iter()
+        .flat_map(|&m| {
+            sweep_requests()
+                .into_iter()
+                .map(move |q| SweepKey::late(m, q.as_nanos() as u64, 1).stored())
+        })
+        .collect();
     for h in CHAPTER
         .headlines
         .iter()
         .filter(|h| h.experiment == SWEEP_EXP.name())
     {
+        let reading = h.reading.stored();
         assert!(
-            h.reading.starts_with("thread::sleep · ") && h.reading.ends_with(" · late by"),
-            "{} reads `{}`, which is no sweep key",
-            h.name,
-            h.reading
+            points.contains(&reading),
+            "{} reads `{reading}`, which is no sweep point",
+            h.name
         );
     }
 }
@@ -426,10 +435,20 @@ fn calls_rounds_read_one_value_per_cell_and_every_view_renders() {
 fn sweep_rounds_read_every_point_and_every_view_renders() {
     let r = record_of(&SWEEP_EXP, &["sleeps=4", "min_sleeps=1", "point_ms=1"], 3);
     let points = sweep_requests().len() * Mode::available().len();
+    let keys: Vec<String> = sweep_requests()
+        .into_iter()
+        .flat_map(|q| {
+            Mode::available()
+                .iter()
+                .map(move |&m| SweepKey::late(m, q.as_nanos() as u64, 1).stored())
+        })
+        .collect();
     for round in &r.rounds {
         assert_eq!(round.readings.len(), points);
-        // The value is a lateness, and its key says so.
-        assert!(round.readings.iter().all(|x| x.key.ends_with(" · late by")));
+        // One reading per point, each under its point's key (a lateness).
+        for x in &round.readings {
+            assert!(keys.contains(&x.key), "{}", x.key);
+        }
     }
     let svg = render("sweep", ViewKind::Plot, &r).unwrap();
     assert!(
@@ -468,9 +487,15 @@ fn yield_rounds_read_four_loops_and_the_view_renders() {
             md.contains("| pselect(0) | shared with a busy thread |"),
             "{md}"
         );
-        assert_eq!(
-            yield_key("pselect(0)", false),
-            "pselect(0) · alone on its CPU"
+        let alone = YieldKey {
+            call: Call::Pselect(ZERO),
+            busy: false,
+        };
+        assert_eq!(alone.stored(), "pselect(0) · alone on its CPU");
+        assert!(
+            r.rounds
+                .iter()
+                .all(|x| x.readings.iter().any(|y| y.key == alone.stored()))
         );
     } else {
         assert!(md.contains("Linux only"), "{md}");
@@ -528,10 +553,10 @@ fn the_twin_is_one_cheap_arm_kept_out_of_the_tables() {
     let twins: Vec<_> = plan().into_iter().filter(|c| c.twin).collect();
     if cfg!(unix) {
         assert_eq!(twins.len(), 1);
-        assert_eq!(twins[0].key(1), "sched_yield() (A/A twin)");
+        assert_eq!(twins[0].key(1).stored(), "sched_yield() (A/A twin)");
         assert!(!twins[0].variant.call.slow());
     }
-    let keys: Vec<String> = plan().iter().map(|c| c.key(1)).collect();
+    let keys: Vec<String> = plan().iter().map(|c| c.key(1).stored()).collect();
     let mut unique = keys.clone();
     unique.sort();
     unique.dedup();
@@ -543,11 +568,17 @@ fn millisecond_rounds_read_every_arm_and_every_view_renders() {
     let r = record_of(&MS_EXP, &["phase_sleeps=1", "before_ms=2"], 3);
     let arms = ms_plan(2);
     assert_eq!(arms.len() as u32, 3 * PHASE_BINS + 2);
+    let keys: Vec<String> = arms.iter().map(|a| a.stored()).collect();
     for round in &r.rounds {
         assert_eq!(round.readings.len(), arms.len(), "{:?}", r.notes);
-        assert!(round.readings.iter().all(|x| x.key.ends_with(" · late by")));
+        for x in &round.readings {
+            assert!(keys.contains(&x.key), "{}", x.key);
+        }
     }
-    assert!(ms_key(arms[0]).starts_with("tokio::time::sleep(1 ms) · begun 0.0–0.1 ms into a tick"));
+    assert_eq!(
+        arms[0].stored(),
+        "tokio::time::sleep(1 ms) · begun 0.0–0.1 ms into a tick · late by"
+    );
     let svg = render("tokio-phase", ViewKind::Plot, &r).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("whole ticks"),

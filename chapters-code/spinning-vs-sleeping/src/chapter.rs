@@ -2,7 +2,8 @@
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
-use crate::experiments::{FLOOR, GAPS, PINNING, VARIANTS};
+use crate::experiments::{FLOOR, FloorKey, GAPS, PINNING, RunKey, VARIANTS};
+use crate::{Placement, Runtime, Transport, Wait};
 use crate::{headline, views};
 use harness::Headline;
 
@@ -17,15 +18,15 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         views::FLOOR_TABLE, views::FLOOR_TAILS, views::FLOOR_CDF,
     ],
     headlines: [
-        Headline::new(headline::STD_MPSC_BLOCKING_P50, &VARIANTS, "std · mpsc · blocking")
+        Headline::new(headline::STD_MPSC_BLOCKING_P50, &VARIANTS, &RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Block))
             .params(&["gap_ms"])
             .about("median send-to-receive latency of a std channel whose receiver blocks"),
-        Headline::new(headline::STD_MPSC_SPINNING_P50, &VARIANTS, "std · mpsc · spinning")
+        Headline::new(headline::STD_MPSC_SPINNING_P50, &VARIANTS, &RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin))
             .params(&["gap_ms"])
             .about("median send-to-receive latency of a std channel whose receiver spins"),
-        Headline::new(headline::STD_UDP_BLOCKING_P50, &VARIANTS, "std · udp · blocking").params(&["gap_ms"]),
-        Headline::new(headline::STD_UDP_SPINNING_P50, &VARIANTS, "std · udp · spinning").params(&["gap_ms"]),
-        Headline::new(headline::ATOMIC_FLOOR_ONE_WAY, &FLOOR, "unpinned")
+        Headline::new(headline::STD_UDP_BLOCKING_P50, &VARIANTS, &RunKey::variant(Runtime::Std, Transport::Udp, Wait::Block)).params(&["gap_ms"]),
+        Headline::new(headline::STD_UDP_SPINNING_P50, &VARIANTS, &RunKey::variant(Runtime::Std, Transport::Udp, Wait::Spin)).params(&["gap_ms"]),
+        Headline::new(headline::ATOMIC_FLOOR_ONE_WAY, &FLOOR, &FloorKey(Placement::Unpinned))
             .params(&["round_trips"])
             .about("median one-way hand-over between two spinning threads through one atomic"),
     ],

@@ -4,7 +4,8 @@
 use crate::{
     Host, Idle, Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong, clock_read_ns,
 };
-use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
+use harness::record::twin_key;
+use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -260,20 +261,20 @@ impl Run {
         }
     }
 
-    /// `std · mpsc · blocking`: the variant, as the tables and headline figures name it.
-    pub fn label(&self) -> String {
-        variant_key(self.runtime, self.transport, self.wait)
-    }
-
-    /// The reading's key: the variant, and the gap or placement where those vary.
-    pub fn key(&self, with: Extra) -> String {
-        let base = match with {
-            Extra::None => self.label(),
-            Extra::Gap => format!("{} · {}", self.label(), gap_label(self.gap_us)),
-            Extra::Placement => format!("{} · {}", self.label(), self.placement.label()),
+    /// The reading this run gives: its variant, with the gap or placement where the
+    /// experiment (`with`) varies those, its arm and whether it is the twin.
+    pub fn key(&self, with: Extra) -> RunKey {
+        let detail = match with {
+            Extra::None => Detail::None,
+            Extra::Gap => Detail::Gap(self.gap_us),
+            Extra::Placement => Detail::Placement(self.placement),
         };
-        let twin = if self.twin { harness::AA_TWIN } else { "" };
-        format!("{base}{}{twin}", self.arm.suffix())
+        RunKey {
+            detail,
+            arm: self.arm,
+            twin: self.twin,
+            ..RunKey::variant(self.runtime, self.transport, self.wait)
+        }
     }
 }
 
@@ -286,13 +287,116 @@ pub fn gap_label(gap_us: u64) -> String {
     }
 }
 
-pub fn variant_key(runtime: Runtime, transport: Transport, wait: Wait) -> String {
+/// `std · mpsc · blocking`: a variant, as the tables and headline figures name it.
+pub fn variant_label(runtime: Runtime, transport: Transport, wait: Wait) -> String {
     format!(
         "{} · {} · {}",
         runtime.label(),
         transport.label(),
         wait.label()
     )
+}
+
+/// What a run's reading is: the variant, then the gap or placement where the experiment
+/// varies it, the arm and the twin. Stored as `std · mpsc · blocking`,
+/// `std · mpsc · spinning · 10 ms`, `std · udp · blocking · same CPU`,
+/// `std · mpsc · blocking · no gap (A/A twin)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunKey {
+    pub runtime: Runtime,
+    pub transport: Transport,
+    pub wait: Wait,
+    pub detail: Detail,
+    pub arm: Arm,
+    pub twin: bool,
+}
+
+/// What an experiment varies besides the variant: nothing, the gap (µs) or the placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    None,
+    Gap(u64),
+    Placement(Placement),
+}
+
+impl RunKey {
+    /// A main variant of the variants experiment.
+    pub const fn variant(runtime: Runtime, transport: Transport, wait: Wait) -> RunKey {
+        RunKey {
+            runtime,
+            transport,
+            wait,
+            detail: Detail::None,
+            arm: Arm::Main,
+            twin: false,
+        }
+    }
+
+    /// The same variant at one gap of the gaps experiment.
+    pub const fn at_gap(self, gap_us: u64) -> RunKey {
+        RunKey {
+            detail: Detail::Gap(gap_us),
+            ..self
+        }
+    }
+
+    /// The same variant with one placement of the pinning experiment.
+    pub const fn placed(self, placement: Placement) -> RunKey {
+        RunKey {
+            detail: Detail::Placement(placement),
+            ..self
+        }
+    }
+
+    /// The same variant's extra arm.
+    pub const fn arm(self, arm: Arm) -> RunKey {
+        RunKey { arm, ..self }
+    }
+
+    /// The A/A twin of this arm.
+    pub const fn twin(self) -> RunKey {
+        RunKey { twin: true, ..self }
+    }
+
+    /// How a table row names it: the stored key without the twin's mark.
+    pub fn label(&self) -> String {
+        let base = variant_label(self.runtime, self.transport, self.wait);
+        let detail = match self.detail {
+            Detail::None => String::new(),
+            Detail::Gap(us) => format!(" · {}", gap_label(us)),
+            Detail::Placement(p) => format!(" · {}", p.label()),
+        };
+        format!("{base}{detail}{}", self.arm.suffix())
+    }
+}
+
+impl ReadingKey for RunKey {
+    fn stored(&self) -> String {
+        if self.twin {
+            twin_key(&self.label())
+        } else {
+            self.label()
+        }
+    }
+}
+
+impl Keyed for Runs {
+    type Key = RunKey;
+}
+
+/// The floor's readings: one per placement of the two spinning threads, stored as the
+/// placement's name (`unpinned`, `different CPUs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FloorKey(pub Placement);
+
+impl ReadingKey for FloorKey {
+    fn stored(&self) -> String {
+        self.0.label().to_string()
+    }
+}
+
+impl Keyed for FloorRound {
+    type Key = FloorKey;
 }
 
 /// What distinguishes the variants of an experiment besides runtime, transport, wait.
@@ -315,12 +419,18 @@ impl Runs {
     fn readings(&self) -> Vec<Reading> {
         self.runs
             .iter()
-            .filter_map(|r| Some(Reading::new(r.key(self.extra), Unit::Nanos, r.p50_ns?)))
+            .filter_map(|r| Some(Reading::of(&r.key(self.extra), Unit::Nanos, r.p50_ns?)))
             .collect()
     }
 
-    pub fn find(&self, key: &str) -> Option<&Run> {
-        self.runs.iter().find(|r| r.key(self.extra) == key)
+    /// This round's run of one reading.
+    pub fn find(&self, key: &RunKey) -> Option<&Run> {
+        self.runs.iter().find(|r| r.key(self.extra) == *key)
+    }
+
+    /// The readings of this round's runs, in the order they are listed.
+    pub fn keys(&self) -> impl Iterator<Item = RunKey> + '_ {
+        self.runs.iter().map(|r| r.key(self.extra))
     }
 }
 
@@ -408,7 +518,7 @@ fn run_round(ctx: &mut Ctx, specs: &[Spec], extra: Extra, hybrid_spin: Duration)
             patience,
             deadline: ctx.deadline(),
         };
-        let label = variant_key(spec.runtime, spec.transport, spec.wait);
+        let label = variant_label(spec.runtime, spec.transport, spec.wait);
         match crate::run_variant(spec.runtime, spec.transport, spec.wait, spec.host(), &plan) {
             Ok(outcome) => {
                 if let Some(why) = &outcome.stopped {
@@ -595,7 +705,7 @@ impl FloorRound {
     fn readings(&self) -> Vec<Reading> {
         self.runs
             .iter()
-            .filter_map(|r| Some(Reading::new(r.placement.label(), Unit::Nanos, r.p50_ns?)))
+            .filter_map(|r| Some(Reading::of(&FloorKey(r.placement), Unit::Nanos, r.p50_ns?)))
             .collect()
     }
 }
@@ -647,4 +757,49 @@ fn floor(ctx: &mut Ctx) -> anyhow::Result<FloorRound> {
         runs,
         clock_read_ns: Some(clock_read_ns()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The strings records hold, pinned: a typed key must store what the stored results
+    /// were found by before it existed.
+    #[test]
+    fn typed_keys_store_the_strings_records_hold() {
+        let stored = |k: &dyn ReadingKey| k.stored();
+        let chan = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin);
+        assert_eq!(stored(&chan), "std · mpsc · spinning");
+        assert_eq!(
+            stored(&chan.arm(Arm::NoGap).twin()),
+            "std · mpsc · spinning · no gap (A/A twin)"
+        );
+        assert_eq!(
+            stored(&RunKey::variant(Runtime::Tokio, Transport::Tcp, Wait::Block).arm(Arm::Spawned)),
+            "tokio · tcp · blocking · spawned task"
+        );
+        assert_eq!(
+            stored(&RunKey::variant(
+                Runtime::Std,
+                Transport::Udp,
+                Wait::BlockBounded
+            )),
+            "std · udp · bounded blocking"
+        );
+        assert_eq!(stored(&chan.at_gap(10)), "std · mpsc · spinning · 10 µs");
+        assert_eq!(
+            stored(&chan.at_gap(100_000).arm(Arm::BusySender)),
+            "std · mpsc · spinning · 100 ms · busy sender"
+        );
+        assert_eq!(
+            stored(
+                &RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Block)
+                    .placed(Placement::Unpinned)
+            ),
+            "std · mpsc · blocking · unpinned"
+        );
+        assert_eq!(stored(&FloorKey(Placement::OtherCpu)), "different CPUs");
+        // The table's name for a twin is its original's.
+        assert_eq!(chan.twin().label(), chan.label());
+    }
 }

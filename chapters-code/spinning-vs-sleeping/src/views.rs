@@ -5,8 +5,8 @@
 //! worded by `harness::render`.
 
 use crate::experiments::{
-    Arm, BOUNDED_BELOW_US, FLOOR, FloorRound, GAPS, GAPS_US, PINNING, PLACEMENTS, RUNTIMES, Run,
-    Runs, SWEPT, TRANSPORTS, VARIANTS, gap_label, variant_key,
+    Arm, BOUNDED_BELOW_US, FLOOR, FloorKey, FloorRound, GAPS, GAPS_US, PINNING, PLACEMENTS,
+    RUNTIMES, Run, RunKey, Runs, SWEPT, TRANSPORTS, VARIANTS, gap_label,
 };
 use crate::{Placement, Runtime, Transport, Wait};
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
@@ -48,44 +48,42 @@ pub static FLOOR_TAILS: View<FloorRound> =
 pub static FLOOR_CDF: View<FloorRound> = View::plot("floor-cdf", &FLOOR, floor_plot).brief();
 
 /// All rounds' latencies of one variant, pooled.
-fn pooled(r: &Results<Runs>, key: &str) -> Dist {
+fn pooled(r: &Results<Runs>, key: &RunKey) -> Dist {
     harness::render::pooled(r.data(), |round| round.find(key).map(|run| &run.latency))
 }
 
 /// The keys of an experiment's variants and its arms that have rows in the tables
 /// (bounded blocking, spawned tokio receivers), in the order the rounds list them; the
 /// no-gap arm, its A/A twin and the busy sender have lines of their own.
-fn keys(r: &Results<Runs>) -> Vec<String> {
-    let extra = [Arm::NoGap, Arm::BusySender];
-    r.record
-        .keys()
-        .into_iter()
-        .filter(|k| {
-            !k.ends_with(harness::AA_TWIN) && !extra.iter().any(|a| k.ends_with(a.suffix()))
-        })
-        .map(String::from)
-        .collect()
+fn keys(r: &Results<Runs>) -> Vec<RunKey> {
+    let mut keys: Vec<RunKey> = Vec::new();
+    for k in r.data().flat_map(Runs::keys) {
+        let own_line = k.twin || matches!(k.arm, Arm::NoGap | Arm::BusySender);
+        if !own_line && !keys.contains(&k) && r.estimate(&k).is_some() {
+            keys.push(k);
+        }
+    }
+    keys
 }
 
 /// The write-up's twelve variants only: the keys of `keys` without the extra arms.
-fn main_keys(r: &Results<Runs>) -> Vec<String> {
-    let bounded = format!(" · {}", Wait::BlockBounded.label());
+fn main_keys(r: &Results<Runs>) -> Vec<RunKey> {
     keys(r)
         .into_iter()
-        .filter(|k| !k.ends_with(Arm::Spawned.suffix()) && !k.ends_with(&bounded))
+        .filter(|k| k.arm != Arm::Spawned && k.wait != Wait::BlockBounded)
         .collect()
 }
 
 /// Median over rounds of a per-run value of one variant.
-fn per_run(r: &Results<Runs>, key: &str, f: impl Fn(&Run) -> Option<f64>) -> Option<Estimate> {
+fn per_run(r: &Results<Runs>, key: &RunKey, f: impl Fn(&Run) -> Option<f64>) -> Option<Estimate> {
     r.estimate_of(|round| round.find(key).and_then(&f))
 }
 
 /// A per-run value of two variants, judged on the rounds' pairs.
 fn compare_runs(
     r: &Results<Runs>,
-    a: &str,
-    b: &str,
+    a: &RunKey,
+    b: &RunKey,
     f: impl Fn(&Run) -> Option<f64>,
 ) -> Option<Comparison> {
     r.compare_of(|x| x.find(a).and_then(&f), |x| x.find(b).and_then(&f))
@@ -93,12 +91,12 @@ fn compare_runs(
 
 /// A sentence comparing two readings of the same rounds (lower is better), judged on
 /// their pairs; `None` when either is missing.
-fn pair(r: &Results<Runs>, a: &str, b: &str, an: &str, bn: &str) -> Option<String> {
+fn pair(r: &Results<Runs>, a: &RunKey, b: &RunKey, an: &str, bn: &str) -> Option<String> {
     let c = r.compare(a, b)?;
     Some(comparison_sentence(an, bn, &c, Better::Lower))
 }
 
-fn lost(r: &Results<Runs>, key: &str) -> u32 {
+fn lost(r: &Results<Runs>, key: &RunKey) -> u32 {
     r.data().filter_map(|x| x.find(key)).map(|x| x.lost).sum()
 }
 
@@ -118,7 +116,7 @@ fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
     for (k, d) in keys.iter().zip(&dists) {
         let Some(s) = d.summary() else { continue };
         let mut row = vec![
-            k.clone(),
+            k.label(),
             fmt_opt_estimate(r.estimate(k), Unit::Nanos),
             fmt_count(s.n),
             Unit::Nanos.format(s.min),
@@ -134,7 +132,7 @@ fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
 
 /// A per-run counter as a cell: its median over rounds with the interval, "–" where
 /// it was not measured.
-fn counter_cell(r: &Results<Runs>, key: &str, f: fn(&Run) -> Option<f64>, unit: Unit) -> String {
+fn counter_cell(r: &Results<Runs>, key: &RunKey, f: fn(&Run) -> Option<f64>, unit: Unit) -> String {
     fmt_opt_estimate(per_run(r, key, f), unit)
 }
 
@@ -160,14 +158,14 @@ fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
     ]);
     for k in keys(r) {
         cost.row([
-            k.clone(),
+            k.label(),
             counter_cell(r, &k, |x| x.cpu_per_message_ns, Unit::Nanos),
             counter_cell(r, &k, |x| x.receiver_cpu_per_message_ns, Unit::Nanos),
             counter_cell(r, &k, |x| x.cores_busy, Unit::Number),
             counter_cell(r, &k, |x| x.voluntary_per_message, Unit::Number),
         ]);
         steps.row([
-            k.clone(),
+            k.label(),
             counter_cell(r, &k, |x| x.involuntary_per_message, Unit::Number),
             counter_cell(r, &k, |x| x.run_delay_per_message_ns, Unit::Nanos),
             counter_cell(r, &k, |x| x.send_p50_ns, Unit::Nanos),
@@ -184,8 +182,8 @@ fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
 /// An arm beside the variant it changes one thing of: keys, the table's name for the
 /// pair, and the names a sentence gives the two.
 struct ArmPair {
-    arm: String,
-    variant: String,
+    arm: RunKey,
+    variant: RunKey,
     name: String,
     arm_name: String,
     variant_name: String,
@@ -198,11 +196,11 @@ fn arm_pairs(r: &Results<Runs>) -> Vec<ArmPair> {
     let mut out = Vec::new();
     for rt in RUNTIMES {
         for tr in TRANSPORTS {
-            let arm = variant_key(rt, tr, Wait::BlockBounded);
+            let arm = RunKey::variant(rt, tr, Wait::BlockBounded);
             if r.estimate(&arm).is_some() {
                 out.push(ArmPair {
                     arm,
-                    variant: variant_key(rt, tr, Wait::Block),
+                    variant: RunKey::variant(rt, tr, Wait::Block),
                     name: format!("{} · {}: bounded ÷ unbounded", rt.label(), tr.label()),
                     arm_name: format!(
                         "the bounded blocking receive on {} {}",
@@ -216,8 +214,8 @@ fn arm_pairs(r: &Results<Runs>) -> Vec<ArmPair> {
     }
     for tr in TRANSPORTS {
         for wait in [Wait::Block, Wait::Spin] {
-            let variant = variant_key(Runtime::Tokio, tr, wait);
-            let arm = format!("{variant}{}", Arm::Spawned.suffix());
+            let variant = RunKey::variant(Runtime::Tokio, tr, wait);
+            let arm = variant.arm(Arm::Spawned);
             if r.estimate(&arm).is_some() {
                 out.push(ArmPair {
                     arm,
@@ -268,10 +266,10 @@ fn arms_counters_table(r: &Results<Runs>) -> anyhow::Result<String> {
         "preempted: arm / variant",
         "max: arm / variant",
     ]);
-    let num = |k: &str, f: fn(&Run) -> Option<f64>| {
+    let num = |k: &RunKey, f: fn(&Run) -> Option<f64>| {
         per_run(r, k, f).map_or_else(|| "–".into(), |e| harness::render::sig3(e.median))
     };
-    let max = |k: &str| {
+    let max = |k: &RunKey| {
         pooled(r, k)
             .summary()
             .map_or_else(|| "–".into(), |s| Unit::Nanos.format(s.max))
@@ -312,8 +310,8 @@ fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
     for rt in RUNTIMES {
         for tr in TRANSPORTS {
             let (b, s) = (
-                variant_key(rt, tr, Wait::Block),
-                variant_key(rt, tr, Wait::Spin),
+                RunKey::variant(rt, tr, Wait::Block),
+                RunKey::variant(rt, tr, Wait::Spin),
             );
             let Some(c) = r.compare(&b, &s) else { continue };
             t.row([
@@ -329,8 +327,8 @@ fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
 
 /// The speedup of spinning over blocking (blocking ÷ spinning) in one round.
 fn round_speedup(round: &Runs, rt: Runtime, tr: Transport) -> Option<f64> {
-    let b = round.find(&variant_key(rt, tr, Wait::Block))?.p50_ns?;
-    let s = round.find(&variant_key(rt, tr, Wait::Spin))?.p50_ns?;
+    let b = round.find(&RunKey::variant(rt, tr, Wait::Block))?.p50_ns?;
+    let s = round.find(&RunKey::variant(rt, tr, Wait::Spin))?.p50_ns?;
     (s > 0.0).then(|| b / s)
 }
 
@@ -355,8 +353,8 @@ fn findings(r: &Results<Runs>) -> anyhow::Result<String> {
     for tr in TRANSPORTS {
         out.extend(pair(
             r,
-            &variant_key(Runtime::Std, tr, Wait::Spin),
-            &variant_key(Runtime::Std, tr, Wait::Block),
+            &RunKey::variant(Runtime::Std, tr, Wait::Spin),
+            &RunKey::variant(Runtime::Std, tr, Wait::Block),
             &format!("spinning on std {}", tr.label()),
             "blocking",
         ));
@@ -370,8 +368,8 @@ fn findings(r: &Results<Runs>) -> anyhow::Result<String> {
     ] {
         out.extend(pair(
             r,
-            &variant_key(Runtime::Tokio, socket, Wait::Spin),
-            &variant_key(Runtime::Std, socket, Wait::Spin),
+            &RunKey::variant(Runtime::Tokio, socket, Wait::Spin),
+            &RunKey::variant(Runtime::Std, socket, Wait::Spin),
             &format!("spinning on tokio's {name}"),
             "spinning on std's",
         ));
@@ -467,7 +465,7 @@ fn reference_table(r: &Results<Runs>) -> anyhow::Result<String> {
     for rt in RUNTIMES {
         for tr in TRANSPORTS {
             for wait in [Wait::Block, Wait::Spin] {
-                let key = variant_key(rt, tr, wait);
+                let key = RunKey::variant(rt, tr, wait);
                 let theirs = |m: &str| {
                     refs.get(m, rt, tr, wait).map_or_else(
                         || "–".into(),
@@ -481,7 +479,7 @@ fn reference_table(r: &Results<Runs>) -> anyhow::Result<String> {
                     )
                 };
                 t.row([
-                    key.clone(),
+                    key.label(),
                     theirs("macos"),
                     theirs("ubuntu"),
                     fmt_opt_estimate(r.estimate(&key), Unit::Nanos),
@@ -518,8 +516,8 @@ fn reference_speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
             // ratio only where it decides.
             let yours = r
                 .compare(
-                    &variant_key(rt, tr, Wait::Block),
-                    &variant_key(rt, tr, Wait::Spin),
+                    &RunKey::variant(rt, tr, Wait::Block),
+                    &RunKey::variant(rt, tr, Wait::Spin),
                 )
                 .map_or_else(|| "–".into(), |c| ratio_cell(&c));
             t.row([
@@ -548,9 +546,11 @@ fn cdf_plot(r: &Results<Runs>, rt: Runtime) -> anyhow::Result<String> {
     let prefix = format!("{} · ", rt.label());
     let series: Vec<(String, Dist)> = main_keys(r)
         .into_iter()
-        .filter_map(|k| {
-            let name = k.strip_prefix(&prefix)?.to_string();
-            Some((name, pooled(r, &k)))
+        .filter(|k| k.runtime == rt)
+        .map(|k| {
+            let label = k.label();
+            let name = label.strip_prefix(&prefix).unwrap_or(&label).to_string();
+            (name, pooled(r, &k))
         })
         .collect();
     dist_cdf(
@@ -564,12 +564,8 @@ fn cdf_plot(r: &Results<Runs>, rt: Runtime) -> anyhow::Result<String> {
     .to_svg()
 }
 
-fn gap_key(tr: Transport, wait: Wait, gap_us: u64) -> String {
-    format!(
-        "{} · {}",
-        variant_key(Runtime::Std, tr, wait),
-        gap_label(gap_us)
-    )
+fn gap_key(tr: Transport, wait: Wait, gap_us: u64) -> RunKey {
+    RunKey::variant(Runtime::Std, tr, wait).at_gap(gap_us)
 }
 
 /// The ways of waiting the sweep runs on a transport: the bounded receive on the
@@ -646,7 +642,7 @@ fn hybrid_budget(r: &Results<Runs>) -> String {
             .filter(|&&g| g as f64 * 1e3 > budget)
             .filter_map(|&g| {
                 let (h, b) = (gap_key(tr, Wait::Hybrid, g), gap_key(tr, Wait::Block, g));
-                let cpu = |round: &Runs, k: &str| round.find(k)?.receiver_cpu_per_message_ns;
+                let cpu = |round: &Runs, k: &RunKey| round.find(k)?.receiver_cpu_per_message_ns;
                 let d = r.estimate_of(|round| Some(cpu(round, &h)? - cpu(round, &b)?))?;
                 let fixed = Estimate {
                     median: budget,
@@ -746,11 +742,7 @@ fn pinning_table(r: &Results<Runs>) -> anyhow::Result<String> {
     for tr in SWEPT {
         for wait in [Wait::Block, Wait::Spin] {
             for placement in PLACEMENTS {
-                let k = format!(
-                    "{} · {}",
-                    variant_key(Runtime::Std, tr, wait),
-                    placement.label()
-                );
+                let k = RunKey::variant(Runtime::Std, tr, wait).placed(placement);
                 let Some(e) = r.estimate(&k) else { continue };
                 let d = pooled(r, &k);
                 t.row([
@@ -772,8 +764,7 @@ fn pinning_table(r: &Results<Runs>) -> anyhow::Result<String> {
 /// What the pinning rows say, sentence by sentence: spinning against blocking on one
 /// CPU, and one CPU against two for each way of waiting.
 fn pinning_findings(r: &Results<Runs>) -> anyhow::Result<String> {
-    let key =
-        |tr, wait, p: Placement| format!("{} · {}", variant_key(Runtime::Std, tr, wait), p.label());
+    let key = |tr, wait, p: Placement| RunKey::variant(Runtime::Std, tr, wait).placed(p);
     let (same, other) = (Placement::SameCpu, Placement::OtherCpu);
     let mut out = Vec::new();
     for tr in SWEPT {
@@ -830,7 +821,7 @@ fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
         let Some(s) = d.summary() else { continue };
         t.row([
             placement.label().to_string(),
-            fmt_opt_estimate(r.estimate(placement.label()), Unit::Nanos),
+            fmt_opt_estimate(r.estimate(&FloorKey(*placement)), Unit::Nanos),
             fmt_count(s.n),
             Unit::Nanos.format(s.min),
         ]);
@@ -899,8 +890,8 @@ fn through(tr: Transport) -> &'static str {
 /// …".
 fn spin_fragment(r: &Results<Runs>, rt: Runtime, tr: Transport) -> Option<(String, Comparison)> {
     let c = r.compare(
-        &variant_key(rt, tr, Wait::Spin),
-        &variant_key(rt, tr, Wait::Block),
+        &RunKey::variant(rt, tr, Wait::Spin),
+        &RunKey::variant(rt, tr, Wait::Block),
     )?;
     Some((
         format!(
@@ -957,7 +948,7 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
              divided by the other"
         ),
     );
-    let chan = |w| variant_key(Runtime::Std, Transport::Mpsc, w);
+    let chan = |w| RunKey::variant(Runtime::Std, Transport::Mpsc, w);
     // The answer speaks of medians; the tails can tell another story.
     let max = |w| pooled(r, &chan(w)).summary().map(|s| s.max);
     if let (Some(ms), Some(mb)) = (max(Wait::Spin), max(Wait::Block)) {
@@ -971,7 +962,7 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
     let (s, b) = (chan(Wait::Spin), chan(Wait::Block));
     let own = compare_runs(r, &s, &b, |x| x.receiver_cpu_per_message_ns);
     let whole = compare_runs(r, &s, &b, |x| x.cpu_per_message_ns);
-    let cores = |k: &str| per_run(r, k, |x| x.cores_busy);
+    let cores = |k: &RunKey| per_run(r, k, |x| x.cores_busy);
     if let (Some(own), Some(whole), Some(ks), Some(kb)) = (own, whole, cores(&s), cores(&b)) {
         out.push(format!(
             "what waiting costs the receiver on the std channel: the receiving thread's own \
@@ -988,7 +979,7 @@ fn answer(r: &Results<Runs>) -> anyhow::Result<String> {
             harness::render::sig3(kb.median),
         ));
     }
-    let no_gap = format!("{}{}", chan(Wait::Spin), Arm::NoGap.suffix());
+    let no_gap = chan(Wait::Spin).arm(Arm::NoGap);
     if let Some(c) = r.compare(&chan(Wait::Spin), &no_gap) {
         out.push(format!(
             "the idle gap and a spinning receiver: the std channel took {} after the {gap} ms \
@@ -1041,13 +1032,9 @@ fn writeup_answer() -> anyhow::Result<String> {
 
 /// The spinning std channel in the gap sweep: its key at a gap, with a sleeping or a
 /// busy-waiting sender.
-fn chan_key(gap_us: u64, busy: bool) -> String {
+fn chan_key(gap_us: u64, busy: bool) -> RunKey {
     let arm = if busy { Arm::BusySender } else { Arm::Main };
-    format!(
-        "{}{}",
-        gap_key(Transport::Mpsc, Wait::Spin, gap_us),
-        arm.suffix()
-    )
+    gap_key(Transport::Mpsc, Wait::Spin, gap_us).arm(arm)
 }
 
 /// The rows of the gap-why table: every gap with a sleeping sender, and the gaps where
@@ -1078,7 +1065,7 @@ fn fmt_share(e: &Estimate) -> String {
 
 /// Every round's messages of one key whose receiver was never preempted while it
 /// waited for them, pooled.
-fn pooled_unpreempted(r: &Results<Runs>, key: &str) -> Dist {
+fn pooled_unpreempted(r: &Results<Runs>, key: &RunKey) -> Dist {
     harness::render::pooled(r.data(), |round| {
         round.find(key).map(|run| &run.latency_unpreempted)
     })
@@ -1320,7 +1307,7 @@ fn values(d: &Dist) -> Vec<f64> {
 /// another one, how much that varied between rounds, and what it did to the latency
 /// (messages pooled over rounds, so judged as two samples measured apart).
 fn placement_sentence(r: &Results<Runs>) -> Option<String> {
-    let k = variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin);
+    let k = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin);
     let shares: Vec<f64> = r.data().filter_map(|x| x.find(&k)?.same_cpu).collect();
     let share = per_run(r, &k, |x| x.same_cpu)?;
     let (lo, hi) = shares
@@ -1363,12 +1350,8 @@ fn placement_sentence(r: &Results<Runs>) -> Option<String> {
 /// The A/A self-check: the spinning std channel and its twin, the same code in the same
 /// rounds, judged on their pairs like every other finding.
 fn twin_sentence(r: &Results<Runs>) -> Option<String> {
-    let k = format!(
-        "{}{}",
-        variant_key(Runtime::Std, Transport::Mpsc, Wait::Spin),
-        Arm::NoGap.suffix()
-    );
-    let c = r.compare(&k, &format!("{k}{}", harness::AA_TWIN))?;
+    let k = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin).arm(Arm::NoGap);
+    let c = r.compare(&k, &k.twin())?;
     Some(harness::render::aa_sentence(
         "the spinning std channel with no gap",
         None,

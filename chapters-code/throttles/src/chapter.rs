@@ -2,8 +2,8 @@
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
-use crate::experiments::{NAIVE, OMISSION, RATES, SWEEP};
-use crate::{headline, views};
+use crate::experiments::{NAIVE, OMISSION, RATES, RatesKey, SWEEP, SweepKey};
+use crate::{Pacer, headline, views};
 use harness::Headline;
 
 /// The chapter: its experiments, views and headline figures.
@@ -15,16 +15,16 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         views::WHY_1K, views::CPU, views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
     ],
     headlines: [
-        Headline::new(headline::NAIVE_RATE_AT_10K, &RATES, "naive · 10,000/s")
+        Headline::new(headline::NAIVE_RATE_AT_10K, &RATES, &RatesKey::Rate(Pacer::Naive, 10_000))
             .params(&["run_ms"])
             .about("achieved ops/s (second start to last) of the naive `op; sleep(period)` loop asked for 10,000 ops/s"),
-        Headline::new(headline::DEADLINE_RATE_AT_10K, &RATES, "deadline · 10,000/s")
+        Headline::new(headline::DEADLINE_RATE_AT_10K, &RATES, &RatesKey::Rate(Pacer::Deadline, 10_000))
             .params(&["run_ms"])
             .about("achieved ops/s (second start to last) of the deadline throttle asked for 10,000 ops/s"),
-        Headline::new(headline::GOVERNOR_BURST_RATE_AT_10K, &RATES, "governor, 10 ms burst · 10,000/s")
+        Headline::new(headline::GOVERNOR_BURST_RATE_AT_10K, &RATES, &RatesKey::Rate(Pacer::GovernorBurst, 10_000))
             .params(&["run_ms"])
             .about("achieved ops/s of governor with a 10 ms burst, used as a pacer, asked for 10,000 ops/s (a short run: the start-up burst weighs)"),
-        Headline::new(headline::SLEEP_1MS_LATENESS, &SWEEP, "sleep(1 ms) · late by")
+        Headline::new(headline::SLEEP_1MS_LATENESS, &SWEEP, &SweepKey::Late(1))
             .params(&["sleeps"])
             .about("how much later than asked a 1 ms std::thread::sleep returns (median of the rounds' medians)"),
     ],

@@ -8,9 +8,10 @@ use crate::{
 };
 use harness::Counters;
 use harness::counters::PerOp;
+use harness::record::twin_key;
 use harness::render::fmt_count;
 use harness::stats::{median_sorted, percentile_sorted};
-use harness::{Budget, Ctx, Dist, Experiment, NoteKind, Param, Reading, Unit};
+use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
@@ -60,13 +61,30 @@ pub struct SweepRound {
     pub timer_slack_ns: Option<u64>,
 }
 
-/// `sleep(1 ms) · late by`: the reading of one length.
-pub fn sweep_key(ms: u64) -> String {
-    format!("sleep({ms} ms) · late by")
+/// The readings of the sleep sweep, by what they are: how late the sleeps of one
+/// requested length ended, and how late the 1 ms sleeps taken back to back ended.
+/// Stored as `sleep(1 ms) · late by` and `sleep(1 ms) back to back · late by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepKey {
+    /// The sleeps of one requested length (milliseconds, one of [`SWEEP_MS`]), each
+    /// following a sleep of another length.
+    Late(u64),
+    /// The 1 ms sleeps that each follow another 1 ms sleep.
+    BackToBack,
 }
 
-/// The reading of the 1 ms sleeps taken back to back.
-pub const BACK_TO_BACK_KEY: &str = "sleep(1 ms) back to back · late by";
+impl ReadingKey for SweepKey {
+    fn stored(&self) -> String {
+        match *self {
+            SweepKey::Late(ms) => format!("sleep({ms} ms) · late by"),
+            SweepKey::BackToBack => "sleep(1 ms) back to back · late by".to_string(),
+        }
+    }
+}
+
+impl Keyed for SweepRound {
+    type Key = SweepKey;
+}
 
 /// Sleeps in a back-to-back block of each pass; the first, which follows a sleep of
 /// another length, is not counted.
@@ -77,14 +95,10 @@ impl SweepRound {
         let keyed = self
             .lengths
             .iter()
-            .map(|l| (sweep_key(l.requested_ms), l))
-            .chain(
-                self.back_to_back
-                    .iter()
-                    .map(|l| (BACK_TO_BACK_KEY.to_string(), l)),
-            );
+            .map(|l| (SweepKey::Late(l.requested_ms), l))
+            .chain(self.back_to_back.iter().map(|l| (SweepKey::BackToBack, l)));
         keyed
-            .filter_map(|(key, l)| Some(Reading::new(key, Unit::Nanos, l.late_ns?)))
+            .filter_map(|(key, l)| Some(Reading::of(&key, Unit::Nanos, l.late_ns?)))
             .collect()
     }
 
@@ -230,20 +244,38 @@ pub struct NaiveRound {
 
 pub const WITH_SEND: [bool; 2] = [true, false];
 
-/// `send; sleep(1 ms)` or `sleep(1 ms) only`.
-pub fn naive_key(with_send: bool) -> &'static str {
-    if with_send {
-        "send; sleep(1 ms)"
-    } else {
-        "sleep(1 ms) only"
+/// The reading of the naive experiment: one loop's time per operation, with the send
+/// or without it. Stored as `send; sleep(1 ms)` and `sleep(1 ms) only`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NaiveKey {
+    pub with_send: bool,
+}
+
+impl ReadingKey for NaiveKey {
+    fn stored(&self) -> String {
+        if self.with_send {
+            "send; sleep(1 ms)"
+        } else {
+            "sleep(1 ms) only"
+        }
+        .to_string()
     }
+}
+
+impl Keyed for NaiveRound {
+    type Key = NaiveKey;
 }
 
 impl NaiveRound {
     fn readings(&self) -> Vec<Reading> {
         self.runs
             .iter()
-            .map(|r| Reading::new(naive_key(r.with_send), Unit::Nanos, r.per_op_ns))
+            .map(|r| {
+                let key = NaiveKey {
+                    with_send: r.with_send,
+                };
+                Reading::of(&key, Unit::Nanos, r.per_op_ns)
+            })
             .collect()
     }
 }
@@ -418,22 +450,8 @@ impl RateRun {
     }
 }
 
-/// `deadline · 10,000/s`: a throttle at a target rate, as readings and headline
-/// figures name it.
-pub fn rate_key(pacer: Pacer, target: f64) -> String {
-    format!("{} · {}/s", pacer.label(), fmt_count(target as u64))
-}
-
 /// The run the A/A twin repeats: the deadline throttle at the write-up's rate.
 pub const TWIN: Pacer = Pacer::Deadline;
-
-/// The twin's reading key: the original's followed by [`harness::AA_TWIN`].
-pub fn twin_key(pacer: Pacer, target: f64) -> String {
-    format!("{}{}", rate_key(pacer, target), harness::AA_TWIN)
-}
-
-/// What the control arms add to a run's key.
-pub const READER: &str = " · reader thread";
 
 /// The control arms: these throttles at these rates run a second time in every round,
 /// sending to a socket of the process that a thread reads (what this chapter did
@@ -441,14 +459,85 @@ pub const READER: &str = " · reader thread";
 pub const READER_ARMS: [(Pacer, f64); 2] =
     [(Pacer::Deadline, 1_000.0), (Pacer::Deadline, 10_000.0)];
 
-/// `deadline · 1,000/s · reader thread`: a control arm's key.
-pub fn reader_key(pacer: Pacer, target: f64) -> String {
-    format!("{}{READER}", rate_key(pacer, target))
+/// The readings of the rates experiment, by what they are: a throttle's steady rate
+/// at a target rate (whole operations per second), in one of the runs at that target,
+/// or over its stall run. Stored as `deadline · 10,000/s`, `deadline · 1,000/s (A/A
+/// twin)`, `deadline · 1,000/s · reader thread` and `deadline · stall`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RatesKey {
+    /// A run sending where the write-up did (a port nobody holds).
+    Rate(Pacer, u64),
+    /// The A/A twin of that run (see [`TWIN`]).
+    Twin(Pacer, u64),
+    /// The control arm: the same run, sending to an in-process reader thread (see
+    /// [`READER_ARMS`]).
+    Reader(Pacer, u64),
+    /// The stall run, at [`STALL_RATE`].
+    Stall(Pacer),
 }
 
-/// `deadline · stall`: a throttle's rate over a stall run.
-pub fn stall_key(pacer: Pacer) -> String {
-    format!("{} · stall", pacer.label())
+impl RatesKey {
+    /// A throttle's run at a target rate (a whole number of operations per second).
+    pub fn rate(pacer: Pacer, target: f64) -> RatesKey {
+        RatesKey::Rate(pacer, target as u64)
+    }
+
+    /// The A/A twin of a throttle's run at a target rate.
+    pub fn twin(pacer: Pacer, target: f64) -> RatesKey {
+        RatesKey::Twin(pacer, target as u64)
+    }
+
+    /// The control arm of a throttle's run at a target rate.
+    pub fn reader(pacer: Pacer, target: f64) -> RatesKey {
+        RatesKey::Reader(pacer, target as u64)
+    }
+}
+
+impl ReadingKey for RatesKey {
+    fn stored(&self) -> String {
+        let at = |p: Pacer, target: u64| format!("{} · {}/s", pacer_key(p), grouped(target));
+        match *self {
+            RatesKey::Rate(p, t) => at(p, t),
+            RatesKey::Twin(p, t) => twin_key(&at(p, t)),
+            RatesKey::Reader(p, t) => format!("{} · reader thread", at(p, t)),
+            RatesKey::Stall(p) => format!("{} · stall", pacer_key(p)),
+        }
+    }
+}
+
+impl Keyed for RatesRound {
+    type Key = RatesKey;
+}
+
+/// A throttle as its readings are stored: spelt here, apart from the tables' label
+/// ([`Pacer::label`]), so that a renamed label cannot change what a record is found by.
+const fn pacer_key(p: Pacer) -> &'static str {
+    match p {
+        Pacer::Naive => "naive",
+        Pacer::DebtAsPublished => "debt, as published",
+        Pacer::Compensating => "compensating",
+        Pacer::Deadline => "deadline",
+        Pacer::TokioBurst => "tokio Burst",
+        Pacer::TokioDelay => "tokio Delay",
+        Pacer::TokioSkip => "tokio Skip",
+        Pacer::Governor => "governor, burst 1",
+        Pacer::GovernorBurst => "governor, 10 ms burst",
+    }
+}
+
+/// `10000` as `10,000`: the stored form of a target rate, kept here rather than in the
+/// page layer's number format so that a change to how the page writes numbers cannot
+/// change what a record is found by.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -468,15 +557,17 @@ pub struct RatesRound {
 
 impl RatesRound {
     fn readings(&self) -> Vec<Reading> {
-        let keyed = |runs: &[RateRun], key: &dyn Fn(&RateRun) -> String| -> Vec<Reading> {
+        let keyed = |runs: &[RateRun], key: fn(&RateRun) -> RatesKey| -> Vec<Reading> {
             runs.iter()
-                .filter_map(|r| Some(Reading::new(key(r), Unit::OpsPerSec, r.reading()?)))
+                .filter_map(|r| Some(Reading::of(&key(r), Unit::OpsPerSec, r.reading()?)))
                 .collect()
         };
-        let mut out = keyed(&self.runs, &|r| rate_key(r.pacer, r.target));
-        out.extend(keyed(&self.stalls, &|r| stall_key(r.pacer)));
-        out.extend(keyed(&self.twins, &|r| twin_key(r.pacer, r.target)));
-        out.extend(keyed(&self.controls, &|r| reader_key(r.pacer, r.target)));
+        let mut out = keyed(&self.runs, |r| RatesKey::rate(r.pacer, r.target));
+        out.extend(keyed(&self.stalls, |r| RatesKey::Stall(r.pacer)));
+        out.extend(keyed(&self.twins, |r| RatesKey::twin(r.pacer, r.target)));
+        out.extend(keyed(&self.controls, |r| {
+            RatesKey::reader(r.pacer, r.target)
+        }));
         out
     }
 
@@ -698,11 +789,11 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
     let mut done: Vec<Option<RateRun>> = vec![None; specs.len()];
     for i in ctx.rotated(&(0..specs.len()).collect::<Vec<_>>()) {
         let spec = specs[i];
-        let label = match (spec.hiccup, spec.twin, spec.sink) {
-            (Some(_), _, _) => stall_key(spec.pacer),
-            (None, true, _) => twin_key(spec.pacer, spec.rate),
-            (None, false, Sink::InProcess) => reader_key(spec.pacer, spec.rate),
-            (None, false, Sink::ClosedPort) => rate_key(spec.pacer, spec.rate),
+        let key = match (spec.hiccup, spec.twin, spec.sink) {
+            (Some(_), _, _) => RatesKey::Stall(spec.pacer),
+            (None, true, _) => RatesKey::twin(spec.pacer, spec.rate),
+            (None, false, Sink::InProcess) => RatesKey::reader(spec.pacer, spec.rate),
+            (None, false, Sink::ClosedPort) => RatesKey::rate(spec.pacer, spec.rate),
         };
         if ctx.past_deadline() {
             ctx.note(
@@ -725,7 +816,10 @@ fn rates(ctx: &mut Ctx) -> anyhow::Result<RatesRound> {
                     ..run
                 })
             }
-            Err(e) => ctx.note(NoteKind::Info, format!("{label} could not run: {e:#}")),
+            Err(e) => ctx.note(
+                NoteKind::Info,
+                format!("{} could not run: {e:#}", key.stored()),
+            ),
         }
     }
     let (twins, done): (Vec<RateRun>, Vec<RateRun>) =
@@ -815,11 +909,23 @@ impl Measure {
             Measure::FromIntent => "from the intended send",
         }
     }
+}
 
-    /// The reading: this measure's 90th percentile in one round.
-    pub fn key(self) -> String {
-        format!("{} · p90", self.label())
+/// The reading of the omission experiment: one measure's 90th percentile in a round,
+/// the measure being its own key. Stored as `from the actual send · p90`.
+impl ReadingKey for Measure {
+    fn stored(&self) -> String {
+        let measure = match self {
+            Measure::FromSend => "from the actual send",
+            Measure::Corrected => "same, record_correct",
+            Measure::FromIntent => "from the intended send",
+        };
+        format!("{measure} · p90")
     }
+}
+
+impl Keyed for OmissionRound {
+    type Key = Measure;
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -858,7 +964,7 @@ impl OmissionRound {
     fn readings(&self) -> Vec<Reading> {
         self.measured
             .iter()
-            .filter_map(|m| Some(Reading::new(m.measure.key(), Unit::Nanos, m.p90_ns?)))
+            .filter_map(|m| Some(Reading::of(&m.measure, Unit::Nanos, m.p90_ns?)))
             .collect()
     }
 
@@ -966,13 +1072,74 @@ mod tests {
         assert!(e.contains("rates_from"), "{e}");
     }
 
+    /// The strings records hold, pinned: a typed key must store what the stored
+    /// results were found by before it existed.
     #[test]
-    fn keys_match_the_headline_figures() {
-        assert_eq!(rate_key(Pacer::Naive, 10_000.0), "naive · 10,000/s");
-        assert_eq!(rate_key(Pacer::Deadline, 10_000.0), "deadline · 10,000/s");
-        assert_eq!(sweep_key(1), "sleep(1 ms) · late by");
+    fn typed_keys_store_the_strings_records_hold() {
+        let stored = |k: &dyn ReadingKey| k.stored();
+        assert_eq!(stored(&SweepKey::Late(1)), "sleep(1 ms) · late by");
+        assert_eq!(stored(&SweepKey::Late(50)), "sleep(50 ms) · late by");
+        assert_eq!(
+            stored(&SweepKey::BackToBack),
+            "sleep(1 ms) back to back · late by"
+        );
+        assert_eq!(stored(&NaiveKey { with_send: true }), "send; sleep(1 ms)");
+        assert_eq!(stored(&NaiveKey { with_send: false }), "sleep(1 ms) only");
+        assert_eq!(
+            stored(&RatesKey::rate(Pacer::Naive, 10_000.0)),
+            "naive · 10,000/s"
+        );
+        assert_eq!(
+            stored(&RatesKey::Rate(Pacer::DebtAsPublished, 100_000)),
+            "debt, as published · 100,000/s"
+        );
+        assert_eq!(
+            stored(&RatesKey::Rate(Pacer::GovernorBurst, 100)),
+            "governor, 10 ms burst · 100/s"
+        );
+        assert_eq!(
+            stored(&RatesKey::twin(TWIN, WRITEUP_RATE)),
+            "deadline · 1,000/s (A/A twin)"
+        );
+        assert_eq!(
+            stored(&RatesKey::reader(Pacer::Deadline, 10_000.0)),
+            "deadline · 10,000/s · reader thread"
+        );
+        assert_eq!(
+            stored(&RatesKey::Stall(Pacer::TokioSkip)),
+            "tokio Skip · stall"
+        );
+        assert_eq!(stored(&Measure::FromSend), "from the actual send · p90");
+        assert_eq!(stored(&Measure::Corrected), "same, record_correct · p90");
+        assert_eq!(stored(&Measure::FromIntent), "from the intended send · p90");
+        let names = [
+            "naive",
+            "debt, as published",
+            "compensating",
+            "deadline",
+            "tokio Burst",
+            "tokio Delay",
+            "tokio Skip",
+            "governor, burst 1",
+            "governor, 10 ms burst",
+        ];
+        for (p, name) in Pacer::ALL.into_iter().zip(names) {
+            assert_eq!(stored(&RatesKey::Stall(p)), format!("{name} · stall"));
+            assert_eq!(
+                stored(&RatesKey::rate(p, 1_000.0)),
+                format!("{name} · 1,000/s")
+            );
+        }
+        for n in [0, 1, 100, 999, 1_000, 12_345, 100_000, 3_000_000] {
+            assert_eq!(grouped(n), fmt_count(n));
+        }
+    }
+
+    #[test]
+    fn headline_figures_read_readings_of_their_experiments() {
         for h in crate::CHAPTER.headlines {
-            assert!(h.reading.contains(" · "), "{}", h.reading);
+            let key = h.reading.stored();
+            assert!(key.contains(" · "), "{key}");
         }
         crate::CHAPTER.check().unwrap();
     }

@@ -482,7 +482,8 @@ impl Pacer {
         Pacer::GovernorBurst,
     ];
 
-    /// The short name tables, readings and headline figures use.
+    /// The short name tables and sentences use (its readings are stored as
+    /// [`crate::experiments::RatesKey`] spells them).
     pub fn label(self) -> &'static str {
         match self {
             Pacer::Naive => "naive",

@@ -4,10 +4,9 @@
 
 use crate::Pacer;
 use crate::experiments::{
-    BACK_TO_BACK, BACK_TO_BACK_KEY, Measure, NAIVE, NaiveRound, OMISSION, OmissionRound, RATES,
-    READER_ARMS, RateRun, RatesRound, STALL_AT, STALL_RATE, SWEEP, SWEEP_MS, SweepLength,
-    SweepRound, TWIN, WITH_SEND, WRITEUP_RATE, naive_key, rate_key, reader_key, stall_key,
-    sweep_key, twin_key,
+    BACK_TO_BACK, Measure, NAIVE, NaiveKey, NaiveRound, OMISSION, OmissionRound, RATES,
+    READER_ARMS, RateRun, RatesKey, RatesRound, STALL_AT, STALL_RATE, SWEEP, SWEEP_MS, SweepKey,
+    SweepLength, SweepRound, TWIN, WITH_SEND, WRITEUP_RATE,
 };
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::Published;
@@ -17,7 +16,7 @@ use harness::render::{
     fmt_opt_estimate, fmt_range, paired_sentence, sig3, threshold_text, undecided_lists,
 };
 use harness::stats::{Comparison, Verdict, threshold};
-use harness::{Dist, Estimate, Results, Unit, View};
+use harness::{Dist, Estimate, Keyed, ReadingKey, Results, Unit, View};
 use serde::Deserialize;
 
 pub static ANSWER: View<RatesRound> = View::table("answer", &RATES, answer);
@@ -127,7 +126,10 @@ fn answer(r: &Results<RatesRound>) -> anyhow::Result<String> {
         "this result has no runs at {} (see rates_from and rates_to)",
         per_s(t)
     );
-    let share = |p: Pacer| r.estimate(&rate_key(p, t)).map(|e| e.scaled(100.0 / t));
+    let share = |p: Pacer| {
+        r.estimate(&RatesKey::rate(p, t))
+            .map(|e| e.scaled(100.0 / t))
+    };
     let per_run =
         |p: Pacer, f: fn(&RateRun) -> Option<f64>| r.estimate_of(|d| d.find(p, t).and_then(f));
     let ns = |e: Option<Estimate>| fmt_opt_estimate(e, Unit::Nanos);
@@ -192,12 +194,15 @@ fn answer(r: &Results<RatesRound>) -> anyhow::Result<String> {
             Held::Within => format!("within {} of it", threshold_text()),
             Held::Undecided => "too uncertain here to call".to_string(),
         };
-        let (kd, kn) = (rate_key(Pacer::Deadline, t), rate_key(Pacer::Naive, t));
+        let (kd, kn) = (
+            RatesKey::rate(Pacer::Deadline, t),
+            RatesKey::rate(Pacer::Naive, t),
+        );
         let versus = match (r.estimate(&kd), r.estimate(&kn)) {
             (Some(_), Some(_)) => format!(
                 "; {}",
-                paired_sentence(
-                    r.record,
+                paired(
+                    r,
                     "the deadline throttle's rate",
                     "the naive loop's",
                     &kd,
@@ -283,7 +288,7 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
     ]);
     let mut ours = Vec::new();
     for with_send in WITH_SEND {
-        let Some(e) = r.estimate(naive_key(with_send)) else {
+        let Some(e) = r.estimate(&NaiveKey { with_send }) else {
             continue;
         };
         let theirs = refs.naive.iter().find(|x| x.with_send == with_send);
@@ -291,11 +296,11 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
             ours.push(format!(
                 "{} for *{}*",
                 Unit::OpsPerSec.format(1e3 / x.mean_ms),
-                naive_key(with_send)
+                loop_name(with_send)
             ));
         }
         t.row([
-            naive_key(with_send).to_string(),
+            loop_name(with_send).to_string(),
             fmt_estimate(&e, Unit::Nanos),
             fmt_opt_estimate(asleep(r, with_send), Unit::Nanos),
             fmt_estimate(&e.inverse().scaled(1e9), Unit::OpsPerSec),
@@ -329,6 +334,28 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
     ))
 }
 
+/// A naive loop as the table and sentences name it.
+fn loop_name(with_send: bool) -> &'static str {
+    if with_send {
+        "send; sleep(1 ms)"
+    } else {
+        "sleep(1 ms) only"
+    }
+}
+
+/// Two readings judged on their pairs, in a sentence ([`paired_sentence`]), asked for by
+/// the experiment's own keys.
+fn paired<R: Keyed>(
+    r: &Results<R>,
+    an: &str,
+    bn: &str,
+    ka: &R::Key,
+    kb: &R::Key,
+    better: Better,
+) -> String {
+    paired_sentence(r.record, an, bn, &ka.stored(), &kb.stored(), better)
+}
+
 /// The mean time per operation a loop spent in its sleeps, over rounds.
 fn asleep(r: &Results<NaiveRound>, with_send: bool) -> Option<Estimate> {
     r.estimate_of(|d| {
@@ -342,7 +369,8 @@ fn asleep(r: &Results<NaiveRound>, with_send: bool) -> Option<Estimate> {
 /// Where the naive loop's time goes, and whether the send shows, by the verdict rule.
 fn naive_findings(r: &Results<NaiveRound>) -> Vec<String> {
     let mut out = Vec::new();
-    if let (Some(per_op), Some(slept)) = (r.estimate(naive_key(true)), asleep(r, true)) {
+    let (ka, kb) = (NaiveKey { with_send: true }, NaiveKey { with_send: false });
+    if let (Some(per_op), Some(slept)) = (r.estimate(&ka), asleep(r, true)) {
         let over = per_op.median - 1e6;
         let share = (slept.median - 1e6) / over;
         if over > 0.0 && share.is_finite() {
@@ -355,16 +383,15 @@ fn naive_findings(r: &Results<NaiveRound>) -> Vec<String> {
             ));
         }
     }
-    let (ka, kb) = (naive_key(true), naive_key(false));
-    if r.estimate(ka).is_some() && r.estimate(kb).is_some() {
+    if r.estimate(&ka).is_some() && r.estimate(&kb).is_some() {
         out.push(format!(
             "What the send costs: {}.",
-            paired_sentence(
-                r.record,
+            paired(
+                r,
                 "the loop with the send",
                 "the loop without",
-                ka,
-                kb,
+                &ka,
+                &kb,
                 Better::Lower
             )
         ));
@@ -394,12 +421,8 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let mut t = Table::new(headers);
     let rows = SWEEP_MS
         .iter()
-        .map(|&ms| (format!("{ms} ms"), sweep_key(ms), Some(ms)))
-        .chain([(
-            "1 ms, back to back".to_string(),
-            BACK_TO_BACK_KEY.to_string(),
-            None,
-        )]);
+        .map(|&ms| (format!("{ms} ms"), SweepKey::Late(ms), Some(ms)))
+        .chain([("1 ms, back to back".to_string(), SweepKey::BackToBack, None)]);
     for ((label, key, ms), d) in rows.zip(&dists) {
         let (Some(late), Some(s)) = (r.estimate(&key), d.summary()) else {
             continue;
@@ -474,7 +497,7 @@ fn slack_note(r: &Results<SweepRound>) -> String {
 /// What the 1 ms sleep's lateness is made of, and whether what came before it matters.
 fn sweep_findings(r: &Results<SweepRound>) -> Vec<String> {
     let mut out = Vec::new();
-    let one = sweep_key(1);
+    let one = SweepKey::Late(1);
     let waiting = r.estimate_of(|x| x.find(1)?.run_delay_ns);
     if let (Some(late), Some(w)) = (r.estimate(&one), waiting) {
         out.push(format!(
@@ -485,12 +508,12 @@ fn sweep_findings(r: &Results<SweepRound>) -> Vec<String> {
         ));
     }
     let last = SWEEP_MS[SWEEP_MS.len() - 1];
-    let long = sweep_key(last);
+    let long = SweepKey::Late(last);
     if r.estimate(&long).is_some() && r.estimate(&one).is_some() {
         out.push(format!(
             "Length against lateness: {}.",
-            paired_sentence(
-                r.record,
+            paired(
+                r,
                 &format!("the lateness of a {last} ms sleep"),
                 "that of a 1 ms sleep",
                 &long,
@@ -499,15 +522,15 @@ fn sweep_findings(r: &Results<SweepRound>) -> Vec<String> {
             )
         ));
     }
-    if r.estimate(&one).is_some() && r.estimate(BACK_TO_BACK_KEY).is_some() {
+    if r.estimate(&one).is_some() && r.estimate(&SweepKey::BackToBack).is_some() {
         out.push(format!(
             "What came before the sleep: {}.",
-            paired_sentence(
-                r.record,
+            paired(
+                r,
                 "the lateness of a 1 ms sleep after a 30 or 50 ms one",
                 "that of a 1 ms sleep right after another",
                 &one,
-                BACK_TO_BACK_KEY,
+                &SweepKey::BackToBack,
                 Better::Higher
             )
         ));
@@ -536,7 +559,7 @@ fn sweep_reference(r: &Results<SweepRound>) -> anyhow::Result<String> {
                 spread_ms(row.stddev_ms)
             ),
             Unit::Nanos.format((row.mean_ms - ms_ as f64) * 1e6),
-            r.estimate(&sweep_key(ms_))
+            r.estimate(&SweepKey::Late(ms_))
                 .map_or("–".into(), |e| fmt_estimate(&e, Unit::Nanos)),
         ]);
     }
@@ -576,7 +599,7 @@ fn achieved_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
     for pacer in Pacer::ALL {
         let mut row = vec![pacer.label().to_string()];
         for &target in &targets {
-            row.push(match r.estimate(&rate_key(pacer, target)) {
+            row.push(match r.estimate(&RatesKey::rate(pacer, target)) {
                 Some(e) => {
                     let capped = any_capped(r, pacer, target);
                     dagger |= capped;
@@ -630,7 +653,7 @@ fn achieved_plot(r: &Results<RatesRound>) -> anyhow::Result<String> {
     for pacer in Pacer::ALL {
         let points = targets
             .iter()
-            .filter_map(|&t| Some((t, r.estimate(&rate_key(pacer, t))?)))
+            .filter_map(|&t| Some((t, r.estimate(&RatesKey::rate(pacer, t))?)))
             .filter(|(_, e)| e.lo > 0.0)
             .collect();
         plot = plot.series(Series::estimates(pacer.label(), points));
@@ -660,7 +683,7 @@ fn pct(e: &Estimate) -> String {
 /// sentences use.
 fn verdicts(
     r: &Results<RatesRound>,
-    key: impl Fn(Pacer) -> String,
+    key: impl Fn(Pacer) -> RatesKey,
     pairs: &[(Named, Named)],
 ) -> Vec<String> {
     let mut clear = Vec::new();
@@ -726,7 +749,7 @@ const RATE_PAIRS: [(Named, Named); 6] = [
 fn findings(r: &Results<RatesRound>) -> anyhow::Result<String> {
     let mut out = Vec::new();
     for t in targets(r) {
-        let said = verdicts(r, |p| rate_key(p, t), &RATE_PAIRS);
+        let said = verdicts(r, |p| RatesKey::rate(p, t), &RATE_PAIRS);
         if said.is_empty() {
             continue;
         }
@@ -800,7 +823,7 @@ fn endpoint_finding(r: &Results<RatesRound>) -> Option<String> {
 fn reader_finding(r: &Results<RatesRound>) -> Option<String> {
     let mut parts = Vec::new();
     for (p, t) in READER_ARMS {
-        let Some(rate) = r.compare(&reader_key(p, t), &rate_key(p, t)) else {
+        let Some(rate) = r.compare(&RatesKey::reader(p, t), &RatesKey::rate(p, t)) else {
             continue;
         };
         let mut s = format!(
@@ -940,7 +963,7 @@ fn debt_rate_finding(r: &Results<RatesRound>) -> Option<String> {
 /// The A/A self-check: the twin arm against the run it repeats, by the verdict rule.
 fn twin_finding(r: &Results<RatesRound>) -> Option<String> {
     let t = WRITEUP_RATE;
-    let c = r.compare(&rate_key(TWIN, t), &twin_key(TWIN, t))?;
+    let c = r.compare(&RatesKey::rate(TWIN, t), &RatesKey::twin(TWIN, t))?;
     Some(format!(
         "{}.",
         harness::render::aa_sentence(
@@ -979,7 +1002,7 @@ const STALL_PAIRS: [(Named, Named); 3] = [
 fn stall_findings(r: &Results<RatesRound>) -> Option<String> {
     let hiccup = r.param("hiccup_ms")?;
     let share = |p: Pacer| {
-        r.estimate(&stall_key(p))
+        r.estimate(&RatesKey::Stall(p))
             .map(|e| e.scaled(1.0 / STALL_RATE))
     };
     let reach: Vec<String> = [
@@ -999,7 +1022,7 @@ fn stall_findings(r: &Results<RatesRound>) -> Option<String> {
         fmt_count(hiccup as u64),
         per_s(STALL_RATE),
         reach.join(", "),
-        verdicts(r, stall_key, &STALL_PAIRS).join(". ")
+        verdicts(r, RatesKey::Stall, &STALL_PAIRS).join(". ")
     ))
 }
 
@@ -1013,7 +1036,7 @@ fn stall_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
         "back to back after",
     ]);
     for pacer in Pacer::ALL {
-        let Some(e) = r.estimate(&stall_key(pacer)) else {
+        let Some(e) = r.estimate(&RatesKey::Stall(pacer)) else {
             continue;
         };
         let per_run =
@@ -1289,7 +1312,7 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
     headers.extend(tails.tail_headers());
     let mut t = Table::new(headers);
     for (&m, d) in Measure::ALL.iter().zip(&dists) {
-        let (Some(e), Some(s)) = (r.estimate(&m.key()), d.summary()) else {
+        let (Some(e), Some(s)) = (r.estimate(&m), d.summary()) else {
             continue;
         };
         let mut row = vec![
@@ -1330,16 +1353,8 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
 /// What the p90s of the three rows say, decided by their intervals alone.
 fn omission_findings(r: &Results<OmissionRound>) -> String {
     let compare = |a: (Measure, &str), b: (Measure, &str)| -> Option<String> {
-        let (ka, kb) = (a.0.key(), b.0.key());
-        r.estimate(&ka).zip(r.estimate(&kb))?;
-        Some(paired_sentence(
-            r.record,
-            a.1,
-            b.1,
-            &ka,
-            &kb,
-            Better::Higher,
-        ))
+        r.estimate(&a.0).zip(r.estimate(&b.0))?;
+        Some(paired(r, a.1, b.1, &a.0, &b.0, Better::Higher))
     };
     let answered: u64 = r.data().map(|d| d.answered).sum();
     let held_up: u64 = r.data().map(|d| d.sent_late).sum();

@@ -5,9 +5,9 @@
 //! Nothing here asserts how fast anything is.
 
 use harness::params::{Override, resolve};
-use harness::{AnyExperiment, Ctx, Profile, Record, ViewKind};
+use harness::{AnyExperiment, Ctx, Profile, ReadingKey, Record, ViewKind};
 use std::time::{Duration, Instant};
-use throttles::experiments::{self, Measure, NAIVE, OMISSION, RATES, SWEEP, rate_key, stall_key};
+use throttles::experiments::{self, Measure, NAIVE, OMISSION, RATES, RatesKey, SWEEP, SweepKey};
 use throttles::{OmissionPlan, Pacer, Run, StallingEcho, closed_loop_client};
 
 #[test]
@@ -118,8 +118,8 @@ fn the_sweep_and_the_write_ups_loop_run_and_render() {
         assert_eq!(round.readings.len(), experiments::SWEEP_MS.len() + 1);
         assert!(round.readings.iter().all(|r| r.value >= 0.0));
     }
-    assert!(sweep.estimate("sleep(1 ms) · late by").is_some());
-    assert!(sweep.estimate(experiments::BACK_TO_BACK_KEY).is_some());
+    assert!(sweep.estimate(&SweepKey::Late(1).stored()).is_some());
+    assert!(sweep.estimate(&SweepKey::BackToBack.stored()).is_some());
     let md = render(ViewKind::Table, "sweep", &sweep);
     assert!(md.contains("| 50 ms |"), "{md}");
     assert!(!md.lines().next().unwrap().contains("p99"), "{md}");
@@ -160,9 +160,9 @@ fn every_throttle_runs_at_every_rate_and_every_view_renders() {
     for round in &rates.rounds {
         // Two target rates, the stall runs, the A/A twin and the two control arms.
         assert_eq!(round.readings.len(), 3 * Pacer::ALL.len() + 1 + 2);
-        let twin = experiments::twin_key(experiments::TWIN, 1_000.0);
+        let twin = RatesKey::twin(experiments::TWIN, 1_000.0).stored();
         assert!(round.readings.iter().any(|r| r.key == twin), "{twin}");
-        let control = experiments::reader_key(Pacer::Deadline, 10_000.0);
+        let control = RatesKey::reader(Pacer::Deadline, 10_000.0).stored();
         assert!(round.readings.iter().any(|r| r.key == control), "{control}");
     }
     // The twin is a reading of its own, never a row of the tables.
@@ -188,10 +188,14 @@ fn every_throttle_runs_at_every_rate_and_every_view_renders() {
     );
     assert!(
         rates
-            .estimate(&rate_key(Pacer::Deadline, 10_000.0))
+            .estimate(&RatesKey::rate(Pacer::Deadline, 10_000.0).stored())
             .is_some()
     );
-    assert!(rates.estimate(&stall_key(Pacer::TokioBurst)).is_some());
+    assert!(
+        rates
+            .estimate(&RatesKey::Stall(Pacer::TokioBurst).stored())
+            .is_some()
+    );
     let md = render(ViewKind::Table, "stall", &rates);
     assert!(md.contains("| tokio Delay |"), "{md}");
     let md = render(ViewKind::Table, "achieved", &rates);
@@ -279,7 +283,7 @@ fn the_omission_test_sees_the_stalls_only_from_the_intended_send() {
         assert_eq!(round.data["lost"], 0);
         assert_eq!(round.readings.len(), 3);
     }
-    let p90 = |m: Measure| om.estimate(&m.key()).unwrap().median;
+    let p90 = |m: Measure| om.estimate(&m.stored()).unwrap().median;
     // Four pauses of 10 ms in 100 ms of schedule: over 10 % of the requests are held
     // up, so the p90 from the intended send is at least a millisecond; from the actual
     // send only one request per pause waits.

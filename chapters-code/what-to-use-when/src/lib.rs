@@ -52,13 +52,13 @@ impl<'a> Guide<'a> {
 
     /// The record two headline figures share, with their reading keys: `None` when
     /// they come from different records (then they cannot be paired round by round).
-    fn shared_record(&self, a: &str, b: &str) -> Option<(&'a Record, &'static str, &'static str)> {
+    fn shared_record(&self, a: &str, b: &str) -> Option<(&'a Record, String, String)> {
         let (ra, rb) = (self.record_of(a)?, self.record_of(b)?);
         let reading = |n: &str| {
             CHAPTERS
                 .iter()
                 .find_map(|c| c.headline(n))
-                .map(|h| h.reading)
+                .map(|h| h.reading.stored())
         };
         std::ptr::eq(ra, rb).then_some((ra, reading(a)?, reading(b)?))
     }
@@ -69,7 +69,7 @@ impl<'a> Guide<'a> {
         let (fa, fb) = (self.figure(a)?, self.figure(b)?);
         if let Some(c) = self
             .shared_record(a, b)
-            .and_then(|(r, ka, kb)| r.compare(ka, kb))
+            .and_then(|(r, ka, kb)| r.compare(&ka, &kb))
         {
             return Some(c);
         }
@@ -441,7 +441,7 @@ pub fn throttles(g: &Guide) -> String {
     // between two throttles of the same rounds.
     let distance = |a: &str, b: &str| -> Option<Comparison> {
         let (r, ka, kb) = g.shared_record(a, b)?;
-        let (va, vb) = harness::record::aligned(&r.values(ka), &r.values(kb));
+        let (va, vb) = harness::record::aligned(&r.values(&ka), &r.values(&kb));
         let off = |v: Vec<f64>| -> Vec<f64> { v.iter().map(|x| (x / TARGET).ln().abs()).collect() };
         Comparison::paired(&off(va), &off(vb))
     };
