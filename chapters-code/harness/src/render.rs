@@ -7,8 +7,8 @@ pub use crate::machine::machine_line;
 pub use crate::privacy::scrub;
 
 use crate::cache::Shown;
-use crate::experiment::{AnyView, ViewKind};
-use crate::record::{Note, NoteKind, Record, Status};
+use crate::experiment::{AnyView, Results, ViewKind};
+use crate::record::{Keyed, Note, NoteKind, Record, Status};
 use crate::stats::{
     Comparison, Dist, Estimate, P99_MIN_SAMPLES, P999_MIN_SAMPLES, Pairing, Summary,
     VERDICT_MIN_ROUNDS, Verdict,
@@ -258,17 +258,17 @@ pub fn undecided_lists(items: &[(String, Comparison)]) -> Vec<String> {
     out
 }
 
-/// [`comparison_sentence`] for two readings of one record, judged on their pairs
-/// ([`Record::compare`]); when no round has both, it says so.
-pub fn paired_sentence(
-    record: &Record,
+/// [`comparison_sentence`] for two readings of one result, asked for by its own keys and
+/// judged on their pairs ([`Record::compare`]); when no round has both, it says so.
+pub fn paired_sentence<R: Keyed>(
+    r: &Results<R>,
     an: &str,
     bn: &str,
-    ka: &str,
-    kb: &str,
+    ka: &R::Key,
+    kb: &R::Key,
     better: Better,
 ) -> String {
-    match record.compare(ka, kb) {
+    match r.compare(ka, kb) {
         Some(c) => comparison_sentence(an, bn, &c, better),
         None => {
             format!("there is no clear difference between {an} and {bn} (no round measured both)")

@@ -16,7 +16,7 @@ use harness::render::{
     fmt_opt_estimate, fmt_range, paired_sentence, sig3, threshold_text, undecided_lists,
 };
 use harness::stats::{Comparison, Verdict, threshold};
-use harness::{Dist, Estimate, Keyed, ReadingKey, Results, Unit, View};
+use harness::{Dist, Estimate, Results, Unit, View};
 use serde::Deserialize;
 
 pub static ANSWER: View<RatesRound> = View::table("answer", &RATES, answer);
@@ -201,7 +201,7 @@ fn answer(r: &Results<RatesRound>) -> anyhow::Result<String> {
         let versus = match (r.estimate(&kd), r.estimate(&kn)) {
             (Some(_), Some(_)) => format!(
                 "; {}",
-                paired(
+                paired_sentence(
                     r,
                     "the deadline throttle's rate",
                     "the naive loop's",
@@ -343,19 +343,6 @@ fn loop_name(with_send: bool) -> &'static str {
     }
 }
 
-/// Two readings judged on their pairs, in a sentence ([`paired_sentence`]), asked for by
-/// the experiment's own keys.
-fn paired<R: Keyed>(
-    r: &Results<R>,
-    an: &str,
-    bn: &str,
-    ka: &R::Key,
-    kb: &R::Key,
-    better: Better,
-) -> String {
-    paired_sentence(r.record, an, bn, &ka.stored(), &kb.stored(), better)
-}
-
 /// The mean time per operation a loop spent in its sleeps, over rounds.
 fn asleep(r: &Results<NaiveRound>, with_send: bool) -> Option<Estimate> {
     r.estimate_of(|d| {
@@ -386,7 +373,7 @@ fn naive_findings(r: &Results<NaiveRound>) -> Vec<String> {
     if r.estimate(&ka).is_some() && r.estimate(&kb).is_some() {
         out.push(format!(
             "What the send costs: {}.",
-            paired(
+            paired_sentence(
                 r,
                 "the loop with the send",
                 "the loop without",
@@ -512,7 +499,7 @@ fn sweep_findings(r: &Results<SweepRound>) -> Vec<String> {
     if r.estimate(&long).is_some() && r.estimate(&one).is_some() {
         out.push(format!(
             "Length against lateness: {}.",
-            paired(
+            paired_sentence(
                 r,
                 &format!("the lateness of a {last} ms sleep"),
                 "that of a 1 ms sleep",
@@ -525,7 +512,7 @@ fn sweep_findings(r: &Results<SweepRound>) -> Vec<String> {
     if r.estimate(&one).is_some() && r.estimate(&SweepKey::BackToBack).is_some() {
         out.push(format!(
             "What came before the sleep: {}.",
-            paired(
+            paired_sentence(
                 r,
                 "the lateness of a 1 ms sleep after a 30 or 50 ms one",
                 "that of a 1 ms sleep right after another",
@@ -1354,7 +1341,7 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
 fn omission_findings(r: &Results<OmissionRound>) -> String {
     let compare = |a: (Measure, &str), b: (Measure, &str)| -> Option<String> {
         r.estimate(&a.0).zip(r.estimate(&b.0))?;
-        Some(paired(r, a.1, b.1, &a.0, &b.0, Better::Higher))
+        Some(paired_sentence(r, a.1, b.1, &a.0, &b.0, Better::Higher))
     };
     let answered: u64 = r.data().map(|d| d.answered).sum();
     let held_up: u64 = r.data().map(|d| d.sent_late).sum();
