@@ -126,7 +126,9 @@ bench:
 	cargo bench --workspace
 
 # The static site for GitHub Pages: the book, its front page stamped with the machine
-# that measured it, and the raw results beside it.
+# that measured it, and the raw results beside it. With COW_SOURCE_URL set (the
+# repository's files at the commit built, e.g. https://github.com/OWNER/REPO/blob/COMMIT;
+# the GitHub workflow sets it), every listing's caption links to its file.
 publish: build
 	target/release/all-results stamp book
 	target/release/all-results json > book/cost-of-waiting-results.json

@@ -342,6 +342,61 @@ pub fn stamp_page(html: &str, stamp: &str) -> Option<String> {
     Some(format!("{}{stamp}{CLOSE}{}", &html[..at], &html[at..]))
 }
 
+/// Where a published site's listings link to: the repository's files at the commit it
+/// was built from, e.g. `https://github.com/OWNER/REPO/blob/COMMIT` (`COW_SOURCE_URL`).
+/// Only an `https://` address of plain URL characters is taken: it goes into every
+/// page's HTML, so nothing in it may close an attribute or start markup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceUrl(String);
+
+impl SourceUrl {
+    pub fn parse(s: &str) -> Result<SourceUrl, String> {
+        let plain = |c: char| c.is_ascii_alphanumeric() || "-._~/:%+@".contains(c);
+        let rest = s.strip_prefix("https://").unwrap_or_default();
+        if rest.is_empty() || !rest.chars().all(plain) || rest.starts_with('/') {
+            return Err(format!(
+                "COW_SOURCE_URL must be an https:// address of letters, digits and - . _ ~ / : % + @                  (such as https://github.com/OWNER/REPO/blob/COMMIT), not {s:?}"
+            ));
+        }
+        Ok(SourceUrl(s.trim_end_matches('/').to_string()))
+    }
+}
+
+/// Links each listing's caption (`<p class="cow-listing-file"><code>PATH</code></p>`,
+/// which every page writes above its listings) to the file in the repository. A
+/// caption whose path is not a plain relative path is left as it is. Returns the page
+/// and how many captions it linked; a caption linked before is not linked again.
+pub fn link_listings(html: &str, source: &SourceUrl) -> (String, usize) {
+    const OPEN: &str = "<p class=\"cow-listing-file\"><code>";
+    const CLOSE: &str = "</code></p>";
+    let plain = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with('/')
+            && !p.split('/').any(|part| part == "..")
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._/".contains(c))
+    };
+    let (mut out, mut rest, mut n) = (String::new(), html, 0);
+    while let Some(i) = rest.find(OPEN) {
+        let after = &rest[i + OPEN.len()..];
+        let Some(j) = after.find(CLOSE) else { break };
+        let path = &after[..j];
+        out.push_str(&rest[..i]);
+        if plain(path) {
+            out.push_str(&format!(
+                "<p class=\"cow-listing-file\"><a href=\"{}/{path}\"><code>{path}</code></a></p>",
+                source.0
+            ));
+            n += 1;
+        } else {
+            out.push_str(&rest[i..i + OPEN.len() + j + CLOSE.len()]);
+        }
+        rest = &after[j + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    (out, n)
+}
+
 #[cfg(test)]
 mod tests {
     /// Issue 28: a machine text `{{#include /proc/self/environ}}` in the page's data
@@ -395,6 +450,33 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
         assert_eq!(v["machine"], hostile);
         assert_eq!(v["figures"][0]["shown"], hostile);
+    }
+
+    #[test]
+    fn listings_link_to_their_file_at_the_commit_and_nothing_else_is_touched() {
+        let src = super::SourceUrl::parse("https://github.com/o/r/blob/abc123/").unwrap();
+        let page = "<p>x</p>\n<p class=\"cow-listing-file\"><code>chapters-code/a/src/lib.rs</code></p>\n\
+                    <pre>code</pre><p class=\"cow-listing-file\"><code>../etc/passwd</code></p>";
+        let (linked, n) = super::link_listings(page, &src);
+        assert_eq!(n, 1);
+        assert!(linked.contains(
+            "<a href=\"https://github.com/o/r/blob/abc123/chapters-code/a/src/lib.rs\"><code>chapters-code/a/src/lib.rs</code></a>"
+        ));
+        assert!(
+            linked.contains("<code>../etc/passwd</code></p>") && linked.contains("<pre>code</pre>")
+        );
+        // Linking a linked page changes nothing.
+        assert_eq!(super::link_listings(&linked, &src), (linked.clone(), 0));
+        for bad in [
+            "http://github.com/o/r",
+            "https://",
+            "https://x\"onmouseover=alert(1)",
+            "https://x/<script>",
+            "javascript:alert(1)",
+            "https://x y",
+        ] {
+            assert!(super::SourceUrl::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

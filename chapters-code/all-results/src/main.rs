@@ -215,7 +215,21 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            stamp(&site, &records(&all_shown(profile, &dir, true)))
+            // Where the listings link to, checked before anything is measured too.
+            let source = match harness::env::text("COW_SOURCE_URL")
+                .and_then(|s| s.map(|s| appendix::SourceUrl::parse(&s)).transpose())
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {}", harness::safe::terminal(&e));
+                    return ExitCode::from(2);
+                }
+            };
+            stamp(
+                &site,
+                &records(&all_shown(profile, &dir, true)),
+                source.as_ref(),
+            )
         }
         Command::Import { from } => {
             // Stored under the registry's names, never the record's; other operating
@@ -273,8 +287,13 @@ fn print_or_fail(out: anyhow::Result<String>) -> ExitCode {
     }
 }
 
-/// Stamps the front page (`index.html` and the first chapter's own page) of a built site.
-fn stamp(site: &std::path::Path, records: &[harness::Record]) -> anyhow::Result<String> {
+/// Stamps the front page (`index.html` and the first chapter's own page) of a built site;
+/// with a source address, links every page's listing captions to their files.
+fn stamp(
+    site: &std::path::Path,
+    records: &[harness::Record],
+    source: Option<&appendix::SourceUrl>,
+) -> anyhow::Result<String> {
     let stamp = appendix::published_stamp(records);
     let mut done = Vec::new();
     for page in ["index.html", "introduction.html"] {
@@ -292,8 +311,27 @@ fn stamp(site: &std::path::Path, records: &[harness::Record]) -> anyhow::Result<
         "no front page found in {}",
         site.display()
     );
-    Ok(format!(
+    let mut said = format!(
         "stamped the measuring machine onto {}\n",
         done.join(" and ")
-    ))
+    );
+    if let Some(source) = source {
+        let mut linked = 0;
+        for e in std::fs::read_dir(site)?.flatten() {
+            let path = e.path();
+            if path.extension().is_none_or(|x| x != "html") || !path.is_file() {
+                continue;
+            }
+            let html = std::fs::read_to_string(&path)?;
+            let (out, n) = appendix::link_listings(&html, source);
+            if n > 0 {
+                std::fs::write(&path, out)?;
+                linked += n;
+            }
+        }
+        said.push_str(&format!(
+            "linked {linked} listing captions to their files\n"
+        ));
+    }
+    Ok(said)
 }

@@ -159,6 +159,28 @@ fn stamp_of_a_missing_site_measures_nothing() {
     assert!(!results.exists(), "it measured");
 }
 
+/// A source address that could break out of the caption's link is refused, before
+/// anything is measured, naming the variable.
+#[test]
+fn stamp_refuses_a_source_address_that_is_not_plain() {
+    let root = tempfile::tempdir().unwrap();
+    let site = root.path().join("site");
+    std::fs::create_dir(&site).unwrap();
+    std::fs::write(site.join("index.html"), "<main></main>").unwrap();
+    let results = root.path().join("results");
+    let out = Command::new(env!("CARGO_BIN_EXE_all-results"))
+        .args(["stamp".as_ref(), site.as_os_str()])
+        .env("COW_RESULTS_DIR", &results)
+        .env("COW_LOCK_FILE", root.path().join("measure.lock"))
+        .env("COW_SOURCE_URL", "https://x\"><script>alert(1)</script>")
+        .env_remove("COW_SET")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("COW_SOURCE_URL"), "{}", stderr(&out));
+    assert!(!results.exists(), "it measured");
+}
+
 /// Item 22: a results folder that cannot be written was found out only after
 /// measuring ("File exists"). A file where the folder should be is refused first.
 #[test]
