@@ -47,21 +47,28 @@ export PATH := $(TOOLS)/bin:$(PATH)
 
 .PHONY: setup measure serve build regenerate test test-browser check-browser bench publish clean check-mdbook check-site
 
+# The tools' build folder (about 0.8 GB) is removed once both are installed.
 setup: $(MDBOOK) $(CMDRUN) check-mdbook
+	@rm -rf $(TOOLS)/build
 
 # Installed only when missing or not the pinned version, once. Both installs build in one
 # target folder (.tools/build), so mdbook-cmdrun, which links the same mdbook 0.4.52
 # library, reuses what the mdbook install compiled instead of compiling it again.
+# They are built unoptimised and without debug information (--debug with
+# CARGO_PROFILE_DEV_DEBUG=0): on 2 cores that took under half the CPU time of a release
+# build (218 s against 489 s), while a rebuild of the book took about 2 s longer. The
+# tools only turn Markdown into HTML; the measuring code is always built for release.
+INSTALL_TOOL := CARGO_PROFILE_DEV_DEBUG=0 cargo install --locked --force --debug --root $(TOOLS) --target-dir $(TOOLS)/build
 $(MDBOOK): FORCE
 	@if [ "$$($(MDBOOK) --version 2>/dev/null)" != "mdbook v$(MDBOOK_VERSION)" ]; then \
-	  echo "cargo install --locked --root $(TOOLS) --target-dir $(TOOLS)/build mdbook --version $(MDBOOK_VERSION)"; \
-	  cargo install --locked --force --root $(TOOLS) --target-dir $(TOOLS)/build mdbook --version $(MDBOOK_VERSION); \
+	  echo "$(INSTALL_TOOL) mdbook --version $(MDBOOK_VERSION)"; \
+	  $(INSTALL_TOOL) mdbook --version $(MDBOOK_VERSION); \
 	else echo "mdbook $(MDBOOK_VERSION): $(MDBOOK)"; fi
 
 $(CMDRUN): FORCE
 	@if [ ! -x $(CMDRUN) ] || ! grep -qs "mdbook-cmdrun $(CMDRUN_VERSION)" $(TOOLS)/.crates.toml; then \
-	  echo "cargo install --locked --root $(TOOLS) --target-dir $(TOOLS)/build mdbook-cmdrun --version $(CMDRUN_VERSION)"; \
-	  cargo install --locked --force --root $(TOOLS) --target-dir $(TOOLS)/build mdbook-cmdrun --version $(CMDRUN_VERSION); \
+	  echo "$(INSTALL_TOOL) mdbook-cmdrun --version $(CMDRUN_VERSION)"; \
+	  $(INSTALL_TOOL) mdbook-cmdrun --version $(CMDRUN_VERSION); \
 	else echo "mdbook-cmdrun $(CMDRUN_VERSION): $(CMDRUN)"; fi
 
 # mdbook-cmdrun 0.7.3 cannot read what mdbook 0.5 sends it; say so plainly.
