@@ -1,0 +1,190 @@
+//! The hazards: arms that do what the advice warns against (a std mutex guard held
+//! across an `.await`, a long critical section under the std mutex) and their control,
+//! each run on a thread and runtime of its own so that one that deadlocks can be left
+//! behind at its bound.
+
+use crate::designs::Starts;
+use crate::run::Flavour;
+use crate::timeout::{Sample, Timeout};
+use crate::waits::{Tallied, Waits, lock};
+use futures_util::FutureExt;
+use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+// ANCHOR: long_section
+/// Design 1 with a long critical section: each callback holds the std mutex while it
+/// works for `work` (a spin on the clock: CPU work, no sleep), as a callback that did
+/// real work under the lock would. With `lock: false` the same work runs unlocked.
+pub async fn long_section(
+    n: usize,
+    after: Duration,
+    work: Duration,
+    lock: bool,
+    handled: Arc<AtomicU64>,
+) -> Vec<Sample> {
+    let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
+    let timeouts = (0..n).map(|_| {
+        let (starts, handled) = (Arc::clone(&starts), Arc::clone(&handled));
+        async move {
+            let start = Instant::now();
+            let timeout = Timeout::new(after);
+            let task = tokio::spawn(async move {
+                timeout.expire().await;
+                let guard = lock.then(|| self::lock(&starts));
+                spin_for(work);
+                drop(guard);
+                handled.fetch_add(1, Ordering::Relaxed);
+                Sample::new(start, timeout.deadline(), None, Instant::now())
+            });
+            task.await.ok()
+        }
+    });
+    join_all(timeouts).await.into_iter().flatten().collect()
+}
+// ANCHOR_END: long_section
+
+/// Busy for `d` on this thread (the clock read in a loop).
+pub fn spin_for(d: Duration) {
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+// ANCHOR: across_await
+/// The hazard: design 1 plus a reporter that holds the queue's `std::sync::Mutex`
+/// guard across an `.await` (allowed: the `join_all` future is never spawned, so it
+/// need not be `Send`). `handled` counts the expiries handled, for a stopped run.
+#[allow(clippy::await_holding_lock)] // on purpose: this lint flags exactly the hazard
+pub async fn guard_across_await(n: usize, after: Duration, handled: Arc<AtomicU64>) -> Vec<Sample> {
+    let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
+    let timeouts: Vec<_> = (0..n)
+        .map(|_| {
+            let (starts, handled) = (Arc::clone(&starts), Arc::clone(&handled));
+            async move {
+                let start = Instant::now();
+                lock(&starts).push_back(start);
+                let timeout = Timeout::new(after);
+                let task = tokio::spawn(async move {
+                    timeout.expire().await;
+                    let fifo_start = lock(&starts).pop_front();
+                    handled.fetch_add(1, Ordering::Relaxed);
+                    Sample::new(start, timeout.deadline(), fifo_start, Instant::now())
+                });
+                task.await.ok()
+            }
+            .boxed_local()
+        })
+        .collect();
+    let reporter = async move {
+        while handled.load(Ordering::Relaxed) < n as u64 {
+            let queue = lock(&starts); // the guard, read, then ...
+            tokio::task::yield_now().await; // ... held across an await
+            drop(queue);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        None
+    }
+    .boxed_local();
+    join_all(timeouts.into_iter().chain([reporter]))
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+}
+// ANCHOR_END: across_await
+
+/// The hazards: arms that do what the advice warns against, each on its own thread and
+/// runtime so that one that deadlocks can be left behind at its bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hazard {
+    /// Design 1 plus a std mutex guard held across an `.await` ([`guard_across_await`]).
+    GuardAcrossAwait,
+    /// Design 1's callback working for the critical section's length under the std mutex.
+    LongUnderLock,
+    /// The same work with no lock: the control.
+    LongNoLock,
+}
+
+impl Hazard {
+    pub const ALL: [Hazard; 3] = [
+        Hazard::GuardAcrossAwait,
+        Hazard::LongUnderLock,
+        Hazard::LongNoLock,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Hazard::GuardAcrossAwait => "guard held across .await",
+            Hazard::LongUnderLock => "long section, std mutex",
+            Hazard::LongNoLock => "long section, no lock",
+        }
+    }
+}
+
+/// One hazard run: what was handled by the bound, and whether it stopped there.
+#[derive(Debug, Clone)]
+pub struct HazardRun {
+    pub samples: Vec<Sample>,
+    /// Expiries handled (counted as they happen, so a stalled run has a count too).
+    pub handled: u64,
+    /// The run had not finished at its bound and was left behind.
+    pub stalled: bool,
+    pub wall: Duration,
+    pub locks: Tallied,
+}
+
+/// Runs a hazard with `n` timeouts on a fresh runtime of `flavour` in a thread of its
+/// own; waits for it until `give_up` and no longer. A run still going then (a
+/// deadlock: its threads wait on a lock nobody will release) is left behind, blocked,
+/// until the worker process ends with its round; it takes no CPU.
+pub fn run_hazard(
+    hazard: Hazard,
+    flavour: Flavour,
+    n: usize,
+    after: Duration,
+    work: Duration,
+    give_up: Instant,
+) -> anyhow::Result<HazardRun> {
+    let handled = Arc::new(AtomicU64::new(0));
+    let count = Arc::clone(&handled);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = Waits::take();
+    // The run's clock starts once its thread and runtime exist, as `run_design`'s does:
+    // building them is not part of what the hazard costs.
+    let started = Arc::new(std::sync::OnceLock::new());
+    let start = Arc::clone(&started);
+    let spawned = Instant::now();
+    std::thread::Builder::new()
+        .name("hazard".into())
+        .spawn(move || {
+            let Ok(rt) = flavour.runtime() else { return };
+            let _ = start.set(Instant::now());
+            let samples = rt.block_on(async move {
+                match hazard {
+                    Hazard::GuardAcrossAwait => guard_across_await(n, after, count).await,
+                    Hazard::LongUnderLock => long_section(n, after, work, true, count).await,
+                    Hazard::LongNoLock => long_section(n, after, work, false, count).await,
+                }
+            });
+            let _ = tx.send((samples, Instant::now()));
+            rt.shutdown_timeout(Duration::from_millis(100));
+        })?;
+    let left = give_up.saturating_duration_since(Instant::now());
+    let (samples, stalled, end) = match rx.recv_timeout(left) {
+        Ok((s, end)) => (s, false, end),
+        Err(_) => (Vec::new(), true, Instant::now()),
+    };
+    Ok(HazardRun {
+        samples,
+        handled: handled.load(Ordering::Relaxed),
+        stalled,
+        wall: end.saturating_duration_since(started.get().copied().unwrap_or(spawned)),
+        locks: Waits::take().locks,
+    })
+}

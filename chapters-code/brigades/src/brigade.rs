@@ -1,0 +1,312 @@
+//! A brigade of any kind: the chapter's kinds ([`Kind`]), building one of them
+//! ([`Brigade`]) or learning why it could not be measured ([`Refused`]), and
+//! [`measure`], which builds, times, closes and checks it.
+
+use crate::laps::Laps;
+use crate::limits::{Caps, MIN_MEMBERS, Stop};
+use crate::os;
+use crate::tasks::{AsyncBrigade, ChannelLink, Flavor, PipeLink};
+#[cfg(unix)]
+use crate::tasks::{SocketLink, SpreadBrigade};
+#[cfg(unix)]
+use crate::threads::{OneThreadBrigade, ThreadBrigade, build_thread_brigade};
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::time::Instant;
+
+/// The brigades of the chapter: what waits (a thread or an async task, on which tokio
+/// runtime) and what links the members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kind {
+    /// A thread per member, Unix-domain socket pairs: the write-up's thread brigade.
+    Thread,
+    /// The same, every member and the driver pinned to one CPU.
+    ThreadOneCpu,
+    /// A tokio task per member on the current-thread runtime, socket pairs.
+    AsyncCurrentSocket,
+    /// The same on tokio's multi-thread runtime: the write-up's async brigade, by our
+    /// reading.
+    AsyncMultiSocket,
+    /// Tasks linked by tokio `mpsc` channels, current-thread runtime.
+    AsyncCurrentChannel,
+    /// Channels on the multi-thread runtime.
+    AsyncMultiChannel,
+    /// tokio's in-memory pipe (no file descriptor), current-thread runtime.
+    AsyncCurrentPipe,
+    /// Socket pairs, tasks spread over two threads: members alternate between two
+    /// current-thread runtimes, each on its own thread, so every hop wakes the other
+    /// thread (what the multi-thread runtime does when a woken task lands on another
+    /// worker, made to happen at every hop).
+    AsyncSpreadSocket,
+    /// One thread does every read and write of a socket brigade itself.
+    OneThread,
+}
+
+impl Kind {
+    /// The reading's key: what waits, and over which link.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Kind::Thread => "threads · socket",
+            Kind::ThreadOneCpu => "threads on one CPU · socket",
+            Kind::AsyncCurrentSocket => "async current-thread · socket",
+            Kind::AsyncMultiSocket => "async multi-thread · socket",
+            Kind::AsyncCurrentChannel => "async current-thread · channel",
+            Kind::AsyncMultiChannel => "async multi-thread · channel",
+            Kind::AsyncCurrentPipe => "async current-thread · in-memory pipe",
+            Kind::AsyncSpreadSocket => "async on two threads · socket",
+            Kind::OneThread => "one thread · socket",
+        }
+    }
+
+    /// A short row label for tables (the page gives the legend: ct = current-thread,
+    /// mt = multi-thread runtime).
+    pub const fn short(self) -> &'static str {
+        match self {
+            Kind::Thread => "threads",
+            Kind::ThreadOneCpu => "threads, one CPU",
+            Kind::AsyncCurrentSocket => "async ct, socket",
+            Kind::AsyncMultiSocket => "async mt, socket",
+            Kind::AsyncCurrentChannel => "async ct, channel",
+            Kind::AsyncMultiChannel => "async mt, channel",
+            Kind::AsyncCurrentPipe => "async ct, mem pipe",
+            Kind::AsyncSpreadSocket => "async 2 threads, socket",
+            Kind::OneThread => "one thread, socket",
+        }
+    }
+
+    pub fn is_thread(self) -> bool {
+        matches!(self, Kind::Thread | Kind::ThreadOneCpu)
+    }
+
+    /// Whether its links are socket pairs (two file descriptors each).
+    pub fn uses_fds(self) -> bool {
+        matches!(
+            self,
+            Kind::Thread
+                | Kind::ThreadOneCpu
+                | Kind::AsyncCurrentSocket
+                | Kind::AsyncMultiSocket
+                | Kind::AsyncSpreadSocket
+                | Kind::OneThread
+        )
+    }
+
+    fn flavor(self) -> Flavor {
+        match self {
+            Kind::AsyncMultiSocket | Kind::AsyncMultiChannel => Flavor::MultiThread,
+            _ => Flavor::CurrentThread,
+        }
+    }
+}
+
+/// Why a brigade of some kind could not be measured.
+#[derive(Debug)]
+pub enum Refused {
+    /// A limit left fewer than [`MIN_MEMBERS`] members.
+    Limit(Stop),
+    /// This operating system lacks what the kind needs.
+    Unsupported(&'static str),
+    /// Anything else: a stalled brigade, a member that skipped a byte.
+    Failed(io::Error),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Limit(s) => write!(
+                f,
+                "asked for {} members, a limit left {}: {}",
+                s.wanted, s.built, s.limit
+            ),
+            Refused::Unsupported(why) => f.write_str(why),
+            Refused::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// A brigade of any kind, built and ready for laps.
+pub enum Brigade {
+    #[cfg(unix)]
+    Threads(ThreadBrigade, bool),
+    #[cfg(unix)]
+    OneThread(OneThreadBrigade),
+    #[cfg(unix)]
+    Socket(AsyncBrigade<SocketLink>),
+    #[cfg(unix)]
+    Spread(SpreadBrigade),
+    Channel(AsyncBrigade<ChannelLink>),
+    Pipe(AsyncBrigade<PipeLink>),
+}
+
+/// The first CPU, where a pinned brigade runs.
+#[cfg(target_os = "linux")]
+fn first_cpu() -> Option<core_affinity::CoreId> {
+    core_affinity::get_core_ids().and_then(|c| c.into_iter().next())
+}
+
+impl Brigade {
+    /// Builds a brigade of `kind` with up to `tasks` members. A limit that leaves
+    /// fewer than [`MIN_MEMBERS`] is [`Refused::Limit`]: such a brigade is closed at
+    /// once, never timed.
+    pub fn build(kind: Kind, tasks: usize, caps: &Caps) -> Result<Brigade, Refused> {
+        let b = match kind {
+            Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel => {
+                AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Channel)
+            }
+            Kind::AsyncCurrentPipe => {
+                AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Pipe)
+            }
+            #[cfg(unix)]
+            Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => {
+                AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Socket)
+            }
+            #[cfg(unix)]
+            Kind::AsyncSpreadSocket => SpreadBrigade::build(tasks, caps).map(Brigade::Spread),
+            #[cfg(unix)]
+            Kind::Thread => {
+                build_thread_brigade(tasks, caps, None).map(|b| Brigade::Threads(b, false))
+            }
+            #[cfg(target_os = "linux")]
+            Kind::ThreadOneCpu => {
+                let cpu = first_cpu().ok_or(Refused::Unsupported(
+                    "this system does not let a program pick a thread's CPU",
+                ))?;
+                build_thread_brigade(tasks, caps, Some(cpu)).map(|b| Brigade::Threads(b, true))
+            }
+            #[cfg(all(unix, not(target_os = "linux")))]
+            Kind::ThreadOneCpu => Err(Refused::Unsupported(
+                "this OS does not let a program pin a thread to one CPU",
+            ))?,
+            #[cfg(unix)]
+            Kind::OneThread => Ok(Brigade::OneThread(OneThreadBrigade::build(tasks))),
+            #[cfg(not(unix))]
+            _ => Err(Refused::Unsupported(
+                "Unix-domain socket pairs do not exist on this OS",
+            ))?,
+        }
+        .map_err(Refused::Limit)?;
+        if b.tasks() < MIN_MEMBERS {
+            let stop = b.stop().unwrap_or_else(|| Stop {
+                wanted: tasks,
+                built: b.tasks(),
+                limit: "nothing: fewer members were asked for".into(),
+            });
+            let _ = b.finish();
+            return Err(Refused::Limit(stop));
+        }
+        Ok(b)
+    }
+
+    pub fn tasks(&self) -> usize {
+        match self {
+            #[cfg(unix)]
+            Brigade::Threads(b, _) => b.tasks(),
+            #[cfg(unix)]
+            Brigade::OneThread(b) => b.tasks(),
+            #[cfg(unix)]
+            Brigade::Socket(b) => b.tasks(),
+            #[cfg(unix)]
+            Brigade::Spread(b) => b.tasks(),
+            Brigade::Channel(b) => b.tasks(),
+            Brigade::Pipe(b) => b.tasks(),
+        }
+    }
+
+    pub fn stop(&self) -> Option<Stop> {
+        match self {
+            #[cfg(unix)]
+            Brigade::Threads(b, _) => b.stop.clone(),
+            #[cfg(unix)]
+            Brigade::OneThread(b) => b.stop.clone(),
+            #[cfg(unix)]
+            Brigade::Socket(b) => b.stop.clone(),
+            #[cfg(unix)]
+            Brigade::Spread(b) => b.stop.clone(),
+            Brigade::Channel(b) => b.stop.clone(),
+            Brigade::Pipe(b) => b.stop.clone(),
+        }
+    }
+
+    /// Times laps; a pinned thread brigade is driven from a thread on the same CPU.
+    pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Brigade::Threads(b, true) => std::thread::scope(|s| {
+                s.spawn(|| {
+                    if let Some(core) = first_cpu() {
+                        core_affinity::set_for_current(core);
+                    }
+                    b.laps(warmup, laps, deadline)
+                })
+                .join()
+                .map_err(|_| io::Error::other("the pinned driver panicked"))?
+            }),
+            #[cfg(unix)]
+            Brigade::Threads(b, _) => b.laps(warmup, laps, deadline),
+            #[cfg(unix)]
+            Brigade::OneThread(b) => b.laps(warmup, laps, deadline),
+            #[cfg(unix)]
+            Brigade::Socket(b) => b.laps(warmup, laps, deadline),
+            #[cfg(unix)]
+            Brigade::Spread(b) => b.laps(warmup, laps, deadline),
+            Brigade::Channel(b) => b.laps(warmup, laps, deadline),
+            Brigade::Pipe(b) => b.laps(warmup, laps, deadline),
+        }
+    }
+
+    /// Closes the brigade; returns how many bytes each member passed on (the
+    /// one-thread brigade has no members of its own).
+    pub fn finish(self) -> io::Result<Vec<u64>> {
+        match self {
+            #[cfg(unix)]
+            Brigade::Threads(b, _) => b.finish(),
+            #[cfg(unix)]
+            Brigade::OneThread(_) => Ok(Vec::new()),
+            #[cfg(unix)]
+            Brigade::Socket(b) => b.finish(),
+            #[cfg(unix)]
+            Brigade::Spread(b) => b.finish(),
+            Brigade::Channel(b) => b.finish(),
+            Brigade::Pipe(b) => b.finish(),
+        }
+    }
+}
+
+/// Builds a brigade, times its laps, reads the resident memory it added, closes it
+/// and checks that every member passed on every byte (warm-up included).
+pub fn measure(
+    kind: Kind,
+    tasks: usize,
+    warmup: usize,
+    laps: usize,
+    caps: &Caps,
+    deadline: Instant,
+) -> Result<(Laps, Option<Stop>), Refused> {
+    os::trim_heap();
+    let rss0 = os::resident_bytes();
+    let mut b = Brigade::build(kind, tasks, caps)?;
+    let stop = b.stop();
+    let timed = b.laps(warmup, laps, deadline);
+    let rss1 = os::resident_bytes();
+    let counts = b.finish();
+    let mut r = timed.map_err(Refused::Failed)?;
+    r.resident_added = match (rss0, rss1) {
+        (Some(a), Some(b)) => Some(b as f64 - a as f64),
+        _ => None,
+    };
+    check_counts(&r, &counts.map_err(Refused::Failed)?).map_err(Refused::Failed)?;
+    Ok((r, stop))
+}
+
+/// Every member passed on every lap's byte (a lap cut off by the deadline may have
+/// got part of the way along).
+pub fn check_counts(r: &Laps, counts: &[u64]) -> io::Result<()> {
+    let ok = |c: u64| c == r.laps_run || (r.stopped_early && c == r.laps_run + 1);
+    match counts.iter().position(|&c| !ok(c)) {
+        Some(bad) => Err(io::Error::other(format!(
+            "member {bad} passed on {} bytes, not {}",
+            counts[bad], r.laps_run
+        ))),
+        None => Ok(()),
+    }
+}
