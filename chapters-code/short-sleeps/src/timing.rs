@@ -1,0 +1,126 @@
+//! Timing one loop of calls: the readings bracketed around it (scheduler counters,
+//! the thread's CPU clock, the monotonic clock), the loop of back-to-back calls, the
+//! same loop as tokio sleeps, and what one read of each clock costs.
+
+use serde::{Deserialize, Serialize};
+use std::hint::black_box;
+use std::io;
+use std::time::{Duration, Instant};
+
+/// What one loop of calls cost, per call.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Calls the loop made.
+    pub calls: u32,
+    /// Wall-clock time per call (monotonic clock).
+    pub ns: f64,
+    /// CPU time the measuring thread spent per call, where the OS tells it.
+    pub cpu_ns: Option<f64>,
+    /// Voluntary context switches per call (the thread blocked), where the OS tells it.
+    pub voluntary: Option<f64>,
+    /// Involuntary context switches per call (the thread was preempted).
+    pub involuntary: Option<f64>,
+    /// Time per call the thread spent runnable but waiting for a CPU (Linux).
+    #[serde(default)]
+    pub run_delay_ns: Option<f64>,
+}
+
+// ANCHOR: bracket
+/// The readings around one loop, nested: scheduler counters outside, then the thread's
+/// CPU clock, then the monotonic clock, and the same in reverse after it. The wall
+/// window holds only the calls (a CPU-clock read is a system call), so CPU per call may
+/// exceed time per call by about one CPU-clock read and two clock reads ÷ the calls.
+pub struct Bracket {
+    counters: harness::Counters,
+    start: Instant,
+    cpu: Option<Duration>,
+}
+
+impl Bracket {
+    pub fn open() -> Bracket {
+        let counters = harness::Counters::thread();
+        let cpu = harness::thread_cpu_time();
+        let start = Instant::now();
+        Bracket {
+            counters,
+            start,
+            cpu,
+        }
+    }
+
+    /// Closes the bracket around a loop of `calls` calls: its cost per call.
+    pub fn close(self, calls: u32) -> Sample {
+        let elapsed = self.start.elapsed();
+        let cpu = harness::thread_cpu_time();
+        let counters = harness::Counters::thread().since(&self.counters);
+        let per = |v: f64| v / f64::from(calls.max(1));
+        let per_op = counters.per_op(u64::from(calls.max(1)));
+        Sample {
+            calls,
+            ns: per(elapsed.as_nanos() as f64),
+            cpu_ns: (self.cpu.zip(cpu)).map(|(a, b)| per(b.saturating_sub(a).as_nanos() as f64)),
+            voluntary: per_op.voluntary,
+            involuntary: per_op.involuntary,
+            run_delay_ns: per_op.run_delay_ns,
+        }
+    }
+}
+// ANCHOR_END: bracket
+
+// ANCHOR: per_call
+/// Calls `call` `calls` times back to back and returns the cost per call. The loop is
+/// the write-up's: the only other work is an xor the optimiser must keep.
+pub fn per_call(calls: u32, mut call: impl FnMut() -> io::Result<()>) -> io::Result<Sample> {
+    let bracket = Bracket::open();
+    let mut guard = 0u32;
+    for i in 0..calls {
+        call()?;
+        guard ^= black_box(i);
+    }
+    let sample = bracket.close(calls);
+    black_box(guard);
+    Ok(sample)
+}
+// ANCHOR_END: per_call
+
+// ANCHOR: tokio_sleep
+/// `tokio::time::sleep(request)` awaited `calls` times on a current-thread runtime
+/// that runs on the calling thread (so that thread's timer slack applies to it).
+pub fn tokio_sleep(calls: u32, request: Duration) -> io::Result<Sample> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    Ok(rt.block_on(async {
+        let bracket = Bracket::open();
+        for _ in 0..calls {
+            tokio::time::sleep(request).await;
+        }
+        bracket.close(calls)
+    }))
+}
+// ANCHOR_END: tokio_sleep
+
+/// What one read of each clock costs here, in nanoseconds: the median of `batches`
+/// batches of `per_batch` back-to-back reads (monotonic clock, thread CPU clock).
+pub fn clock_read_costs(batches: usize, per_batch: u32) -> (f64, Option<f64>) {
+    let mut wall = Vec::with_capacity(batches);
+    let mut cpu = Vec::with_capacity(batches);
+    let mut cpu_ok = true;
+    for _ in 0..batches.max(1) {
+        let t = Instant::now();
+        for _ in 0..per_batch {
+            black_box(Instant::now());
+        }
+        wall.push(t.elapsed().as_nanos() as f64 / f64::from(per_batch.max(1)));
+        let t = Instant::now();
+        for _ in 0..per_batch {
+            cpu_ok &= black_box(harness::thread_cpu_time()).is_some();
+        }
+        cpu.push(t.elapsed().as_nanos() as f64 / f64::from(per_batch.max(1)));
+    }
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        harness::stats::median_sorted(&v)
+    };
+    (med(wall), cpu_ok.then(|| med(cpu)))
+}
