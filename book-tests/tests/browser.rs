@@ -584,7 +584,20 @@ fn sidebar_links_reach_every_chapter() {
 fn distinctive_word(page: &str) -> String {
     let words = |src: &str| -> Vec<String> {
         let text = std::fs::read_to_string(book_root().join("src").join(src)).unwrap();
-        text.split(|c: char| !c.is_ascii_alphabetic())
+        // The page's prose: not its markers, listings or their file captions, whose
+        // words (file names) the search index does not hold as words.
+        let prose: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                let l = l.trim_start();
+                !(l.starts_with("<!--")
+                    || l.starts_with("{{#")
+                    || l.starts_with("<p class=\"cow-listing-file\">"))
+            })
+            .collect();
+        prose
+            .join("\n")
+            .split(|c: char| !c.is_ascii_alphabetic())
             .filter(|w| w.len() >= 6)
             .map(str::to_lowercase)
             .collect()

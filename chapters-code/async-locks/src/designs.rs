@@ -310,8 +310,8 @@ impl Design {
         }
     }
 
-    /// How the tables and plots name it. Records name a design by its reading key
-    /// (`experiments::DesignKey`), which does not follow a change of this label.
+    /// How the tables and plots name it, and the reading keys store it
+    /// (`experiments::DesignKey`).
     pub fn label(self) -> &'static str {
         match self {
             Design::Baseline => "baseline",

@@ -11,6 +11,7 @@ use crate::{
 };
 use harness::record::twin_key;
 use harness::stats::{median_sorted, percentile_sorted};
+use harness::unit::grouped;
 use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -127,11 +128,7 @@ impl HazardKey {
 
 impl ReadingKey for HazardKey {
     fn stored(&self) -> String {
-        format!(
-            "{} · {}",
-            stored_hazard(self.hazard),
-            stored_flavour(self.flavour)
-        )
+        format!("{} · {}", self.hazard.label(), self.flavour.label())
     }
 }
 
@@ -226,55 +223,6 @@ pub const SWEPT: [Design; 7] = [
 /// verdicts.
 pub const TWINNED: (Design, Flavour) = (Design::Baseline, Flavour::MultiThread);
 
-/// How records name a design. These are the tables' labels as they were when the first
-/// results were stored, spelled out here so that a relabelled table changes nothing a
-/// record holds (nor what a stored record is found by).
-fn stored_design(d: Design) -> &'static str {
-    match d {
-        Design::Baseline => "baseline",
-        Design::BaselineUnconstrained => "baseline, no budget",
-        Design::TaskEach => "task each, no lock",
-        Design::StdMutexTask => "1: std mutex, task each",
-        Design::StdMutex => "1 inline (ours)",
-        Design::TokioMutexCap1 => "2: tokio mutex, channel(1)",
-        Design::TokioMutexCapN => "2′: channel(N)",
-        Design::TwoRuntimes => "3: two runtimes",
-        Design::Fix => "fix",
-    }
-}
-
-/// How records name a runtime flavour (see [`stored_design`]).
-fn stored_flavour(fl: Flavour) -> &'static str {
-    match fl {
-        Flavour::CurrentThread => "current-thread",
-        Flavour::MultiThread => "multi-thread",
-    }
-}
-
-/// How records name a hazard (see [`stored_design`]).
-fn stored_hazard(h: Hazard) -> &'static str {
-    match h {
-        Hazard::GuardAcrossAwait => "guard held across .await",
-        Hazard::LongUnderLock => "long section, std mutex",
-        Hazard::LongNoLock => "long section, no lock",
-    }
-}
-
-/// `1000000` as `1,000,000`: the stored form of a sweep's size, kept here rather than
-/// in the page layer's number format so that a change to how the page writes numbers
-/// cannot change what a record is found by.
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The readings of the designs experiment: the median lateness of one design on one
 /// runtime, stored as `2: tokio mutex, channel(1) · multi-thread`; the A/A twin's
 /// (`twin`) as the same followed by [`harness::AA_TWIN`].
@@ -306,11 +254,7 @@ impl DesignKey {
 
 impl ReadingKey for DesignKey {
     fn stored(&self) -> String {
-        let original = format!(
-            "{} · {}",
-            stored_design(self.design),
-            stored_flavour(self.flavour)
-        );
+        let original = format!("{} · {}", self.design.label(), self.flavour.label());
         if self.twin {
             twin_key(&original)
         } else {
@@ -344,7 +288,7 @@ impl ReadingKey for SweepKey {
         format!(
             "{} · N = {}",
             DesignKey::new(self.design, self.flavour).stored(),
-            grouped(self.n)
+            grouped(self.n as u64)
         )
     }
 }
@@ -753,7 +697,6 @@ fn unit_check(ctx: &mut Ctx) -> anyhow::Result<UnitRound> {
 mod tests {
     use super::*;
     use harness::record::Record;
-    use harness::render::fmt_count;
     use serde::de::DeserializeOwned;
 
     /// The strings records hold, pinned: a typed key must store what the stored
@@ -825,15 +768,6 @@ mod tests {
             "long section, no lock · multi-thread"
         );
         assert_eq!(stored(&UnitKey::FiredAfter), "fired after");
-    }
-
-    /// The stored form of a size agrees with how the page writes a count, though it
-    /// does not use it.
-    #[test]
-    fn the_stored_size_agrees_with_the_page_count() {
-        for n in [0, 1, 10, 999, 1_000, 12_345, 30_000, 100_000, 1_000_000] {
-            assert_eq!(grouped(n), fmt_count(n as u64), "{n}");
-        }
     }
 
     /// Two keys never share a stored string.

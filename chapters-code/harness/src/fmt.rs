@@ -90,15 +90,7 @@ pub fn fmt_ratio(r: Option<f64>) -> String {
 
 /// An integer with thousands separators: `1,000,000`.
 pub fn fmt_count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::unit::grouped(n)
 }
 
 /// A parameter value: integers with separators, other numbers as written.

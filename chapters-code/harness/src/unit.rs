@@ -31,6 +31,22 @@ impl Unit {
     }
 }
 
+/// An integer with thousands separators, `1,000,000`, as reading keys store sizes and
+/// rates (`… · 1,000 members · per hop`). Inside the code key, so that how a record
+/// names a reading cannot change with the page's number format; the page writes counts
+/// with it too (`fmt::fmt_count`).
+pub fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::Unit;

@@ -51,7 +51,10 @@ pub enum Call {
     WaitableTimer(Duration),
 }
 
-/// A requested duration as the tables write it: `0`, `1 ns`, `100 ns`, `20 µs`, `1 ms`.
+/// A requested duration as the tables write it and reading keys store it: `0`, `1 ns`,
+/// `100 ns`, `20 µs`, `1 ms`, else three significant digits (`1.50 ms`). Kept here, in
+/// the code key, rather than on the page layer's number format, so that a change to how
+/// the page writes numbers cannot change what a record is found by.
 pub fn fmt_request(d: Duration) -> String {
     let ns = d.as_nanos();
     match ns {
@@ -59,13 +62,45 @@ pub fn fmt_request(d: Duration) -> String {
         n if n < 1_000 => format!("{n} ns"),
         n if n < 1_000_000 && n % 1_000 == 0 => format!("{} µs", n / 1_000),
         n if n % 1_000_000 == 0 => format!("{} ms", n / 1_000_000),
-        n => harness::render::fmt_ns(n as f64),
+        n => three_digits(n as f64),
     }
 }
 
+/// A positive number of nanoseconds to three significant digits in the unit that
+/// reads best, chosen after rounding (999.6 µs reads `1.00 ms`): `1.50 µs`, `12.3 ms`.
+fn three_digits(ns: f64) -> String {
+    let round = |x: f64| {
+        let scale = 10f64.powi(2 - x.log10().floor() as i32);
+        (x * scale).round() / scale
+    };
+    let (value, unit) = match round(ns) {
+        x if x < 1e3 => (ns, "ns"),
+        x if x < 1e6 => (ns / 1e3, "µs"),
+        x if x < 1e9 => (ns / 1e6, "ms"),
+        _ => (ns / 1e9, "s"),
+    };
+    let r = round(value);
+    let digits = r.log10().floor() as i32;
+    let text = if digits >= 3 {
+        let whole = (r as u64).to_string();
+        let mut out = String::new();
+        for (i, c) in whole.chars().enumerate() {
+            if i > 0 && (whole.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    } else {
+        let decimals = (2 - digits).clamp(0, 6) as usize;
+        format!("{r:.decimals$}")
+    };
+    format!("{text} {unit}")
+}
+
 impl Call {
-    /// The call as the tables and notes name it: `nanosleep(1 ns)` (its readings are
-    /// stored as [`experiments::CallsKey`](crate::experiments::CallsKey) spells them).
+    /// The call as the tables and notes name it and its readings are stored:
+    /// `nanosleep(1 ns)` (see [`experiments::CallsKey`](crate::experiments::CallsKey)).
     pub fn name(self) -> String {
         let a = fmt_request;
         match self {
@@ -293,6 +328,25 @@ pub fn unsupported_here() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request that is not a whole number of its unit reads as the page's number
+    /// format writes it (the format is not used, so that it cannot change a stored key).
+    #[test]
+    fn odd_requests_read_as_the_page_writes_numbers() {
+        for ns in [
+            1_234.0,
+            1_505.0,
+            45_678.0,
+            999_600.0,
+            3_210_987.0,
+            7.5e9,
+            1.2345e12,
+        ] {
+            assert_eq!(three_digits(ns), harness::render::fmt_ns(ns), "{ns} ns");
+        }
+        assert_eq!(fmt_request(Duration::from_nanos(1_500)), "1.50 µs");
+        assert_eq!(fmt_request(Duration::from_nanos(2_345_678)), "2.35 ms");
+    }
     use crate::sweep::Mode;
     #[test]
     fn variant_ids_and_names_are_unique() {

@@ -11,12 +11,13 @@
 //!
 //! Each experiment's readings are named by a key type of its own ([`CallsKey`],
 //! [`SweepKey`], [`MsArm`], [`YieldKey`]): the views and the headline figures ask for a
-//! reading by what it is, and the string a record stores it under is spelt here alone
-//! ([`ReadingKey::stored`]), apart from the labels the page writes.
+//! reading by what it is, and the string a record stores it under is written from the
+//! mechanism's own names ([`ReadingKey::stored`]; `Call::name`, `fmt_request`), which
+//! are inside the code key.
 
 use crate::{
-    Batch, Call, Mode, MsArm, PHASE_BINS, PhasedSleep, Sample, Slack, TICK_NS, Timerfd, VARIANTS,
-    Variant, bin_centre_ns, bounded_loop, calibrate_margin, fmt_request, phased_sleep, sweep_count,
+    Batch, Call, Mode, MsArm, PHASE_BINS, PhasedSleep, Sample, Slack, TICK_NS, VARIANTS, Variant,
+    bin_centre_ns, bounded_loop, calibrate_margin, fmt_request, phased_sleep, sweep_count,
     sweep_requests, timed_sleeps, timer_runtime, unsupported_here, with_slack,
 };
 use harness::record::twin_key;
@@ -175,10 +176,10 @@ impl CallsKey {
 
 impl ReadingKey for CallsKey {
     fn stored(&self) -> String {
-        let call = call_stored(self.call);
+        let call = self.call.name();
         let slacked = match self.low_slack_ns {
             None => call,
-            Some(ns) => format!("{call} · slack {}", spelt(Duration::from_nanos(ns))),
+            Some(ns) => format!("{call} · slack {}", fmt_request(Duration::from_nanos(ns))),
         };
         if self.twin {
             twin_key(&slacked)
@@ -209,75 +210,6 @@ impl CallsRound {
         let key = key.stored();
         self.loops.iter().find(|l| l.key == key)
     }
-}
-
-/// A call as the readings of `calls` and `yield` store it: `nanosleep(1 ns)`. Spelt
-/// here, apart from the tables' name ([`Call::name`]), so that a renamed label cannot
-/// change what a record is found by.
-fn call_stored(call: Call) -> String {
-    let d = spelt;
-    match call {
-        Call::Nothing => "empty loop".into(),
-        Call::StdSleep(r) => format!("thread::sleep({})", d(r)),
-        Call::YieldNow => "yield_now()".into(),
-        Call::TokioSleep(r) => format!("tokio::time::sleep({})", d(r)),
-        Call::Nanosleep(r) => format!("nanosleep({})", d(r)),
-        Call::Pselect(r) => format!("pselect({})", d(r)),
-        Call::SchedYield => "sched_yield()".into(),
-        Call::ClockNanosleep(r) => format!("clock_nanosleep({})", d(r)),
-        Call::Timerfd(Timerfd::PerCall, r) => format!("timerfd per call ({})", d(r)),
-        Call::Timerfd(Timerfd::Rearmed, r) => format!("timerfd re-armed ({})", d(r)),
-        Call::Timerfd(Timerfd::Interval, r) => format!("timerfd interval ({})", d(r)),
-        Call::Sleep(ms) => format!("Sleep({ms})"),
-        Call::SleepEx(ms) => format!("SleepEx({ms}, FALSE)"),
-        Call::WaitableTimer(r) => format!("waitable timer ({})", d(r)),
-    }
-}
-
-/// A duration as stored keys spell it: `0`, `1 ns`, `20 µs`, `1 ms`, else three
-/// significant digits (`1.50 ms`), as the tables write a request ([`fmt_request`]).
-/// Kept here rather than on the page layer's number format, so that a change to how
-/// the page writes numbers cannot change what a record is found by.
-fn spelt(d: Duration) -> String {
-    match d.as_nanos() {
-        0 => "0".into(),
-        n if n < 1_000 => format!("{n} ns"),
-        n if n < 1_000_000 && n % 1_000 == 0 => format!("{} µs", n / 1_000),
-        n if n % 1_000_000 == 0 => format!("{} ms", n / 1_000_000),
-        n => three_digits(n as f64),
-    }
-}
-
-/// A positive number of nanoseconds to three significant digits in the unit that
-/// reads best, chosen after rounding (999.6 µs reads `1.00 ms`): `1.50 µs`, `12.3 ms`.
-fn three_digits(ns: f64) -> String {
-    let round = |x: f64| {
-        let scale = 10f64.powi(2 - x.log10().floor() as i32);
-        (x * scale).round() / scale
-    };
-    let (value, unit) = match round(ns) {
-        x if x < 1e3 => (ns, "ns"),
-        x if x < 1e6 => (ns / 1e3, "µs"),
-        x if x < 1e9 => (ns / 1e6, "ms"),
-        _ => (ns / 1e9, "s"),
-    };
-    let r = round(value);
-    let digits = r.log10().floor() as i32;
-    let text = if digits >= 3 {
-        let whole = (r as u64).to_string();
-        let mut out = String::new();
-        for (i, c) in whole.chars().enumerate() {
-            if i > 0 && (whole.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    } else {
-        let decimals = (2 - digits).clamp(0, 6) as usize;
-        format!("{r:.decimals$}")
-    };
-    format!("{text} {unit}")
 }
 
 /// Whether the second, low-slack measurement exists on this OS.
@@ -502,16 +434,8 @@ impl SweepKey {
 
 impl ReadingKey for SweepKey {
     fn stored(&self) -> String {
-        let mode = match self.mode {
-            Mode::Sleep => "thread::sleep".to_string(),
-            Mode::SleepLowSlack => format!(
-                "thread::sleep, slack {}",
-                spelt(Duration::from_nanos(self.low_slack_ns))
-            ),
-            Mode::TimerFd => "timerfd".to_string(),
-            Mode::Hybrid => "hybrid".to_string(),
-        };
-        let request = spelt(Duration::from_nanos(self.request_ns));
+        let mode = self.mode.label(self.low_slack_ns);
+        let request = fmt_request(Duration::from_nanos(self.request_ns));
         format!("{mode} · {request} · late by")
     }
 }
@@ -670,7 +594,7 @@ pub fn bin_label(bin: u32) -> String {
 /// `thread::sleep(1 ms) · after a 50 ms sleep · late by`.
 impl ReadingKey for MsArm {
     fn stored(&self) -> String {
-        let us = |u: u32| spelt(Duration::from_micros(u64::from(u)));
+        let us = |u: u32| fmt_request(Duration::from_micros(u64::from(u)));
         let tenths = |bin: u32| {
             let step = 1.0 / f64::from(PHASE_BINS);
             format!(
@@ -844,7 +768,7 @@ impl ReadingKey for YieldKey {
         } else {
             "alone on its CPU"
         };
-        format!("{} · {company}", call_stored(self.call))
+        format!("{} · {company}", self.call.name())
     }
 }
 
@@ -872,7 +796,7 @@ impl YieldRound {
 
     /// The loop of one reading.
     pub fn find(&self, key: &YieldKey) -> Option<&YieldLoop> {
-        let call = call_stored(key.call);
+        let call = key.call.name();
         self.loops
             .iter()
             .find(|l| l.call == call && l.busy == key.busy)
@@ -906,7 +830,7 @@ fn yield_round(ctx: &mut Ctx) -> anyhow::Result<YieldRound> {
                     );
                 }
                 loops[i] = Some(YieldLoop {
-                    call: call_stored(call),
+                    call: call.name(),
                     busy,
                     planned,
                     sample,
@@ -929,7 +853,7 @@ fn yield_round(ctx: &mut Ctx) -> anyhow::Result<YieldRound> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{MS1, NS1, ZERO};
+    use crate::{MS1, NS1, Timerfd, ZERO};
 
     /// The strings records hold, pinned: a typed key must store what the stored
     /// results were found by before it existed (the Windows and macOS ones as those
@@ -1034,43 +958,6 @@ mod tests {
             }),
             "pselect(0) · a busy thread on its CPU"
         );
-    }
-
-    /// The stored spelling of a duration agrees with the page's ([`fmt_request`], on
-    /// the harness's number format) wherever both are defined, today.
-    #[test]
-    fn stored_durations_read_as_the_page_writes_them() {
-        for ns in [
-            0,
-            1,
-            100,
-            999,
-            1_000,
-            1_234,
-            1_500,
-            1_505,
-            20_000,
-            99_950,
-            999_499,
-            999_500,
-            999_999,
-            1_000_000,
-            1_500_000,
-            2_345_678,
-            50_000_000,
-            999_999_999,
-            1_000_000_000,
-            1_500_000_001,
-            12_345_678_901,
-            999_400_000_001,
-            1_234_567_890_123,
-        ] {
-            let d = Duration::from_nanos(ns);
-            assert_eq!(spelt(d), fmt_request(d), "{ns} ns");
-        }
-        for ns in [1_234.0, 45_678.0, 999_600.0, 3_210_987.0, 7.5e9, 1.2345e12] {
-            assert_eq!(three_digits(ns), harness::render::fmt_ns(ns), "{ns} ns");
-        }
     }
 
     /// Every reading a round gives is one of its plan's, found again by its key.

@@ -58,9 +58,8 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// `thread::sleep, slack 1 ns`: the mode as the tables and notes name it (its
-    /// readings are stored as [`experiments::SweepKey`](crate::experiments::SweepKey)
-    /// spells them).
+    /// `thread::sleep, slack 1 ns`: the mode as the tables and notes name it and its
+    /// readings are stored ([`experiments::SweepKey`](crate::experiments::SweepKey)).
     pub fn label(self, low_slack_ns: u64) -> String {
         match self {
             Mode::Sleep => "thread::sleep".into(),

@@ -11,6 +11,7 @@ use harness::counters::PerOp;
 use harness::record::twin_key;
 use harness::render::fmt_count;
 use harness::stats::{median_sorted, percentile_sorted};
+use harness::unit::grouped;
 use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -495,49 +496,18 @@ impl RatesKey {
 
 impl ReadingKey for RatesKey {
     fn stored(&self) -> String {
-        let at = |p: Pacer, target: u64| format!("{} · {}/s", pacer_key(p), grouped(target));
+        let at = |p: Pacer, target: u64| format!("{} · {}/s", p.label(), grouped(target));
         match *self {
             RatesKey::Rate(p, t) => at(p, t),
             RatesKey::Twin(p, t) => twin_key(&at(p, t)),
             RatesKey::Reader(p, t) => format!("{} · reader thread", at(p, t)),
-            RatesKey::Stall(p) => format!("{} · stall", pacer_key(p)),
+            RatesKey::Stall(p) => format!("{} · stall", p.label()),
         }
     }
 }
 
 impl Keyed for RatesRound {
     type Key = RatesKey;
-}
-
-/// A throttle as its readings are stored: spelt here, apart from the tables' label
-/// ([`Pacer::label`]), so that a renamed label cannot change what a record is found by.
-const fn pacer_key(p: Pacer) -> &'static str {
-    match p {
-        Pacer::Naive => "naive",
-        Pacer::DebtAsPublished => "debt, as published",
-        Pacer::Compensating => "compensating",
-        Pacer::Deadline => "deadline",
-        Pacer::TokioBurst => "tokio Burst",
-        Pacer::TokioDelay => "tokio Delay",
-        Pacer::TokioSkip => "tokio Skip",
-        Pacer::Governor => "governor, burst 1",
-        Pacer::GovernorBurst => "governor, 10 ms burst",
-    }
-}
-
-/// `10000` as `10,000`: the stored form of a target rate, kept here rather than in the
-/// page layer's number format so that a change to how the page writes numbers cannot
-/// change what a record is found by.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -1129,9 +1099,6 @@ mod tests {
                 stored(&RatesKey::rate(p, 1_000.0)),
                 format!("{name} · 1,000/s")
             );
-        }
-        for n in [0, 1, 100, 999, 1_000, 12_345, 100_000, 3_000_000] {
-            assert_eq!(grouped(n), fmt_count(n));
         }
     }
 

@@ -82,8 +82,8 @@ impl Pacer {
         Pacer::GovernorBurst,
     ];
 
-    /// The short name tables and sentences use (its readings are stored as
-    /// [`crate::experiments::RatesKey`] spells them).
+    /// The short name tables and sentences use, and its readings are stored under
+    /// ([`crate::experiments::RatesKey`]).
     pub fn label(self) -> &'static str {
         match self {
             Pacer::Naive => "naive",
