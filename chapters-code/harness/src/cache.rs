@@ -1365,10 +1365,19 @@ mod tests {
             ),
             home
         );
-        // Without any of them: the cargo target folder, not the temporary folder.
+        // Without any of them: the cargo target folder, not the temporary folder (a
+        // checkout may itself live under /tmp, so the test compares folders, not
+        // prefixes).
         let last = lock_path_from(None, None, None, None);
-        assert!(
-            !last.starts_with(std::env::temp_dir()),
+        assert_eq!(
+            last.parent(),
+            default_results_dir().parent(),
+            "{}",
+            last.display()
+        );
+        assert_ne!(
+            last.parent(),
+            Some(std::env::temp_dir().as_path()),
             "{}",
             last.display()
         );
