@@ -56,8 +56,9 @@ setup: $(MDBOOK) $(CMDRUN) check-mdbook
 # library, reuses what the mdbook install compiled instead of compiling it again.
 # They are built unoptimised and without debug information (--debug with
 # CARGO_PROFILE_DEV_DEBUG=0): on 2 cores that took under half the CPU time of a release
-# build (218 s against 489 s), while a rebuild of the book took about 2 s longer. The
-# tools only turn Markdown into HTML; the measuring code is always built for release.
+# build (218 CPU-seconds against 489), while a rebuild of the book took about 2 s
+# longer. The tools only turn Markdown into HTML; the measuring code is always built
+# for release.
 INSTALL_TOOL := CARGO_PROFILE_DEV_DEBUG=0 cargo install --locked --force --debug --root $(TOOLS) --target-dir $(TOOLS)/build
 $(MDBOOK): FORCE
 	@if [ "$$($(MDBOOK) --version 2>/dev/null)" != "mdbook v$(MDBOOK_VERSION)" ]; then \

@@ -77,9 +77,10 @@ impl Reading {
 /// A chapter's name for one of its readings, as a value of its own type (an enum of its
 /// variants, or a variant with its size): the experiment stores the reading under
 /// [`ReadingKey::stored`], and views, headlines and the A/A twin ask for it by the same
-/// value, never by a label written for the page. A renamed label then changes nothing a
-/// record holds, and a reading a view asks for cannot be spelled differently from the one
-/// the experiment stored.
+/// value, never by a string. A reading a view asks for then cannot be spelled
+/// differently from the one the experiment stored, and a renamed label, which the key
+/// may use, renames both. `stored` is written with the measuring code's own names and
+/// formats, inside the code key, never with the page layer's.
 pub trait ReadingKey: std::fmt::Debug {
     /// The string a record stores the reading under. The same value always gives the
     /// same string, and two values never share one: stored results are found by it, so
