@@ -23,9 +23,10 @@ pub struct Pair {
     pub other: (String, String),
 }
 
-/// Whether a record holds a reading under this stored key.
+/// Whether a record holds a reading under this stored key (the first one found ends
+/// the search; no list of every key is built).
 fn has(r: &Record, key: &str) -> bool {
-    r.keys().contains(&key)
+    r.unit(key).is_some()
 }
 
 fn id(r: &Record) -> String {
