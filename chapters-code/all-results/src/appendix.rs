@@ -4,6 +4,7 @@
 
 use base64::Engine as _;
 use harness::cache::Shown;
+use harness::cells;
 use harness::render::{
     Align, Table, escape_html, fmt_count, fmt_estimate, fmt_ns, machine_line, noise_notes, notes,
     provenance_line, sig3,
@@ -43,7 +44,7 @@ pub fn overview(shown: &[Shown]) -> String {
         let Some((chapter, experiment)) = registry_names(r) else {
             continue;
         };
-        t.row([
+        t.row(cells![
             format!("[{chapter}](./{chapter}.md)"),
             format!("[{experiment}](#{chapter}-{experiment})"),
             escape_html(&status_text(r)),
@@ -146,7 +147,7 @@ pub fn budgets(shown: &[Shown]) -> String {
         full += f;
         bound += b;
         took_total += took;
-        t.row([
+        t.row(cells![
             format!("[{}](./{}.md)", ch.name, ch.name),
             fmt_s(q),
             fmt_s(f),
@@ -157,7 +158,7 @@ pub fn budgets(shown: &[Shown]) -> String {
             ),
         ]);
     }
-    t.row([
+    t.row(cells![
         "**the whole book**".to_string(),
         format!("**{}**", fmt_s(quick)),
         format!("**{}**", fmt_s(full)),
@@ -181,7 +182,7 @@ pub fn headlines(figures: &[Figure]) -> String {
         .align(3, Align::Left);
     for f in figures {
         let params: Vec<String> = f.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-        t.row([
+        t.row(cells![
             format!("`{}`", f.name),
             fmt_estimate(&f.estimate(), f.unit),
             f.rounds.to_string(),
@@ -222,7 +223,7 @@ pub fn chapter_tables(ch: &Chapter, shown: &[Shown]) -> String {
                 let (Some(e), Some(unit)) = (r.estimate(key), r.unit(key)) else {
                     continue;
                 };
-                t.row([
+                t.row(cells![
                     escape_html(key),
                     fmt_estimate(&e, unit),
                     e.n.to_string(),

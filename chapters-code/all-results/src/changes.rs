@@ -231,8 +231,8 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
                 rep.moves.push(Move {
                     experiment: id.clone(),
                     key: key.to_string(),
-                    before: fmt_estimate(&eb, unit),
-                    after: fmt_estimate(&ea, unit),
+                    before: fmt_estimate(&eb, unit).to_string(),
+                    after: fmt_estimate(&ea, unit).to_string(),
                     ratio: ea.median / eb.median,
                 });
             }

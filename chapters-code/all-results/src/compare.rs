@@ -6,8 +6,9 @@
 use crate::Bundle;
 use crate::changes::moved;
 use harness::Figure;
+use harness::cells;
 use harness::render::{
-    Table, apart_text, escape_html, fmt_estimate, sig3, threshold_text, undecided_text,
+    Formatted, Table, apart_text, escape_html, fmt_estimate, sig3, threshold_text, undecided_text,
 };
 use harness::stats::{Comparison, Verdict};
 use std::collections::{HashMap, HashSet};
@@ -123,10 +124,15 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
                 .map_or_else(|| "–".into(), |f| fmt_estimate(&f.estimate(), f.unit))
         };
         let ratio = row.ratio().map_or_else(
-            || "–".into(),
-            |(m, lo, hi)| format!("{}× ({}–{})", sig3(m), sig3(lo), sig3(hi)),
+            || Formatted::plain("–"),
+            |(m, lo, hi)| {
+                Formatted::with_interval(
+                    format!("{}×", sig3(m)),
+                    format!("{}–{}", sig3(lo), sig3(hi)),
+                )
+            },
         );
-        t.row([
+        t.row(cells![
             format!("<code>{}</code>", escape_html(&row.name)),
             cell(&row.a),
             cell(&row.b),

@@ -6,6 +6,7 @@
 //! silently contradict each other.
 
 use crate::appendix::summary_provenance;
+use harness::cells;
 use harness::render::{
     Table, escape_html, fmt_count, fmt_estimate, noise_summary, sig3, undecided_text,
 };
@@ -167,7 +168,7 @@ pub fn view(records: &[Record]) -> String {
         };
         // The experiments are named in the text column, which wraps, so that the two
         // number columns stay narrow enough for the text column of the page.
-        t.row([
+        t.row(cells![
             format!(
                 "{}: [{}]({}.md), [{}]({}.md)",
                 p.what, p.owner.0, ra.chapter, p.other.0, rb.chapter

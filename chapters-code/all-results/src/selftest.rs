@@ -6,6 +6,7 @@ use crate::appendix::summary_provenance;
 use crate::changes::{TwoRuns, two_runs};
 use harness::Record;
 use harness::aa::{self, Pair};
+use harness::cells;
 use harness::render::{
     Align, Table, escape_html, fmt_estimate, fmt_ratio_estimate, sig3, threshold_text,
     undecided_text,
@@ -82,7 +83,7 @@ pub fn aa_view(records: &[Record]) -> String {
         "the rule says",
     ]);
     for (r, p) in &pairs {
-        t.row([
+        t.row(cells![
             format!(
                 "[{}/{}](./{}.md): {}",
                 r.chapter,
@@ -162,7 +163,7 @@ pub fn two_runs_view(dir: &Path) -> String {
     const SHOWN: usize = 5;
     // The file is data from the results folder: its text is escaped like any other.
     for r in all.iter().rev().take(SHOWN) {
-        t.row([
+        t.row(cells![
             escape_html(&r.at),
             escape_html(&r.profiles),
             format!(

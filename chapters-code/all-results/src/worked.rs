@@ -5,6 +5,7 @@
 
 use crate::appendix::summary_provenance;
 use harness::Record;
+use harness::cells;
 use harness::render::{
     Better, Table, comparison_sentence, confidence_text, escape_html, fmt_estimate,
     fmt_ratio_estimate, sig3,
@@ -75,7 +76,7 @@ pub fn view(records: &[Record]) -> String {
         ) else {
             continue;
         };
-        t.row([
+        t.row(cells![
             (i + 1).to_string(),
             unit.format(x),
             unit.format(y),

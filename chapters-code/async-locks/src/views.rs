@@ -7,11 +7,12 @@ use crate::experiments::{
     SweepKey, SweepRound, TWINNED, UNIT_CHECK, UnitKey, UnitRound,
 };
 use crate::{Design, Flavour, Hazard, Tallied};
+use harness::cells;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::Published;
 use harness::render::{
-    Better, Table, Tails, answer_block, comparison_sentence, confidence_text, fmt_count, fmt_ns,
-    fmt_opt_estimate, fmt_ratio_estimate, ratio_cell, sig3, undecided_lists,
+    Better, Cell, Formatted, Table, Tails, answer_block, comparison_sentence, confidence_text,
+    fmt_count, fmt_ns, fmt_opt_estimate, fmt_ratio_estimate, ratio_cell, sig3, undecided_lists,
 };
 use harness::stats::{Comparison, Verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
@@ -109,17 +110,18 @@ fn designs_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     }
     let mut t = Table::new(headers);
     for (design, d) in &dists {
-        let mut row = vec![
-            design.label().to_string(),
+        let mut row: Vec<Cell> = cells![
+            design.label(),
             fmt_opt_estimate(est(r, *design, fl), Unit::Nanos),
             harness::render::fmt_count(d.len()),
-        ];
+        ]
+        .into();
         match d.summary() {
-            Some(s) => row.extend(tails.tail_cells(&s, fmt_ns)),
-            None => row.extend(tails.tail_headers().iter().map(|_| "–".to_string())),
+            Some(s) => row.extend(tails.tail_cells(&s, fmt_ns).into_iter().map(Cell::from)),
+            None => row.extend(tails.tail_headers().iter().map(|_| Cell::from("–"))),
         }
         if any_stalled {
-            row.push(stalled(r, *design, fl).to_string());
+            row.push(stalled(r, *design, fl).to_string().into());
         }
         t.row(row);
     }
@@ -206,7 +208,7 @@ fn p99_cmp(r: &Results<DesignsRound>, a: (Arm, &str), b: (Arm, &str)) -> Option<
 }
 
 /// Lateness of one arm, as the tables print it.
-fn late(r: &Results<DesignsRound>, design: Design, flavour: Flavour) -> String {
+fn late(r: &Results<DesignsRound>, design: Design, flavour: Flavour) -> Formatted {
     fmt_opt_estimate(est(r, design, flavour), Unit::Nanos)
 }
 
@@ -236,19 +238,16 @@ fn pooled_tally(
     (sum.calls > 0).then_some(sum)
 }
 
-/// "12 of 80,000 lockings (0.015 %)", over every round; "none of …" for zero.
-fn count_text(t: &Tallied, what: &str) -> String {
+/// "12 of 80,000 lockings (0.015 %)", over every round; "none of …" for zero. In a
+/// table the share in brackets may wrap under the count, as an interval does.
+fn count_text(t: &Tallied, what: &str) -> Formatted {
     if t.waited == 0 {
-        return format!("none of {} {what}", fmt_count(t.calls));
+        return Formatted::plain(format!("none of {} {what}", fmt_count(t.calls)));
     }
-    let mut s = format!("{} of {} {what}", fmt_count(t.waited), fmt_count(t.calls));
-    if t.waited > 0 {
-        s.push_str(&format!(
-            " ({})",
-            harness::render::fmt_percent(t.waited as f64 / t.calls as f64)
-        ));
-    }
-    s
+    Formatted::with_interval(
+        format!("{} of {} {what}", fmt_count(t.waited), fmt_count(t.calls)),
+        harness::render::fmt_percent(t.waited as f64 / t.calls as f64),
+    )
 }
 
 /// CPU time per timeout started, ns.
@@ -483,8 +482,8 @@ fn aa_line(r: &Results<DesignsRound>) -> Option<String> {
     Some(harness::render::aa_sentence(
         &format!("{} on the {} runtime", spoken(TWINNED.0), TWINNED.1.label()),
         None,
-        &fmt_opt_estimate(Some(c.a), Unit::Nanos),
-        &fmt_opt_estimate(Some(c.b), Unit::Nanos),
+        &fmt_opt_estimate(Some(c.a), Unit::Nanos).to_string(),
+        &fmt_opt_estimate(Some(c.b), Unit::Nanos).to_string(),
         &c,
         Better::Lower,
     ))
@@ -557,8 +556,8 @@ fn writeup_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         let fifo = |f: fn(&crate::experiments::Pairing) -> f64| {
             per_run(r, design, fl, |x| x.pairing.as_ref().map(f))
         };
-        t.row([
-            design.label().to_string(),
+        t.row(cells![
+            design.label(),
             theirs,
             fmt_opt_estimate(fifo(|p| p.fifo_p50_ns), Unit::Nanos),
             fmt_opt_estimate(fifo(|p| p.fifo_mean_ns), Unit::Nanos),
@@ -644,7 +643,7 @@ fn pairing_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         per_run(r, design, fl, |x| x.pairing.as_ref().and_then(f)).map(|e| e.median)
     };
     let both = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => format!("{} / {}", fmt_ns(a), fmt_ns(b)),
+        (Some(a), Some(b)) => Cell::join([fmt_ns(a).into(), fmt_ns(b).into()], " / "),
         _ => "–".into(),
     };
     for design in Design::ALL.into_iter().filter(|d| d.uses_queue()) {
@@ -654,8 +653,8 @@ fn pairing_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
                 .map(|p| p.mispaired as f64 / x.handled.max(1) as f64)
         });
         let Some(share) = share else { continue };
-        t.row([
-            design.label().to_string(),
+        t.row(cells![
+            design.label(),
             format!("{} %", sig3(share.median * 100.0)),
             both(
                 median(design, &|p| Some(p.own_mean_ns)),
@@ -695,8 +694,8 @@ fn flavours_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
                 &DesignKey::new(design, Flavour::CurrentThread),
             )
             .map_or_else(|| "–".into(), |c| ratio_cell(&c));
-        t.row([
-            design.label().to_string(),
+        t.row(cells![
+            design.label(),
             fmt_opt_estimate(ct, Unit::Nanos),
             fmt_opt_estimate(mt, Unit::Nanos),
             ratio,
@@ -717,8 +716,8 @@ fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<Str
     ]);
     for design in Design::ALL {
         let e = |f: fn(&DesignRun) -> Option<f64>| per_run(r, design, flavour, f);
-        t.row([
-            design.label().to_string(),
+        t.row(cells![
+            design.label(),
             fmt_opt_estimate(e(cpu_per_timeout), Unit::Nanos),
             e(switches_per_timeout).map_or_else(|| "–".into(), |x| fmt_plain(&x)),
             fmt_opt_estimate(e(run_delay_per_timeout), Unit::Nanos),
@@ -729,11 +728,11 @@ fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<Str
 }
 
 /// A plain number with its interval: `0.52 (0.40–0.61)`.
-fn fmt_plain(e: &Estimate) -> String {
+fn fmt_plain(e: &Estimate) -> Formatted {
     if e.lo == e.hi {
-        return sig3(e.median);
+        return Formatted::plain(sig3(e.median));
     }
-    format!("{} ({}–{})", sig3(e.median), sig3(e.lo), sig3(e.hi))
+    Formatted::with_interval(sig3(e.median), format!("{}–{}", sig3(e.lo), sig3(e.hi)))
 }
 
 /// How often each design's waits happened, per run, medians over rounds, both runtimes:
@@ -758,17 +757,16 @@ fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             })
         };
         match (one(MT), one(CT)) {
-            (None, None) => "–".to_string(),
-            (a, b) => format!(
-                "{} · {}",
-                a.unwrap_or_else(|| "–".into()),
-                b.unwrap_or_else(|| "–".into())
+            (None, None) => "–".into(),
+            (a, b) => Cell::join(
+                [a, b].map(|x| Formatted::plain(x.unwrap_or_else(|| "–".into()))),
+                " · ",
             ),
         }
     };
     for design in Design::ALL {
-        t.row([
-            design.label().to_string(),
+        t.row(cells![
+            design.label(),
             cell(design, |x| waited(&x.waits.locks), true),
             cell(design, |x| waited(&x.waits.sends), true),
             cell(design, |x| waited(&x.waits.receives), true),
@@ -970,9 +968,9 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
                 SweepKey::new(design, flavour, lo),
                 SweepKey::new(design, flavour, hi),
             );
-            t.row([
-                design.label().to_string(),
-                flavour.label().to_string(),
+            t.row(cells![
+                design.label(),
+                flavour.label(),
                 fmt_opt_estimate(r.estimate(&a), Unit::Nanos),
                 fmt_opt_estimate(r.estimate(&b), Unit::Nanos),
                 r.ratio(&b, &a)
@@ -1157,14 +1155,14 @@ fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
             };
             let calls: u64 = runs.iter().map(|x| x.locks.calls).sum();
             let waited: u64 = runs.iter().map(|x| x.locks.waited).sum();
-            t.row([
-                h.label().to_string(),
-                fl.label().to_string(),
+            t.row(cells![
+                h.label(),
+                fl.label(),
                 format!("{} of {}", stalled.len(), runs.len()),
                 got,
                 fmt_opt_estimate(r.estimate(&HazardKey::new(h, fl)), Unit::Nanos),
                 if calls == 0 {
-                    "–".to_string()
+                    "–".into()
                 } else {
                     count_text(
                         &Tallied {
@@ -1241,12 +1239,12 @@ fn unit_check_table(r: &Results<UnitRound>) -> anyhow::Result<String> {
         "max",
         "in / early / late",
     ]);
-    t.row([
+    t.row(cells![
         fmt_count(s.n),
         fmt_opt_estimate(r.estimate(&UnitKey::FiredAfter), Unit::Nanos),
         fmt_ns(s.min),
         fmt_ns(s.max),
-        format!("{inside} / {early} / {late}"),
+        Cell::join([inside, early, late].map(|x| x.to_string().into()), " / "),
     ]);
     Ok(format!(
         "{}\nEach check: a {} ms timeout extended by {} ms; the write-up's window is more than \

@@ -8,12 +8,13 @@ use crate::experiments::{
     SweepRound, VARIANT_KINDS, VARIANTS, VariantsKey, VariantsRound,
 };
 use crate::os::LimitValue;
+use harness::cells;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::Published;
 use harness::render::capitalise;
 use harness::render::{
-    Align, Better, Table, Tails, comparison_sentence, fmt_bytes, fmt_count, fmt_estimate,
-    fmt_opt_estimate, fmt_ratio_estimate, sig3, undecided_text,
+    Align, Better, Cell, Formatted, Table, Tails, comparison_sentence, fmt_bytes, fmt_count,
+    fmt_estimate, fmt_opt_estimate, fmt_ratio_estimate, sig3, undecided_text,
 };
 use harness::stats::{Comparison, Verdict};
 use harness::{Dist, Estimate, Results, Unit, View};
@@ -259,7 +260,7 @@ fn round3(x: f64) -> u64 {
     ((x / scale).round() * scale) as u64
 }
 
-fn ns(e: &Estimate) -> String {
+fn ns(e: &Estimate) -> Formatted {
     fmt_estimate(e, Unit::Nanos)
 }
 
@@ -560,7 +561,7 @@ fn variants_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         } else {
             s.max
         };
-        t.row([
+        t.row(cells![
             label(r, k),
             fmt_opt_estimate(r.estimate(&VariantsKey::hop(k)), Unit::Nanos),
             fmt_count(s.n),
@@ -690,8 +691,8 @@ fn aa_sentence(r: &Results<VariantsRound>) -> Option<String> {
     Some(harness::render::aa_sentence(
         "the current-thread channel brigade",
         None,
-        &fmt_estimate(&c.a, Unit::Nanos),
-        &fmt_estimate(&c.b, Unit::Nanos),
+        &fmt_estimate(&c.a, Unit::Nanos).to_string(),
+        &fmt_estimate(&c.b, Unit::Nanos).to_string(),
         &c,
         Better::Lower,
     ))
@@ -718,23 +719,23 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         "yours",
     ]);
     let (th, am) = (Kind::Thread, Kind::AsyncMultiSocket);
-    t.row([
-        "threads: mean lap".to_string(),
+    t.row(cells![
+        "threads: mean lap",
         fmt_published_ns(b.thread_mean_ns),
         at_size(mean(th)),
     ]);
-    t.row([
-        "threads: standard deviation of laps".to_string(),
+    t.row(cells![
+        "threads: standard deviation of laps",
         fmt_published_ns(b.thread_stddev_ns),
         at_size(sd(th)),
     ]);
-    t.row([
-        "async: mean lap".to_string(),
+    t.row(cells![
+        "async: mean lap",
         fmt_published_ns(b.async_mean_ns),
         at_size(mean(am)),
     ]);
-    t.row([
-        "async: standard deviation of laps".to_string(),
+    t.row(cells![
+        "async: standard deviation of laps",
         fmt_published_ns(b.async_stddev_ns),
         at_size(sd(am)),
     ]);
@@ -742,7 +743,7 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         (th, "threads", b.thread_hop_ns, b.thread_lap_div_tasks_ns),
         (am, "async", b.async_hop_ns, b.async_lap_div_tasks_ns),
     ] {
-        t.row([
+        t.row(cells![
             format!("{who}: per hop (theirs: as stated; mean lap ÷ tasks)"),
             format!(
                 "{}; {}",
@@ -760,16 +761,16 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             })
         })
         .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e));
-    t.row([
-        "async ÷ threads, mean per hop".to_string(),
+    t.row(cells![
+        "async ÷ threads, mean per hop",
         format!("≈ {} (as stated)", b.async_over_thread_published),
         yours_ratio,
     ]);
     // The clean pair beside the write-up's: threads pinned to one CPU, as the tasks were.
     let pin = Kind::ThreadOneCpu;
-    t.row([
-        "threads pinned to one CPU: per hop (mean lap ÷ tasks)".to_string(),
-        "–".to_string(),
+    t.row(cells![
+        "threads pinned to one CPU: per hop (mean lap ÷ tasks)",
+        "–",
         fmt_opt_estimate(per_task(pin), Unit::Nanos),
     ]);
     let pinned_ratio = r
@@ -780,9 +781,9 @@ fn reference_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             })
         })
         .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e));
-    t.row([
-        "async ÷ threads pinned to one CPU, mean per hop".to_string(),
-        "–".to_string(),
+    t.row(cells![
+        "async ÷ threads pinned to one CPU, mean per hop",
+        "–",
         pinned_ratio,
     ]);
     for (k, who, user, system, elapsed) in [
@@ -980,16 +981,22 @@ fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         let usage = |f: fn(&crate::Usage) -> Option<f64>| counter(r, k, f);
         let share = system_share(r, k);
         hidden += usize::from(share.is_none());
-        t.row([
-            k.short().to_string(),
+        let switches = format!(
+            "{}, {}",
+            median_cell(usage(voluntary_of), sig3),
+            median_cell(usage(|u| Some(u.involuntary_switches)), sig3),
+        );
+        t.row(cells![
+            k.short(),
             median_cell(r.estimate(&VariantsKey::hop(k)), |v| Unit::Nanos.format(v)),
             cpu_cell(median_cell(usage(cpu_of), |v| Unit::Nanos.format(v)), share),
             median_cell(usage(wait_of), |v| Unit::Nanos.format(v)),
-            format!(
-                "{}, {} · {}",
-                median_cell(usage(voluntary_of), sig3),
-                median_cell(usage(|u| Some(u.involuntary_switches)), sig3),
-                median_cell(usage(migrations_of), sig3),
+            Cell::join(
+                [
+                    switches.into(),
+                    median_cell(usage(migrations_of), sig3).into()
+                ],
+                " · "
             ),
         ]);
     }
@@ -1167,8 +1174,8 @@ fn pinning_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             t.row([k.short().to_string(), "did not run".into()]);
             continue;
         };
-        t.row([
-            k.short().to_string(),
+        t.row(cells![
+            k.short(),
             fmt_estimate(&e, Unit::Nanos),
             fmt_opt_estimate(counter(r, k, cpu_of), Unit::Nanos),
             fmt_opt_estimate(counter(r, k, wait_of), Unit::Nanos),
@@ -1250,8 +1257,8 @@ fn spawn_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
             continue;
         };
         let batch = r.data().find_map(|x| x.spawned(w)).map_or(0, |x| x.batch);
-        t.row([
-            w.key().to_string(),
+        t.row(cells![
+            w.key(),
             fmt_count(batch as u64),
             fmt_estimate(&e, Unit::Nanos),
         ]);
@@ -1303,8 +1310,8 @@ fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
             Kind::AsyncMultiSocket => format!("{} KiB", m.async_per_task_published_kib),
             _ => "–".into(),
         };
-        t.row([
-            k.short().to_string(),
+        t.row(cells![
+            k.short(),
             fmt_estimate(&e, Unit::Bytes),
             format!("{} of {}", e.n, r.rounds.len()),
             ks,
@@ -1539,22 +1546,24 @@ fn limit_runs_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
             });
         by_time |= timed_out > 0;
         let members = r.estimate(&ProbeKey(k, Probe::Members)).map_or_else(
-            || fmt_count(runs.iter().map(|x| x.built).max().unwrap_or(0) as u64),
+            || {
+                Formatted::plain(fmt_count(
+                    runs.iter().map(|x| x.built).max().unwrap_or(0) as u64
+                ))
+            },
             |e| {
                 if e.lo == e.hi {
-                    fmt_count(e.median as u64)
+                    Formatted::plain(fmt_count(e.median as u64))
                 } else {
-                    format!(
-                        "{} ({}–{})",
+                    Formatted::with_interval(
                         fmt_count(e.median as u64),
-                        fmt_count(e.lo as u64),
-                        fmt_count(e.hi as u64)
+                        format!("{}–{}", fmt_count(e.lo as u64), fmt_count(e.hi as u64)),
                     )
                 }
             },
         );
-        t.row([
-            k.short().to_string(),
+        t.row(cells![
+            k.short(),
             members,
             stopped,
             fmt_opt_estimate(r.estimate(&ProbeKey(k, Probe::PerHop)), Unit::Nanos),

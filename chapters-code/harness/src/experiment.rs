@@ -571,7 +571,7 @@ impl Figure {
             chapter: record.chapter.clone(),
             name: h.name.to_string(),
             unit,
-            shown: crate::fmt::fmt_estimate(&e, unit),
+            shown: crate::fmt::fmt_estimate(&e, unit).to_string(),
             median: e.median,
             lo: e.lo,
             hi: e.hi,

@@ -141,10 +141,60 @@ pub fn fmt_range(lo: f64, hi: f64, unit: Unit) -> String {
     }
 }
 
+/// A figure as the book writes it, kept in its parts: the value (`12.3 µs`) and, apart,
+/// what goes in brackets after it, without them: its interval (`11.9–12.8`), or a share
+/// that belongs to it (`42 of 215 lockings`, `19.5 %`). Written out it reads
+/// `12.3 µs (11.9–12.8)`; a page's table lays the parts out itself (the bracket may go
+/// under its value), so nothing reads the text back to find them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Formatted {
+    pub value: String,
+    pub interval: Option<String>,
+}
+
+impl Formatted {
+    /// A value with its interval.
+    pub fn with_interval(value: impl Into<String>, interval: impl Into<String>) -> Formatted {
+        Formatted {
+            value: value.into(),
+            interval: Some(interval.into()),
+        }
+    }
+
+    /// A value alone: a count, a share, a dash.
+    pub fn plain(value: impl Into<String>) -> Formatted {
+        Formatted {
+            value: value.into(),
+            interval: None,
+        }
+    }
+}
+
+impl std::fmt::Display for Formatted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.interval {
+            Some(i) => write!(f, "{} ({i})", self.value),
+            None => f.write_str(&self.value),
+        }
+    }
+}
+
+impl From<String> for Formatted {
+    fn from(value: String) -> Formatted {
+        Formatted::plain(value)
+    }
+}
+
+impl From<&str> for Formatted {
+    fn from(value: &str) -> Formatted {
+        Formatted::plain(value)
+    }
+}
+
 /// The median and, in brackets, its interval: `12.3 µs (11.9–12.8)`. The interval is
 /// at [`CONFIDENCE`] when there were enough rounds; with fewer, the provenance line and
 /// a note under the view say what it covers.
-pub fn fmt_estimate(e: &Estimate, unit: Unit) -> String {
+pub fn fmt_estimate(e: &Estimate, unit: Unit) -> Formatted {
     let (lo, hi, med) = (unit.format(e.lo), unit.format(e.hi), unit.format(e.median));
     let unit_of = |s: &str| s.rsplit_once(' ').map(|(_, u)| u.to_string());
     let dash = if e.lo < 0.0 || e.hi < 0.0 {
@@ -159,7 +209,7 @@ pub fn fmt_estimate(e: &Estimate, unit: Unit) -> String {
         }
         _ => fmt_range(e.lo, e.hi, unit),
     };
-    format!("{med} ({range})")
+    Formatted::with_interval(med, range)
 }
 
 /// Words for an interval's coverage when it falls short of the stated confidence:
@@ -183,14 +233,17 @@ pub fn coverage_shortfall(e: &Estimate) -> Option<String> {
 }
 
 /// An estimate or a dash.
-pub fn fmt_opt_estimate(e: Option<Estimate>, unit: Unit) -> String {
+pub fn fmt_opt_estimate(e: Option<Estimate>, unit: Unit) -> Formatted {
     e.map(|e| fmt_estimate(&e, unit))
-        .unwrap_or_else(|| "–".into())
+        .unwrap_or_else(|| Formatted::plain("–"))
 }
 
 /// A ratio estimate: `9.61× (8.10–11.2)`.
-pub fn fmt_ratio_estimate(e: &Estimate) -> String {
-    format!("{}× ({}–{})", sig3(e.median), sig3(e.lo), sig3(e.hi))
+pub fn fmt_ratio_estimate(e: &Estimate) -> Formatted {
+    Formatted::with_interval(
+        format!("{}×", sig3(e.median)),
+        format!("{}–{}", sig3(e.lo), sig3(e.hi)),
+    )
 }
 
 /// The book's stated confidence, as a reader reads it: `95 %`.

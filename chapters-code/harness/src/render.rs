@@ -145,11 +145,11 @@ pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -
     };
     let ab = match c.pairing {
         Pairing::Paired { .. } => fmt_ratio_estimate(&c.ratio),
-        Pairing::Unpaired => fmt_ratio(Some(c.a.median / c.b.median)),
+        Pairing::Unpaired => fmt_ratio(Some(c.a.median / c.b.median)).into(),
     };
     let ba = match c.pairing {
         Pairing::Paired { .. } => fmt_ratio_estimate(&c.ratio_inv),
-        Pairing::Unpaired => fmt_ratio(Some(c.b.median / c.a.median)),
+        Pairing::Unpaired => fmt_ratio(Some(c.b.median / c.a.median)).into(),
     };
     match (c.verdict, better) {
         (Verdict::Same, _) => format!(
@@ -285,11 +285,11 @@ pub fn fmt_ratio_interval(r: &Estimate) -> String {
 /// rounds' own ratio) where the rule finds a difference, else what the rule says ("no
 /// clear difference", "about the same (within 5 %)"). A reader never meets "no clear
 /// difference" beside a ratio that says otherwise.
-pub fn ratio_cell(c: &Comparison) -> String {
+pub fn ratio_cell(c: &Comparison) -> Formatted {
     match undecided_text(c.verdict) {
-        Some(t) => t,
+        Some(t) => Formatted::plain(t),
         None if c.is_paired() => fmt_ratio_estimate(&c.ratio),
-        None => fmt_ratio(Some(c.a.median / c.b.median)),
+        None => Formatted::plain(fmt_ratio(Some(c.a.median / c.b.median))),
     }
 }
 
@@ -311,6 +311,99 @@ pub fn capitalise(s: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A table cell: one figure or text, or several figures in one cell joined by a
+/// separator (`74.4 µs (73.4–112) · 100 %`, `1.00 / 1.00`). It keeps each figure's parts,
+/// so a page's table decides from them where a cell may break.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    parts: Vec<Formatted>,
+    separator: &'static str,
+}
+
+impl Cell {
+    /// Several figures in one cell, `separator` between them (` · `, ` / `); in a page's
+    /// number column the cell may break after each separator.
+    pub fn join(parts: impl IntoIterator<Item = Formatted>, separator: &'static str) -> Cell {
+        Cell {
+            parts: parts.into_iter().collect(),
+            separator,
+        }
+    }
+
+    /// The cell for a page: in a number column each interval may go to a second line
+    /// under its value and the cell may break after each separator; neither a value nor
+    /// an interval ever breaks inside (number cells do not wrap otherwise, see
+    /// `assets/css/cow.css`). A cell that starts with words ("no clear difference")
+    /// wraps like words. Text and labels are left as they are.
+    fn on_page(&self, numbers: bool) -> String {
+        let text = self.to_string();
+        if !numbers {
+            return text;
+        }
+        if text.starts_with(char::is_alphabetic) {
+            return format!("<span class=\"cow-may-wrap\">{text}</span>");
+        }
+        let formatted = |f: &Formatted| match &f.interval {
+            Some(i) => format!(
+                "{}<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">({i})</span></span>",
+                f.value
+            ),
+            None => f.value.clone(),
+        };
+        let separator = format!("<span class=\"cow-may-wrap\">{}</span>", self.separator);
+        self.parts
+            .iter()
+            .map(formatted)
+            .collect::<Vec<_>>()
+            .join(&separator)
+    }
+}
+
+impl std::fmt::Display for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, part) in self.parts.iter().enumerate() {
+            if i > 0 {
+                f.write_str(self.separator)?;
+            }
+            write!(f, "{part}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<Formatted> for Cell {
+    fn from(f: Formatted) -> Cell {
+        Cell::join([f], "")
+    }
+}
+
+impl From<String> for Cell {
+    fn from(s: String) -> Cell {
+        Formatted::plain(s).into()
+    }
+}
+
+impl From<&String> for Cell {
+    fn from(s: &String) -> Cell {
+        Formatted::plain(s.as_str()).into()
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(s: &str) -> Cell {
+        Formatted::plain(s).into()
+    }
+}
+
+/// A table row from cells of different kinds (text, [`Formatted`]s, [`Cell`]s):
+/// `t.row(cells![name, fmt_estimate(&e, Unit::Nanos), ratio_cell(&c)])`.
+#[macro_export]
+macro_rules! cells {
+    ($($cell:expr),* $(,)?) => {
+        [$($crate::render::Cell::from($cell)),*]
+    };
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
     Left,
@@ -322,7 +415,7 @@ pub enum Align {
 pub struct Table {
     headers: Vec<String>,
     align: Vec<Align>,
-    rows: Vec<Vec<String>>,
+    rows: Vec<Vec<Cell>>,
 }
 
 impl Table {
@@ -344,9 +437,9 @@ impl Table {
         self
     }
 
-    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) -> &mut Table {
-        let mut cells: Vec<String> = cells.into_iter().map(Into::into).collect();
-        cells.resize(self.headers.len(), String::new());
+    pub fn row<C: Into<Cell>>(&mut self, cells: impl IntoIterator<Item = C>) -> &mut Table {
+        let mut cells: Vec<Cell> = cells.into_iter().map(Into::into).collect();
+        cells.resize(self.headers.len(), Cell::from(""));
         self.rows.push(cells);
         self
     }
@@ -367,88 +460,26 @@ impl Table {
 
     fn markdown(&self, page: bool) -> String {
         let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-        let line = |cells: &[String], numbers: bool| {
-            let inner: Vec<String> = cells
-                .iter()
-                .zip(&self.align)
-                .map(|(c, a)| match (numbers, a) {
-                    (true, Align::Right) => esc(&number_cell_may_wrap(c)),
-                    _ => esc(c),
-                })
-                .collect();
-            format!("| {} |\n", inner.join(" | "))
-        };
-        let mut out = line(&self.headers, false);
-        let seps: Vec<&str> = self
+        let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+        let mut out = line(self.headers.iter().map(|h| esc(h)).collect());
+        let seps: Vec<String> = self
             .align
             .iter()
             .map(|a| match a {
-                Align::Left => ":---",
-                Align::Right => "---:",
+                Align::Left => ":---".to_string(),
+                Align::Right => "---:".to_string(),
             })
             .collect();
-        out.push_str(&format!("| {} |\n", seps.join(" | ")));
+        out.push_str(&line(seps));
         for r in &self.rows {
-            out.push_str(&line(r, page));
+            let cells = r
+                .iter()
+                .zip(&self.align)
+                .map(|(c, a)| esc(&c.on_page(page && *a == Align::Right)))
+                .collect();
+            out.push_str(&line(cells));
         }
         out
-    }
-}
-
-/// A number cell `value (interval)` marked so that, in a narrow column, the interval may
-/// go to a second line under its value; neither part ever breaks inside. (Number cells
-/// do not wrap otherwise, see `assets/css/cow.css`.) Only a trailing group made of the
-/// characters our number formats write is marked; any other cell is left as it is.
-fn interval_may_wrap(cell: &str) -> String {
-    let Some(open) = cell.rfind(" (") else {
-        return cell.to_string();
-    };
-    let (value, interval) = (&cell[..open], &cell[open + 1..]);
-    let numeric = |c: char| c.is_ascii_alphanumeric() || " .,–−×%µ+".contains(c);
-    let is_interval = interval.len() > 2
-        && interval.ends_with(')')
-        && interval[1..].starts_with(|c: char| c.is_ascii_digit() || c == '−' || c == '-')
-        && interval[1..interval.len() - 1].chars().all(numeric)
-        && interval.chars().any(|c| c.is_ascii_digit());
-    if value.is_empty() || !is_interval {
-        return cell.to_string();
-    }
-    format!(
-        "{value}<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">{interval}</span></span>"
-    )
-}
-
-/// A number cell that holds several figures, `74.4 µs (73.4–112) · 100 %` or
-/// `1.00 / 1.00`, may also break after each separator, so that a table of such cells
-/// still fits the page's text column; each part's interval may wrap as in
-/// [`interval_may_wrap`]. A cell that already holds markup is left as it is.
-fn number_cell_may_wrap(cell: &str) -> String {
-    if cell.contains('<') {
-        return interval_may_wrap(cell);
-    }
-    // Words in a number column ("no clear difference", "about the same (within 5 %)")
-    // wrap like words.
-    if cell.starts_with(char::is_alphabetic) {
-        return format!("<span class=\"cow-may-wrap\">{cell}</span>");
-    }
-    let mut out = String::new();
-    let mut rest = cell;
-    loop {
-        let next = [" · ", " / "]
-            .iter()
-            .filter_map(|sep| rest.find(sep).map(|i| (i, *sep)))
-            .min_by_key(|(i, _)| *i);
-        match next {
-            Some((i, sep)) => {
-                out.push_str(&interval_may_wrap(&rest[..i]));
-                out.push_str(&format!("<span class=\"cow-may-wrap\">{sep}</span>"));
-                rest = &rest[i + sep.len()..];
-            }
-            None => {
-                out.push_str(&interval_may_wrap(rest));
-                return out;
-            }
-        }
     }
 }
 
@@ -939,48 +970,67 @@ mod tests {
 
     #[test]
     fn a_cell_of_several_figures_may_break_after_each_separator() {
+        let page = |c: Cell| c.on_page(true);
         assert_eq!(
-            number_cell_may_wrap("74.4 µs (73.4–112) · 100 %"),
+            page(Cell::join(
+                [
+                    Formatted::with_interval("74.4 µs", "73.4–112"),
+                    Formatted::plain("100 %")
+                ],
+                " · "
+            )),
             "74.4 µs<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">(73.4–112)</span></span><span class=\"cow-may-wrap\"> · </span>100 %"
         );
         assert_eq!(
-            number_cell_may_wrap("1.00 / 1.00"),
+            page(Cell::join(["1.00".into(), "1.00".into()], " / ")),
             "1.00<span class=\"cow-may-wrap\"> / </span>1.00"
         );
-        assert_eq!(number_cell_may_wrap("12.5 µs"), "12.5 µs");
+        assert_eq!(page("12.5 µs".into()), "12.5 µs");
         assert_eq!(
-            number_cell_may_wrap("no clear difference"),
+            page("no clear difference".into()),
             "<span class=\"cow-may-wrap\">no clear difference</span>"
         );
+        // Written out, outside a page's number column, a cell is its text.
+        let c = Cell::join(
+            [Formatted::with_interval("9.61×", "8.10–11.2"), "x".into()],
+            " · ",
+        );
+        assert_eq!(c.on_page(false), c.to_string());
     }
 
     #[test]
     fn an_interval_may_wrap_under_its_value_and_nothing_else_does() {
         let mut t = Table::new(["design", "CPU per op", "note"]).align(2, Align::Left);
-        t.row(["a (b)", "1.01 µs (740 ns–1.44 µs)", "x (1)"]);
-        t.row(["c", "−436 µs (−448 to −430)", "y"]);
+        t.row(cells![
+            "a (b)",
+            Formatted::with_interval("1.01 µs", "740 ns–1.44 µs"),
+            "x (1)"
+        ]);
+        t.row(cells![
+            "c",
+            Formatted::with_interval("−436 µs", "−448 to −430"),
+            Formatted::with_interval("y", "1")
+        ]);
         t.row(["d", "– (our variant)", "z"]);
         t.row(["e", "1.07–1.22 ms", "w"]);
+        t.row(["f", "1 (&#91;2&#93;)", "v"]);
         let md = t.to_markdown();
         assert!(md.contains(
             "| a (b) | 1.01 µs<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">(740 ns–1.44 µs)</span></span> | x (1) |"
         ), "{md}");
         assert!(md.contains("−436 µs<span class=\"cow-may-wrap\"> <span class=\"cow-interval\">(−448 to −430)</span></span>"), "{md}");
-        // Not an interval: words, or no group at all; headers are never marked.
+        // Text is never marked, whatever it looks like (here, text from a record), nor
+        // is a figure in a text column; headers are never marked.
         assert!(md.contains("| d | – (our variant) | z |"), "{md}");
         assert!(md.contains("| e | 1.07–1.22 ms | w |"), "{md}");
-        assert_eq!(
-            interval_may_wrap("about the same (within 5 %)"),
-            "about the same (within 5 %)"
-        );
+        assert!(md.contains("| f | 1 (&#91;2&#93;) | v |"), "{md}");
+        assert!(md.contains("| y (1) |"), "{md}");
         // Outside the book, plain Markdown.
         assert!(
             t.to_plain_markdown()
                 .contains("| a (b) | 1.01 µs (740 ns–1.44 µs) | x (1) |")
         );
         assert!(md.starts_with("| design | CPU per op | note |"), "{md}");
-        // Escaped text from a record is never marked: `&` and `;` are not number characters.
-        assert_eq!(interval_may_wrap("1 (&#91;2&#93;)"), "1 (&#91;2&#93;)");
     }
 
     #[test]
@@ -1019,7 +1069,10 @@ mod tests {
             n: 6,
             drift: None,
         };
-        assert_eq!(fmt_estimate(&e, Unit::Nanos), "12.3 µs (11.9–12.8)");
+        assert_eq!(
+            fmt_estimate(&e, Unit::Nanos).to_string(),
+            "12.3 µs (11.9–12.8)"
+        );
         let e = Estimate {
             median: 1_000.0,
             lo: 990.0,
@@ -1028,7 +1081,10 @@ mod tests {
             n: 3,
             drift: None,
         };
-        assert_eq!(fmt_estimate(&e, Unit::Nanos), "1.00 µs (990 ns–1.02 µs)");
+        assert_eq!(
+            fmt_estimate(&e, Unit::Nanos).to_string(),
+            "1.00 µs (990 ns–1.02 µs)"
+        );
         assert_eq!(
             coverage_shortfall(&e).unwrap(),
             "at 75 % (3 rounds; 95 % needs 6)"
@@ -1052,7 +1108,7 @@ mod tests {
             n: 6,
             drift: None,
         };
-        assert_eq!(fmt_ratio_estimate(&r), "9.61× (8.10–11.2)");
+        assert_eq!(fmt_ratio_estimate(&r).to_string(), "9.61× (8.10–11.2)");
     }
 
     #[test]
@@ -1131,7 +1187,7 @@ mod tests {
         let c = Comparison::paired(&block, &spin).unwrap();
         let s = comparison_sentence("blocking", "spinning", &c, Better::Lower);
         assert!(s.starts_with("blocking is slower than spinning: it takes 1.50× (1.50–1.50) as long (slower in 9 of 9 rounds)"), "{s}");
-        assert_eq!(ratio_cell(&c), "1.50× (1.50–1.50)");
+        assert_eq!(ratio_cell(&c).to_string(), "1.50× (1.50–1.50)");
         // Judged apart, the same two figures are not resolved, and the page says how.
         let u = Comparison::unpaired(c.a, c.b);
         let s = comparison_sentence("blocking", "spinning", &u, Better::Lower);
@@ -1141,7 +1197,7 @@ mod tests {
             ),
             "{s}"
         );
-        assert_eq!(ratio_cell(&u), "no clear difference");
+        assert_eq!(ratio_cell(&u).to_string(), "no clear difference");
         // Rounds on both sides: the sentence says how many went each way.
         let mixed = [3.3, 8.0, 4.4, 13.0, 7.7, 4.5, 8.8, 11.0, 7.0];
         let c = Comparison::paired(&mixed, &spin).unwrap();

@@ -11,11 +11,12 @@ use crate::{
     Call, MS1, Mode, MsArm, NS1, PHASE_BINS, Sample, Slack, TICK_NS, Timerfd, VARIANTS, ZERO,
     bin_centre_ns, fmt_request, fmt_slack, sweep_requests, tick_models,
 };
+use harness::cells;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit};
 use harness::reference::Published;
 use harness::render::{
-    Better, Table, Tails, answer_block, capitalise, comparison_sentence, fmt_count, fmt_estimate,
-    fmt_ns, fmt_opt_estimate, ratio_cell, sig3,
+    Better, Cell, Formatted, Table, Tails, answer_block, capitalise, comparison_sentence,
+    fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate, ratio_cell, sig3,
 };
 use harness::{Dist, Estimate, ReadingKey, Results, Unit, View};
 use serde::Deserialize;
@@ -93,7 +94,7 @@ fn calls_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
             t.row([name, "not measured (see the notes)".into()]);
             continue;
         };
-        t.row([
+        t.row(cells![
             name,
             fmt_estimate(&e, Unit::Nanos),
             fmt_opt_estimate(per_loop(r, &k, |s| s.cpu_ns), Unit::Nanos),
@@ -135,7 +136,10 @@ fn clock_costs(r: &Results<CallsRound>) -> (String, String, String, String) {
     let wall = r.estimate_of(|x| x.clock_read_ns);
     let cpu = r.estimate_of(|x| x.cpu_clock_read_ns);
     let calls = r.param("calls").unwrap_or(0.0);
-    let f = |e: &Option<Estimate>| e.as_ref().map_or_else(|| "–".into(), est);
+    let f = |e: &Option<Estimate>| {
+        e.as_ref()
+            .map_or_else(|| "–".into(), |e| est(e).to_string())
+    };
     let per_call = match (&cpu, calls > 0.0) {
         (Some(c), true) => format!(
             "; two inside the window would add {} to each call of a {}-call loop",
@@ -188,17 +192,20 @@ fn slack_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
         };
         let ratio = r
             .compare(&dk, &lk)
-            .map_or_else(|| "–".into(), |c| ratio_cell(&c));
-        t.row([
+            .map_or_else(|| Formatted::plain("–"), |c| ratio_cell(&c));
+        let blocked = Cell::join(
+            [
+                per_call_count(per_loop(r, &dk, |s| s.voluntary)).into(),
+                per_call_count(per_loop(r, &lk, |s| s.voluntary)).into(),
+            ],
+            " · ",
+        );
+        t.row(cells![
             v.call.name(),
             fmt_estimate(&de, Unit::Nanos),
             fmt_estimate(&le, Unit::Nanos),
             ratio,
-            format!(
-                "{} · {}",
-                per_call_count(per_loop(r, &dk, |s| s.voluntary)),
-                per_call_count(per_loop(r, &lk, |s| s.voluntary))
-            ),
+            blocked,
             fmt_opt_estimate(per_loop(r, &lk, |s| s.cpu_ns), Unit::Nanos),
         ]);
     }
@@ -312,7 +319,7 @@ fn twin_sentence(r: &Results<CallsRound>) -> Option<String> {
         &code(&call.name()),
         None,
         &format!("{} per call", est(&c.a)),
-        &est(&c.b),
+        &est(&c.b).to_string(),
         &c,
         Better::Lower,
     ))
@@ -422,7 +429,7 @@ fn reference_table(r: &Results<CallsRound>) -> anyhow::Result<String> {
             .iter()
             .find(|v| v.id == row.id)
             .and_then(|v| r.estimate(&CallsKey::of(v.call)));
-        t.row([
+        t.row(cells![
             row.label.clone(),
             fmt_ref(row.windows.as_ref()),
             fmt_ref(row.linux.as_ref()),
@@ -561,12 +568,12 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
     headers.extend(modes.iter().map(|m| column(*m, low)));
     let mut t = Table::new(headers);
     for q in request_ns() {
-        let mut row = vec![request_label(q)];
+        let mut row: Vec<Cell> = vec![request_label(q).into()];
         row.extend(modes.iter().map(|m| {
             let cell = fmt_opt_estimate(r.estimate(&late(*m, q, low)), Unit::Nanos);
             match blocked_share(r, *m, q) {
-                Some(b) => format!("{cell} · {}", harness::render::fmt_percent(b)),
-                None => cell,
+                Some(b) => Cell::join([cell, harness::render::fmt_percent(b).into()], " · "),
+                None => cell.into(),
             }
         }));
         t.row(row);
@@ -732,7 +739,7 @@ fn sweep_cpu_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         format!("{}: spinning", Mode::Hybrid.label(low)),
     ]);
     for q in request_ns() {
-        t.row([
+        t.row(cells![
             request_label(q),
             fmt_opt_estimate(cpu(Mode::Sleep, q), Unit::Nanos),
             fmt_opt_estimate(cpu(Mode::Hybrid, q), Unit::Nanos),
@@ -760,8 +767,8 @@ fn sweep_cpu_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
 // The answer
 // ---------------------------------------------------------------------------------
 
-/// A lateness or a time per call with its interval, in words: `47.4 µs (35.0–64.9)`.
-fn est(e: &Estimate) -> String {
+/// A lateness or a time per call with its interval: `47.4 µs (35.0–64.9)`.
+fn est(e: &Estimate) -> Formatted {
     fmt_estimate(e, Unit::Nanos)
 }
 
@@ -1232,23 +1239,29 @@ fn tokio_table(r: &Results<MsRound>) -> anyhow::Result<String> {
     headers.push("thread::sleep(1 ms)".into());
     let mut t = Table::new(headers);
     for bin in 0..PHASE_BINS {
-        let mut row = vec![bin_label(bin)];
+        let mut row: Vec<Cell> = vec![bin_label(bin).into()];
         for us in TOKIO_REQUESTS_US {
-            row.push(fmt_opt_estimate(
-                r.estimate(&MsArm::Tokio {
-                    request_us: us,
+            row.push(
+                fmt_opt_estimate(
+                    r.estimate(&MsArm::Tokio {
+                        request_us: us,
+                        bin,
+                    }),
+                    Unit::Nanos,
+                )
+                .into(),
+            );
+        }
+        row.push(
+            fmt_opt_estimate(
+                r.estimate(&MsArm::Std {
+                    request_us: 1_000,
                     bin,
                 }),
                 Unit::Nanos,
-            ));
-        }
-        row.push(fmt_opt_estimate(
-            r.estimate(&MsArm::Std {
-                request_us: 1_000,
-                bin,
-            }),
-            Unit::Nanos,
-        ));
+            )
+            .into(),
+        );
         t.row(row);
     }
     anyhow::ensure!(
@@ -1282,8 +1295,8 @@ fn one_ms_table(r: &Results<MsRound>) -> anyhow::Result<String> {
     };
     let (a, b) = (c.b, c.a);
     let mut t = Table::new(["`thread::sleep(1 ms)`", "late by"]);
-    t.row(["right after a 1 ms sleep".to_string(), est(&a)]);
-    t.row([format!("right after a {before} ms sleep"), est(&b)]);
+    t.row(cells!["right after a 1 ms sleep", est(&a)]);
+    t.row(cells![format!("right after a {before} ms sleep"), est(&b)]);
     let sentence = comparison_sentence(
         &format!("the lateness of a 1 ms sleep right after a {before} ms sleep"),
         "that of one right after a 1 ms sleep",
@@ -1333,7 +1346,7 @@ fn yield_table(r: &Results<YieldRound>) -> anyhow::Result<String> {
                 continue;
             };
             let f = |g: fn(&Sample) -> Option<f64>| yield_loop(r, &key, g);
-            t.row([
+            t.row(cells![
                 call.name(),
                 if busy {
                     "shared with a busy thread"
@@ -1672,7 +1685,7 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
             } else {
                 theirs.join("; ")
             };
-            t.row([
+            t.row(cells![
                 row.label.to_string(),
                 theirs,
                 fmt_opt_estimate(mine, Unit::Nanos),

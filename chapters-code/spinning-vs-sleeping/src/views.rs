@@ -9,11 +9,12 @@ use crate::experiments::{
     RUNTIMES, Run, RunKey, Runs, SWEPT, TRANSPORTS, VARIANTS, gap_label,
 };
 use crate::{Placement, Runtime, Transport, Wait};
+use harness::cells;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::Published;
 use harness::render::{
-    Align, Better, Table, Tails, answer_block, comparison_sentence, findings as bullets, fmt_count,
-    fmt_estimate, fmt_opt_estimate, ratio_cell,
+    Align, Better, Cell, Formatted, Table, Tails, answer_block, comparison_sentence,
+    findings as bullets, fmt_count, fmt_estimate, fmt_opt_estimate, ratio_cell,
 };
 use harness::stats::{Comparison, Verdict};
 use harness::{Dist, Estimate, Profile, Results, Unit, View};
@@ -115,15 +116,21 @@ fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut t = Table::new(headers);
     for (k, d) in keys.iter().zip(&dists) {
         let Some(s) = d.summary() else { continue };
-        let mut row = vec![
+        let mut row = cells![
             k.label(),
             fmt_opt_estimate(r.estimate(k), Unit::Nanos),
             fmt_count(s.n),
             Unit::Nanos.format(s.min),
-        ];
-        row.extend(tails.tail_cells(&s, |v| Unit::Nanos.format(v)));
+        ]
+        .to_vec();
+        row.extend(
+            tails
+                .tail_cells(&s, |v| Unit::Nanos.format(v))
+                .into_iter()
+                .map(Cell::from),
+        );
         if any_lost {
-            row.push(lost(r, k).to_string());
+            row.push(lost(r, k).to_string().into());
         }
         t.row(row);
     }
@@ -132,7 +139,12 @@ fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
 
 /// A per-run counter as a cell: its median over rounds with the interval, "–" where
 /// it was not measured.
-fn counter_cell(r: &Results<Runs>, key: &RunKey, f: fn(&Run) -> Option<f64>, unit: Unit) -> String {
+fn counter_cell(
+    r: &Results<Runs>,
+    key: &RunKey,
+    f: fn(&Run) -> Option<f64>,
+    unit: Unit,
+) -> Formatted {
     fmt_opt_estimate(per_run(r, key, f), unit)
 }
 
@@ -157,14 +169,14 @@ fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
         "same CPU",
     ]);
     for k in keys(r) {
-        cost.row([
+        cost.row(cells![
             k.label(),
             counter_cell(r, &k, |x| x.cpu_per_message_ns, Unit::Nanos),
             counter_cell(r, &k, |x| x.receiver_cpu_per_message_ns, Unit::Nanos),
             counter_cell(r, &k, |x| x.cores_busy, Unit::Number),
             counter_cell(r, &k, |x| x.voluntary_per_message, Unit::Number),
         ]);
-        steps.row([
+        steps.row(cells![
             k.label(),
             counter_cell(r, &k, |x| x.involuntary_per_message, Unit::Number),
             counter_cell(r, &k, |x| x.run_delay_per_message_ns, Unit::Nanos),
@@ -245,7 +257,7 @@ fn arms_table(r: &Results<Runs>) -> anyhow::Result<String> {
         let Some(c) = r.compare(&p.arm, &p.variant) else {
             continue;
         };
-        t.row([
+        t.row(cells![
             p.name,
             fmt_estimate(&c.a, Unit::Nanos),
             fmt_estimate(&c.b, Unit::Nanos),
@@ -279,19 +291,18 @@ fn arms_counters_table(r: &Results<Runs>) -> anyhow::Result<String> {
         if r.estimate(a).is_none() || r.estimate(b).is_none() {
             continue;
         }
-        t.row([
+        let pair = |a: String, b: String| Cell::join([a.into(), b.into()], " / ");
+        t.row(cells![
             p.name,
-            format!(
-                "{} / {}",
+            pair(
                 num(a, |x| x.voluntary_per_message),
                 num(b, |x| x.voluntary_per_message)
             ),
-            format!(
-                "{} / {}",
+            pair(
                 num(a, |x| x.involuntary_per_message),
                 num(b, |x| x.involuntary_per_message)
             ),
-            format!("{} / {}", max(a), max(b)),
+            pair(max(a), max(b)),
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "no arm has a result beside its variant");
@@ -314,7 +325,7 @@ fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
                 RunKey::variant(rt, tr, Wait::Spin),
             );
             let Some(c) = r.compare(&b, &s) else { continue };
-            t.row([
+            t.row(cells![
                 format!("{} · {}", rt.label(), tr.label()),
                 fmt_estimate(&c.a, Unit::Nanos),
                 fmt_estimate(&c.b, Unit::Nanos),
@@ -468,17 +479,19 @@ fn reference_table(r: &Results<Runs>) -> anyhow::Result<String> {
                 let key = RunKey::variant(rt, tr, wait);
                 let theirs = |m: &str| {
                     refs.get(m, rt, tr, wait).map_or_else(
-                        || "–".into(),
+                        || Cell::from("–"),
                         |x| {
-                            format!(
-                                "{} / {}",
-                                Unit::Nanos.format(x.avg_us * 1e3),
-                                Unit::Nanos.format(x.median_us * 1e3)
+                            Cell::join(
+                                [
+                                    Unit::Nanos.format(x.avg_us * 1e3).into(),
+                                    Unit::Nanos.format(x.median_us * 1e3).into(),
+                                ],
+                                " / ",
                             )
                         },
                     )
                 };
-                t.row([
+                t.row(cells![
                     key.label(),
                     theirs("macos"),
                     theirs("ubuntu"),
@@ -508,8 +521,16 @@ fn reference_speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
         for tr in TRANSPORTS {
             let printed = |m: &str| {
                 refs.speedup(m, rt, tr).map_or_else(
-                    || "–".into(),
-                    |x| format!("{} / {}", printed_ratio(x.avg_x), printed_ratio(x.median_x)),
+                    || Cell::from("–"),
+                    |x| {
+                        Cell::join(
+                            [
+                                printed_ratio(x.avg_x).into(),
+                                printed_ratio(x.median_x).into(),
+                            ],
+                            " / ",
+                        )
+                    },
                 )
             };
             // Yours by the same rule as every verdict, judged on the rounds' pairs: a
@@ -520,7 +541,7 @@ fn reference_speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
                     &RunKey::variant(rt, tr, Wait::Spin),
                 )
                 .map_or_else(|| "–".into(), |c| ratio_cell(&c));
-            t.row([
+            t.row(cells![
                 format!("{} · {}", rt.label(), tr.label()),
                 printed("macos"),
                 printed("ubuntu"),
@@ -592,7 +613,7 @@ fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
             for g in GAPS_US {
                 let k = gap_key(tr, wait, g);
                 let Some(e) = r.estimate(&k) else { continue };
-                t.row([
+                t.row(cells![
                     format!("{} · {}", tr.label(), wait.label()),
                     gap_label(g),
                     counter_cell(r, &k, |x| x.gap_p50_ns, Unit::Nanos),
@@ -745,7 +766,7 @@ fn pinning_table(r: &Results<Runs>) -> anyhow::Result<String> {
                 let k = RunKey::variant(Runtime::Std, tr, wait).placed(placement);
                 let Some(e) = r.estimate(&k) else { continue };
                 let d = pooled(r, &k);
-                t.row([
+                t.row(cells![
                     format!("{} · {}", tr.label(), wait.label()),
                     placement.label().to_string(),
                     fmt_estimate(&e, Unit::Nanos),
@@ -819,7 +840,7 @@ fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
     let mut t = Table::new(["one way", "median of rounds", "samples", "min"]);
     for (placement, d) in &pooled {
         let Some(s) = d.summary() else { continue };
-        t.row([
+        t.row(cells![
             placement.label().to_string(),
             fmt_opt_estimate(r.estimate(&FloorKey(*placement)), Unit::Nanos),
             fmt_count(s.n),
@@ -1054,12 +1075,10 @@ fn gap_rows() -> Vec<(u64, bool)> {
 }
 
 /// A share as a percentage with its interval over rounds.
-fn fmt_share(e: &Estimate) -> String {
-    format!(
-        "{:.0} % ({:.0}–{:.0})",
-        e.median * 100.0,
-        e.lo * 100.0,
-        e.hi * 100.0
+fn fmt_share(e: &Estimate) -> Formatted {
+    Formatted::with_interval(
+        format!("{:.0} %", e.median * 100.0),
+        format!("{:.0}–{:.0}", e.lo * 100.0, e.hi * 100.0),
     )
 }
 
@@ -1089,7 +1108,7 @@ fn gap_why_table(r: &Results<Runs>) -> anyhow::Result<String> {
         let Some(e) = r.estimate(&k) else { continue };
         let est = |f: fn(&Run) -> Option<f64>| per_run(r, &k, f);
         let calm = pooled_unpreempted(r, &k);
-        t.row([
+        t.row(cells![
             format!(
                 "{}: {}",
                 gap_label(g),
@@ -1355,8 +1374,8 @@ fn twin_sentence(r: &Results<Runs>) -> Option<String> {
     Some(harness::render::aa_sentence(
         "the spinning std channel with no gap",
         None,
-        &fmt_estimate(&c.a, Unit::Nanos),
-        &fmt_estimate(&c.b, Unit::Nanos),
+        &fmt_estimate(&c.a, Unit::Nanos).to_string(),
+        &fmt_estimate(&c.b, Unit::Nanos).to_string(),
         &c,
         Better::Lower,
     ))

@@ -8,11 +8,12 @@ use crate::experiments::{
     READER_ARMS, RateRun, RatesKey, RatesRound, STALL_AT, STALL_RATE, SWEEP, SWEEP_MS, SweepKey,
     SweepLength, SweepRound, TWIN, WITH_SEND, WRITEUP_RATE,
 };
+use harness::cells;
 use harness::plot::{Axis, Plot, Series, Unit as PlotUnit, dist_cdf};
 use harness::reference::Published;
 use harness::render::capitalise;
 use harness::render::{
-    Better, Table, Tails, answer_block, comparison_sentence, fmt_count, fmt_estimate,
+    Better, Cell, Table, Tails, answer_block, comparison_sentence, fmt_count, fmt_estimate,
     fmt_opt_estimate, fmt_range, paired_sentence, sig3, threshold_text, undecided_lists,
 };
 use harness::stats::{Comparison, Verdict, threshold};
@@ -299,8 +300,8 @@ fn naive_table(r: &Results<NaiveRound>) -> anyhow::Result<String> {
                 loop_name(with_send)
             ));
         }
-        t.row([
-            loop_name(with_send).to_string(),
+        t.row(cells![
+            loop_name(with_send),
             fmt_estimate(&e, Unit::Nanos),
             fmt_opt_estimate(asleep(r, with_send), Unit::Nanos),
             fmt_estimate(&e.inverse().scaled(1e9), Unit::OpsPerSec),
@@ -422,14 +423,20 @@ fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
         }
         let actual = r.estimate_of(|x| length(x, ms)?.median_ns);
         let waiting = r.estimate_of(|x| length(x, ms)?.run_delay_ns);
-        let mut row = vec![
+        let mut row: Vec<Cell> = cells![
             label,
             fmt_opt_estimate(actual, Unit::Nanos),
             fmt_estimate(&late, Unit::Nanos),
             fmt_opt_estimate(waiting, Unit::Nanos),
             fmt_count(s.n),
-        ];
-        row.extend(tails.tail_cells(&s, |v| Unit::Nanos.format(v)));
+        ]
+        .into();
+        row.extend(
+            tails
+                .tail_cells(&s, |v| Unit::Nanos.format(v))
+                .into_iter()
+                .map(Cell::from),
+        );
         t.row(row);
     }
     anyhow::ensure!(!t.is_empty(), "the sweep recorded no sleeps");
@@ -537,13 +544,15 @@ fn sweep_reference(r: &Results<SweepRound>) -> anyhow::Result<String> {
     ]);
     for row in &refs.sweep {
         let ms_ = row.requested_ms;
-        t.row([
+        t.row(cells![
             ms_.to_string(),
             mean_ms(row.mean_ms),
-            format!(
-                "{} / {} ms",
-                spread_ms(row.error_ms),
-                spread_ms(row.stddev_ms)
+            Cell::join(
+                [
+                    spread_ms(row.error_ms).into(),
+                    format!("{} ms", spread_ms(row.stddev_ms)).into(),
+                ],
+                " / "
             ),
             Unit::Nanos.format((row.mean_ms - ms_ as f64) * 1e6),
             r.estimate(&SweepKey::Late(ms_))
@@ -584,17 +593,20 @@ fn achieved_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
     let mut t = Table::new(headers);
     let mut dagger = false;
     for pacer in Pacer::ALL {
-        let mut row = vec![pacer.label().to_string()];
+        let mut row: Vec<Cell> = vec![pacer.label().into()];
         for &target in &targets {
             row.push(match r.estimate(&RatesKey::rate(pacer, target)) {
                 Some(e) => {
                     let capped = any_capped(r, pacer, target);
                     dagger |= capped;
-                    format!(
-                        "{}{}",
-                        fmt_estimate(&e.scaled(100.0 / target), Unit::Number),
-                        if capped { " †" } else { "" }
-                    )
+                    let share = fmt_estimate(&e.scaled(100.0 / target), Unit::Number);
+                    // A marked figure is written as text, so its interval keeps to its
+                    // line, as the page has always shown it.
+                    if capped {
+                        format!("{share} †").into()
+                    } else {
+                        share.into()
+                    }
                 }
                 None => "–".into(),
             });
@@ -1028,8 +1040,8 @@ fn stall_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
         };
         let per_run =
             |f: fn(&RateRun) -> Option<f64>| r.estimate_of(|d| d.stall(pacer).and_then(f));
-        t.row([
-            pacer.label().to_string(),
+        t.row(cells![
+            pacer.label(),
             fmt_estimate(&e.scaled(100.0 / STALL_RATE), Unit::Number),
             per_run(|x| Some(x.drift_ns)).map_or("–".into(), |e| fmt_estimate(&e, Unit::Nanos)),
             per_run(|x| Some(x.stall.as_ref()?.burst as f64))
@@ -1074,8 +1086,8 @@ fn jitter_table(r: &Results<RatesRound>, target: f64) -> anyhow::Result<String> 
         let d = pooled_gaps(r, pacer, target);
         gaps = gaps.min(d.len());
         let Some(s) = d.summary() else { continue };
-        t.row([
-            pacer.label().to_string(),
+        t.row(cells![
+            pacer.label(),
             fmt_opt_estimate(per_run(|x| x.gap_p50_ns), Unit::Nanos),
             fmt_range(s.min, s.max, Unit::Nanos),
             fmt_opt_estimate(per_run(|x| x.late_p50_ns), Unit::Nanos),
@@ -1131,8 +1143,8 @@ fn why_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
         ];
         let delay = per_run(|x| x.per_op.run_delay_ns);
         any_counter |= counts.iter().any(Option::is_some) || delay.is_some();
-        t.row([
-            pacer.label().to_string(),
+        t.row(cells![
+            pacer.label(),
             fmt_estimate(&wait, Unit::Nanos),
             fmt_opt_estimate(per_run(|x| x.send_ns_per_op), Unit::Nanos),
             fmt_opt_estimate(counts[0], Unit::Number),
@@ -1169,11 +1181,11 @@ fn cpu_table(r: &Results<RatesRound>) -> anyhow::Result<String> {
     let mut t = Table::new(headers);
     let mut any = false;
     for pacer in Pacer::ALL {
-        let mut row = vec![pacer.label().to_string()];
+        let mut row: Vec<Cell> = vec![pacer.label().into()];
         for &target in &targets {
             let e = r.estimate_of(|d| Some(d.find(pacer, target)?.cpu_share()? * 100.0));
             any |= e.is_some();
-            row.push(e.map_or("–".into(), |e| fmt_estimate(&e, Unit::Number)));
+            row.push(fmt_opt_estimate(e, Unit::Number).into());
         }
         t.row(row);
     }
@@ -1302,12 +1314,14 @@ fn omission_table(r: &Results<OmissionRound>) -> anyhow::Result<String> {
         let (Some(e), Some(s)) = (r.estimate(&m), d.summary()) else {
             continue;
         };
-        let mut row = vec![
-            m.label().to_string(),
-            fmt_estimate(&e, Unit::Nanos),
-            fmt_count(s.n),
-        ];
-        row.extend(tails.tail_cells(&s, |v| Unit::Nanos.format(v)));
+        let mut row: Vec<Cell> =
+            cells![m.label(), fmt_estimate(&e, Unit::Nanos), fmt_count(s.n)].into();
+        row.extend(
+            tails
+                .tail_cells(&s, |v| Unit::Nanos.format(v))
+                .into_iter()
+                .map(Cell::from),
+        );
         t.row(row);
     }
     anyhow::ensure!(!t.is_empty(), "no request was answered");

@@ -5,9 +5,10 @@
 //! tell. Where a figure is missing, the guide says so.
 
 use all_results::{CHAPTERS, all_shown, records};
+use harness::cells;
 use harness::render::capitalise;
 use harness::render::{
-    Better, Table, comparison_sentence, escape_html, fmt_estimate, threshold_text,
+    Align, Better, Table, comparison_sentence, escape_html, fmt_estimate, threshold_text,
 };
 use harness::stats::{Comparison, Estimate, Verdict};
 use harness::{Figure, Profile, Record};
@@ -89,13 +90,14 @@ impl<'a> Guide<'a> {
     /// The section's table of figures, then its sentences, then what is missing and the
     /// provenance of every record used.
     fn render(&self, wanted: &[Wanted], sentences: Vec<Option<String>>) -> String {
-        let mut t = Table::new(["figure", "median (95 % interval)", "rounds", "measured by"]);
+        let mut t = Table::new(["figure", "median (95 % interval)", "rounds", "measured by"])
+            .align(3, Align::Left);
         let mut missing = Vec::new();
         let mut used: Vec<&Record> = Vec::new();
         for x in wanted {
             match self.figure(x.name) {
                 Some(f) => {
-                    t.row([
+                    t.row(cells![
                         format!("{} (`{}`)", x.label, x.name),
                         fmt_estimate(&f.estimate(), f.unit),
                         f.rounds.to_string(),
