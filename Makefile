@@ -45,13 +45,16 @@ CMDRUN := $(TOOLS)/bin/mdbook-cmdrun
 # The pinned tools come first, so the preprocessor mdbook finds is ours.
 export PATH := $(TOOLS)/bin:$(PATH)
 
-.PHONY: setup bins ready measure serve build regenerate test test-browser check-browser bench publish clean check-mdbook check-site
+# Every target runs its steps one after the other, also under `make -j`: nothing may
+# compile while the book measures, mdbook-cmdrun's install reuses what mdbook's
+# compiled, and on 2 cores the release build beside the tools' install took longer on
+# a fresh clone (`make build` 279 s against 239 s one after the other).
+.NOTPARALLEL:
+
+.PHONY: setup measure serve build regenerate test test-browser check-browser bench publish clean check-mdbook check-site
 
 # The tools' build folder (about 0.8 GB) is removed once both are installed.
-# One after the other, also under make -j: mdbook-cmdrun reuses what the mdbook install
-# compiled, and the check reads what both installed.
-setup: $(CMDRUN)
-	@$(MAKE) --no-print-directory check-mdbook
+setup: $(MDBOOK) $(CMDRUN) check-mdbook
 	@rm -rf $(TOOLS)/build
 
 # Installed only when missing or not the pinned version, once. Both installs build in one
@@ -69,7 +72,7 @@ $(MDBOOK): FORCE
 	  $(INSTALL_TOOL) mdbook --version $(MDBOOK_VERSION); \
 	else echo "mdbook $(MDBOOK_VERSION): $(MDBOOK)"; fi
 
-$(CMDRUN): $(MDBOOK) FORCE
+$(CMDRUN): FORCE
 	@if [ ! -x $(CMDRUN) ] || ! grep -qs "mdbook-cmdrun $(CMDRUN_VERSION)" $(TOOLS)/.crates.toml; then \
 	  echo "$(INSTALL_TOOL) mdbook-cmdrun --version $(CMDRUN_VERSION)"; \
 	  $(INSTALL_TOOL) mdbook-cmdrun --version $(CMDRUN_VERSION); \
@@ -91,27 +94,14 @@ check-mdbook:
 # good result for from the current code (full or quick); with every result current it
 # measures nothing. The session interleaves the experiments' rounds (round 1 of each,
 # then round 2 of each, …), so each experiment's rounds spread over the whole session.
-measure: bins
-	$(MEASURE_QUICK)
-
-MEASURE_QUICK := target/release/all-results measure --profile quick --missing
-
-# The measuring code, built for release.
-bins:
+measure:
 	cargo build --release --workspace --exclude book-tests --bins
+	target/release/all-results measure --profile quick --missing
 
-# The tools' install and the release build run side by side (two cargo processes, each
-# in its own target folder, so neither waits for the other's lock): on a fresh clone
-# each leaves a core idle while it links or compiles its last crates. Measuring starts
-# only when both have finished, so nothing compiles while the book measures.
-ready:
-	@$(MAKE) --no-print-directory -j2 setup bins
-	$(MEASURE_QUICK)
-
-serve: ready
+serve: setup measure
 	mdbook serve --port 3000
 
-build: ready
+build: setup measure
 	mdbook build
 	@$(MAKE) --no-print-directory check-site SITE=book
 
@@ -136,8 +126,8 @@ export COW_SET := $(SET)
 # one interleaved session (a progress bar for the book), rebuilds, then says how many
 # figures moved beyond their intervals and the practical threshold ("How we measure"
 # shows the last such count for this machine).
-regenerate:
-	@$(MAKE) --no-print-directory -j2 setup bins
+regenerate: setup
+	cargo build --release --workspace --exclude book-tests --bins
 	target/release/all-results measure --profile full $(addprefix --set ,$(SET))
 	mdbook build
 	@$(MAKE) --no-print-directory check-site SITE=book
