@@ -383,12 +383,6 @@ impl From<String> for Cell {
     }
 }
 
-impl From<&String> for Cell {
-    fn from(s: &String) -> Cell {
-        Formatted::plain(s.as_str()).into()
-    }
-}
-
 impl From<&str> for Cell {
     fn from(s: &str) -> Cell {
         Formatted::plain(s).into()
