@@ -600,6 +600,9 @@ pub struct Chapter {
     pub experiments: &'static [&'static dyn AnyExperiment],
     pub views: &'static [&'static dyn AnyView],
     pub headlines: &'static [Headline],
+    /// What the chapter concludes, as data: its decision table (`table answer`), the
+    /// guide's rows and the appendix's overview are rendered from these.
+    pub findings: &'static [&'static dyn crate::finding::AnyFinding],
 }
 
 /// Declares a chapter's [`Chapter`] with the build script's key embedded:
@@ -607,6 +610,9 @@ pub struct Chapter {
 #[macro_export]
 macro_rules! chapter {
     (experiments: [$($e:expr),* $(,)?], views: [$($v:expr),* $(,)?], headlines: [$($h:expr),* $(,)?] $(,)?) => {
+        $crate::chapter!(experiments: [$($e),*], views: [$($v),*], headlines: [$($h),*], findings: [])
+    };
+    (experiments: [$($e:expr),* $(,)?], views: [$($v:expr),* $(,)?], headlines: [$($h:expr),* $(,)?], findings: [$($f:expr),* $(,)?] $(,)?) => {
         $crate::Chapter {
             name: env!("CARGO_PKG_NAME"),
             dir: env!("CARGO_MANIFEST_DIR"),
@@ -616,6 +622,7 @@ macro_rules! chapter {
             experiments: &[$(&$e),*],
             views: &[$(&$v),*],
             headlines: &[$($h),*],
+            findings: &[$(&$f),*],
         }
     };
 }
@@ -632,11 +639,18 @@ impl Chapter {
             .find(|v| v.kind() == kind && v.name() == name)
     }
 
+    /// The names `table` and `plot` take: the views, and for a chapter with findings
+    /// the decision table, `answer`, first.
     pub fn view_names(&self, kind: ViewKind) -> Vec<&'static str> {
-        self.views
-            .iter()
-            .filter(|v| v.kind() == kind)
-            .map(|v| v.name())
+        let answer = (kind == ViewKind::Table && !self.findings.is_empty()).then_some("answer");
+        answer
+            .into_iter()
+            .chain(
+                self.views
+                    .iter()
+                    .filter(|v| v.kind() == kind)
+                    .map(|v| v.name()),
+            )
             .collect()
     }
 
@@ -689,6 +703,25 @@ impl Chapter {
                     v.experiment()
                 ));
             }
+        }
+        for f in self.findings {
+            if !seen.insert(("finding", f.id())) {
+                return Err(format!("{}: finding `{}` twice", self.name, f.id()));
+            }
+            if self.experiment(f.experiment()).is_none() {
+                return Err(format!(
+                    "{}: finding `{}` reads experiment `{}`, which is not in the chapter",
+                    self.name,
+                    f.id(),
+                    f.experiment()
+                ));
+            }
+        }
+        if !self.findings.is_empty() && !seen.insert(("table", "answer")) {
+            return Err(format!(
+                "{}: a view is named `answer`, the name of the findings' decision table",
+                self.name
+            ));
         }
         for h in self.headlines {
             if !seen.insert(("headline", h.name)) {

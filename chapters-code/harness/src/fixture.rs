@@ -220,7 +220,16 @@ pub static CHAPTER: Chapter = Chapter {
     ],
     views: &[&TABLE, &FAILS_TABLE],
     headlines: &[Headline::new("steady-median", &OK, &Steady).params(&["n"])],
+    findings: &[&STEADY_FIGURE],
 };
+
+/// The fixture's one finding: its one reading as a figure.
+pub static STEADY_FIGURE: crate::Finding<Round> =
+    crate::Finding::new("steady-figure", &OK, "A fixture's steady reading", |r| {
+        crate::Evidence::reading(r, "steady", &Steady)
+    })
+    .always("Expect about a microsecond")
+    .why(crate::Why::Counter("the fixture reads a constant"));
 
 /// A good quick record of `chapter`/`experiment` whose rounds read `rounds[i]`, for
 /// tests of what reads records (the A/A self-test, `changes`, the appendix): one

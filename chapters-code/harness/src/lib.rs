@@ -9,11 +9,14 @@
 //! a [`View`] renders the typed rounds as Markdown or SVG → cmdrun puts it in the page.
 
 pub mod aa;
+pub mod answer;
 pub mod cache;
 pub mod cli;
+pub mod comparison;
 pub mod counters;
 pub mod env;
 pub mod experiment;
+pub mod finding;
 #[doc(hidden)]
 pub mod fixture;
 pub mod fmt;
@@ -43,6 +46,7 @@ pub use experiment::{
     AnyExperiment, AnyView, Budget, Chapter, Ctx, Experiment, Figure, Headline, Results, View,
     ViewKind,
 };
+pub use finding::{AnyFinding, Evidence, Finding, Why};
 pub use params::Param;
 pub use profile::Profile;
 pub use record::{Keyed, NoteKind, Reading, ReadingKey, Record, Unit};

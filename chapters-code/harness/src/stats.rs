@@ -333,6 +333,17 @@ pub fn threshold_from(text: Option<&str>) -> f64 {
         .map_or(DEFAULT_THRESHOLD, |p| p / 100.0)
 }
 
+/// Which way is better for a comparison: it decides which arm a verdict favours and how it is worded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Latencies, costs: lower is faster.
+    Lower,
+    /// Rates: higher is better.
+    Higher,
+    /// Distances, errors: smaller is better, and neither is a time.
+    Smaller,
+}
+
 /// How two arms compare: by their intervals (paired: the per-round ratio's; unpaired:
 /// the two arms'), then by the practical threshold. See [`Comparison`].
 #[derive(Debug, Clone, Copy, PartialEq)]

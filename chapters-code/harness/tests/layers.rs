@@ -43,12 +43,15 @@ const CORE: &[&str] = &[
     "cache",
     "validate",
     "experiment",
+    "finding",
     "rounds",
     "runner",
     "worker",
 ];
 const PAGE: &[&str] = &[
     "render",
+    "comparison",
+    "answer",
     "plot",
     "reference",
     "aa",

@@ -1,0 +1,211 @@
+//! The decision table: a chapter's findings ([`crate::finding`]) rendered from its
+//! results, the same way for the chapter's opening, the guide and the appendix.
+//!
+//! | situation | do this | on this machine | interval | rounds |
+//!
+//! "Do this" is the finding's advice for the outcome the verdict rule found; the
+//! figure, its interval and the rounds that agree come from [`evidence_cells`]. Under
+//! the table: one line with the rule and a link to the page that explains it, then the
+//! why of each row (a counter on the page, or our hypothesis), then which runs the
+//! figures come from.
+
+use crate::comparison::evidence_cells;
+use crate::finding::{AnyFinding, Evidence, Why};
+use crate::fmt::{confidence_text, threshold_text};
+use crate::record::Record;
+use crate::render::{Align, Table, escape_html};
+
+/// The name of the table a chapter's findings render as (`table answer`).
+pub const ANSWER_VIEW: &str = "answer";
+
+/// One finding and what its result gave: the evidence, or why there is none.
+pub struct Row<'a> {
+    pub finding: &'a dyn AnyFinding,
+    pub outcome: Result<Evidence, String>,
+    /// Where the finding is explained, for the guide: `spinning-vs-sleeping.md`.
+    pub link: Option<String>,
+}
+
+impl<'a> Row<'a> {
+    /// The finding's evidence in `record` (`None`: no result on this machine).
+    pub fn of(finding: &'a dyn AnyFinding, record: Option<&Record>) -> Row<'a> {
+        let outcome = match record {
+            None => Err("no result on this machine".to_string()),
+            Some(r) if r.rounds.is_empty() => {
+                Err(format!("the experiment {}", r.status.describe()))
+            }
+            Some(r) => match finding.evidence(r) {
+                Ok(Some(e)) => Ok(e),
+                Ok(None) => Err("the result lacks the figures it needs".to_string()),
+                Err(e) => Err(format!("{e:#}")),
+            },
+        };
+        Row {
+            finding,
+            outcome,
+            link: None,
+        }
+    }
+
+    pub fn linked(mut self, page: String) -> Row<'a> {
+        self.link = Some(page);
+        self
+    }
+
+    /// The advice this row's outcome supports (none when the figures are missing).
+    pub fn advice(&self) -> Option<&'static str> {
+        let e = self.outcome.as_ref().ok()?;
+        Some(
+            self.finding
+                .advice()
+                .chosen(e.favours(self.finding.better())),
+        )
+    }
+
+    /// "do this — here: figure", the guide's recommendation from this row.
+    pub fn recommendation(&self) -> Option<String> {
+        let e = self.outcome.as_ref().ok()?;
+        let [figure, interval, _] = evidence_cells(e, self.finding.better());
+        Some(format!(
+            "{} — here: {figure} ({interval}).",
+            self.advice()?.trim_end_matches('.')
+        ))
+    }
+}
+
+/// The table of rows, with the rule's footnote; the whole is the chapter's answer
+/// block (`cow-answer`).
+pub fn decision_table(rows: &[Row]) -> String {
+    let mut t = Table::new([
+        "situation",
+        "do this",
+        "on this machine",
+        "interval",
+        "rounds",
+    ])
+    .align(0, Align::Left)
+    .align(1, Align::Left)
+    .align(2, Align::Left);
+    for row in rows {
+        let situation = match &row.link {
+            Some(page) => format!("{} ([chapter]({page}))", row.finding.situation()),
+            None => row.finding.situation().to_string(),
+        };
+        match &row.outcome {
+            Ok(e) => {
+                let [figure, interval, rounds] = evidence_cells(e, row.finding.better());
+                t.row([
+                    situation,
+                    row.advice().unwrap_or_default().to_string(),
+                    figure,
+                    interval,
+                    rounds,
+                ]);
+            }
+            Err(why) => {
+                t.row([
+                    situation,
+                    "–".to_string(),
+                    format!("no figure: {}", escape_html(why)),
+                    "–".to_string(),
+                    "–".to_string(),
+                ]);
+            }
+        }
+    }
+    format!(
+        "<div class=\"cow-live cow-answer\">\n\n{}\n{}\n\n</div>\n",
+        t.to_markdown(),
+        rule_footnote()
+    )
+}
+
+/// The one line under every decision table: how a row is decided.
+pub fn rule_footnote() -> String {
+    format!(
+        "<p class=\"cow-rule\">A row names a winner only when the {} interval of the \
+         per-round ratio excludes 1 and the gap exceeds {}. \
+         <a href=\"how-we-measure.html#verdicts\">How we measure</a> explains the rule.</p>",
+        confidence_text(),
+        threshold_text()
+    )
+}
+
+/// Why each row comes out as it does: a counter on the page, or our hypothesis.
+pub fn whys(rows: &[Row]) -> String {
+    let items: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let text = match r.finding.why() {
+                Why::Counter(t) => t.to_string(),
+                Why::Hypothesis(t) => format!("*Our hypothesis:* {t}"),
+            };
+            (!text.trim().is_empty() && text != "*Our hypothesis:* ")
+                .then(|| format!("- **{}:** {}", r.finding.situation(), text))
+        })
+        .collect();
+    if items.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<details class=\"cow-why\"><summary>Why, row by row</summary>\n\n{}\n\n</details>\n",
+        items.join("\n")
+    )
+}
+
+/// One short line for the runs a table's figures come from (profile, rounds, when);
+/// each run's full record is under its own table further down the chapter.
+pub fn provenance_of(used: &[&Record]) -> String {
+    if used.is_empty() {
+        return "<p class=\"cow-provenance\">No result of this machine's yet.</p>\n".into();
+    }
+    let names: Vec<String> = used
+        .iter()
+        .map(|r| format!("{}/{}", r.chapter, r.experiment))
+        .collect();
+    let mut profiles: Vec<&str> = used.iter().map(|r| r.profile.name()).collect();
+    profiles.sort();
+    profiles.dedup();
+    let rounds = used.iter().map(|r| r.rounds.len());
+    let (lo, hi) = (rounds.clone().min().unwrap_or(0), rounds.max().unwrap_or(0));
+    let rounds = if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    };
+    let latest = used
+        .iter()
+        .max_by_key(|r| r.provenance.measured_unix)
+        .map(|r| r.provenance.measured_at.as_str())
+        .unwrap_or_default();
+    format!(
+        "<p class=\"cow-provenance\">From {}: {} profile, {rounds} rounds, up to {}.</p>\n",
+        escape_html(&names.join(", ")),
+        escape_html(&profiles.join("/")),
+        escape_html(latest)
+    )
+}
+
+/// A chapter's answer: its findings, each read from the record of its experiment
+/// (`records`: the chapter's results; a finding whose experiment has none says so).
+pub fn chapter_answer(findings: &[&dyn AnyFinding], records: &[Record]) -> String {
+    let record_of = |f: &dyn AnyFinding| records.iter().find(|r| r.experiment == f.experiment());
+    let rows: Vec<Row> = findings
+        .iter()
+        .map(|f| Row::of(*f, record_of(*f)))
+        .collect();
+    let mut used: Vec<&Record> = Vec::new();
+    for f in findings {
+        if let Some(r) = record_of(*f)
+            && !used.iter().any(|u| std::ptr::eq(*u, r))
+        {
+            used.push(r);
+        }
+    }
+    format!(
+        "{}\n{}\n{}",
+        decision_table(&rows),
+        whys(&rows),
+        provenance_of(&used)
+    )
+}

@@ -1,0 +1,487 @@
+//! The one place a verdict becomes words: sentences and table cells for a
+//! [`Comparison`], the A/A self-check's sentence, and the decision table's cells for a
+//! finding's [`Evidence`]. `book-tests/tests/verdicts.rs` checks that no other file
+//! writes verdict words.
+
+use crate::experiment::Results;
+use crate::finding::Evidence;
+use crate::fmt::*;
+use crate::record::{Keyed, Unit};
+use crate::stats::{Better, Comparison, Estimate, Pairing, VERDICT_MIN_ROUNDS, Verdict};
+
+/// The table cell for a comparison the verdict rule leaves undecided: "no clear
+/// difference" (intervals overlap) or "about the same (within 5 %)"; `None` for a
+/// difference the page may state.
+pub fn undecided_text(v: Verdict) -> Option<String> {
+    match v {
+        Verdict::Unclear => Some("no clear difference".into()),
+        Verdict::Same => Some(format!("about the same (within {})", threshold_text())),
+        Verdict::Below | Verdict::Above => None,
+    }
+}
+
+/// The table cell for a difference the rule finds between figures measured apart
+/// (two runs, two machines): "beyond both intervals and the 5 % threshold".
+pub fn apart_text() -> String {
+    format!(
+        "beyond both intervals and the {} threshold",
+        threshold_text()
+    )
+}
+
+/// The A/A self-check every chapter ends its findings with, in one wording: `what` ran
+/// twice in every round as two arms of the same code, shown as `first` and `second`
+/// (each a figure as the chapter writes it), then the verdict rule's sentence on the
+/// pair, and what a clear difference between identical arms means. `quantity` names
+/// what is compared where the arm alone would not say it (a rate: "the first arm's
+/// rate was higher"); a time needs none ("the first arm was slower").
+pub fn aa_sentence(
+    what: &str,
+    quantity: Option<&str>,
+    first: &str,
+    second: &str,
+    c: &Comparison,
+    better: Better,
+) -> String {
+    let (an, bn) = match quantity {
+        Some(q) => (format!("the first arm's {q}"), "the second's".to_string()),
+        None => ("the first arm".to_string(), "the second".to_string()),
+    };
+    let verdict = comparison_sentence(&an, &bn, c, better);
+    let meaning = if c.is_clear() {
+        " — a false verdict on identical code, so this run's other verdicts deserve less \
+         trust (How we measure counts how often the rule makes one)"
+    } else {
+        ", as it should for identical code"
+    };
+    format!(
+        "Self-check (A/A): {what} ran twice in every round, as two arms of the same code: \
+         {first} and {second}; {verdict}{meaning}"
+    )
+}
+
+/// The one place a verdict becomes words. Paired comparisons say how many rounds put
+/// `a` on each side of `b`; unpaired ones say they were judged on two intervals.
+///
+/// - a difference: "a is slower than b: it takes 2.11× (1.40–5.35) as long (slower in
+///   9 of 9 rounds)";
+/// - resolved but within the threshold: "a and b are about the same (within 5 %): they
+///   differ by only 2.0 %";
+/// - not resolved: "there is no clear difference between a and b (…)", saying why.
+pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -> String {
+    let short = if c.confidence() + 1e-9 < crate::stats::CONFIDENCE {
+        format!(
+            " (interval at only {:.0} %, from {} rounds)",
+            c.confidence().max(0.0) * 100.0,
+            c.rounds()
+        )
+    } else {
+        String::new()
+    };
+    let (worse, better_word) = match better {
+        Better::Lower => ("slower", "faster"),
+        Better::Higher => ("higher", "lower"),
+        Better::Smaller => ("larger", "smaller"),
+    };
+    let counts = |word: &str, n: Option<u32>| match (c.pairing, n) {
+        (Pairing::Paired { rounds, .. }, Some(k)) => format!(" ({word} in {k} of {rounds} rounds)"),
+        (Pairing::Paired { .. }, None) => String::new(),
+        (Pairing::Unpaired, _) => " (measured apart: judged on the two intervals)".into(),
+    };
+    let (above, below) = match c.pairing {
+        Pairing::Paired { above, below, .. } => (above, below),
+        Pairing::Unpaired => (None, None),
+    };
+    let ab = match c.pairing {
+        Pairing::Paired { .. } => fmt_ratio_estimate(&c.ratio),
+        Pairing::Unpaired => fmt_ratio(Some(c.a.median / c.b.median)).into(),
+    };
+    let ba = match c.pairing {
+        Pairing::Paired { .. } => fmt_ratio_estimate(&c.ratio_inv),
+        Pairing::Unpaired => fmt_ratio(Some(c.b.median / c.a.median)).into(),
+    };
+    match (c.verdict, better) {
+        (Verdict::Same, _) => format!(
+            "{an} and {bn} are about the same (within {}): they differ by only {} %{short}",
+            threshold_text(),
+            sig3(c.difference() * 100.0)
+        ),
+        (Verdict::Unclear, _) if c.rounds() < VERDICT_MIN_ROUNDS => format!(
+            "there is no clear difference between {an} and {bn} (only {} round(s) behind \
+             {}; the rule needs {VERDICT_MIN_ROUNDS})",
+            c.rounds(),
+            if c.is_paired() {
+                "the pair"
+            } else {
+                "one of them"
+            }
+        ),
+        (Verdict::Unclear, _) => match c.pairing {
+            Pairing::Paired { rounds, .. } => {
+                let sides = match above {
+                    Some(k) => format!("; {an} was {worse} in {k} of {rounds} rounds"),
+                    None => String::new(),
+                };
+                format!(
+                    "there is no clear difference between {an} and {bn} (the {} interval of \
+                     their per-round ratio, {}, holds 1{sides}){short}",
+                    if short.is_empty() {
+                        confidence_text()
+                    } else {
+                        format!("{:.0} %", c.confidence().max(0.0) * 100.0)
+                    },
+                    fmt_ratio_interval(&c.ratio),
+                )
+            }
+            Pairing::Unpaired => {
+                let cover = if short.is_empty() {
+                    format!("their {} intervals", confidence_text())
+                } else {
+                    "their intervals".to_string()
+                };
+                format!(
+                    "there is no clear difference between {an} and {bn} (measured apart, \
+                     {cover} overlap){short}"
+                )
+            }
+        },
+        (Verdict::Below, Better::Lower) => format!(
+            "{an} is {better_word} than {bn}: {bn} takes {ba} as long{}{short}",
+            counts(better_word, below)
+        ),
+        (Verdict::Above, Better::Lower) => format!(
+            "{an} is {worse} than {bn}: it takes {ab} as long{}{short}",
+            counts(worse, above)
+        ),
+        (Verdict::Above, Better::Smaller) => format!(
+            "{an} is {worse} than {bn}, by a factor of {ab}{}{short}",
+            counts(worse, above)
+        ),
+        (Verdict::Below, Better::Smaller) => format!(
+            "{an} is {better_word} than {bn}: {bn} is {ba} as large{}{short}",
+            counts(better_word, below)
+        ),
+        (Verdict::Above, Better::Higher) => format!(
+            "{an} is {worse} than {bn}, by a factor of {ab}{}{short}",
+            counts(worse, above)
+        ),
+        (Verdict::Below, Better::Higher) => format!(
+            "{an} is {better_word} than {bn}, by a factor of {ba}{}{short}",
+            counts(better_word, below)
+        ),
+    }
+}
+
+/// The pairs a set of comparisons left undecided, listed in one sentence each: "No
+/// clear difference (…): a and b; c and d" and "About the same (within 5 %): …". Each
+/// item is (the pair's names, its comparison); decided ones are skipped.
+pub fn undecided_lists(items: &[(String, Comparison)]) -> Vec<String> {
+    let names = |v: Verdict| {
+        items
+            .iter()
+            .filter(|(_, c)| c.verdict == v)
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+    };
+    let mut out = Vec::new();
+    let unclear = names(Verdict::Unclear);
+    if !unclear.is_empty() {
+        let how = if items.iter().all(|(_, c)| c.is_paired()) {
+            "the interval of the per-round ratio holds 1"
+        } else {
+            "intervals overlap"
+        };
+        out.push(format!(
+            "No clear difference ({how}): {}",
+            unclear.join("; ")
+        ));
+    }
+    let same = names(Verdict::Same);
+    if !same.is_empty() {
+        out.push(format!(
+            "About the same (a difference resolved, but within {}): {}",
+            threshold_text(),
+            same.join("; ")
+        ));
+    }
+    out
+}
+
+/// [`comparison_sentence`] for two readings of one result, asked for by its own keys and
+/// judged on their pairs ([`Record::compare`]); when no round has both, it says so.
+pub fn paired_sentence<R: Keyed>(
+    r: &Results<R>,
+    an: &str,
+    bn: &str,
+    ka: &R::Key,
+    kb: &R::Key,
+    better: Better,
+) -> String {
+    match r.compare(ka, kb) {
+        Some(c) => comparison_sentence(an, bn, &c, better),
+        None => {
+            format!("there is no clear difference between {an} and {bn} (no round measured both)")
+        }
+    }
+}
+
+/// A ratio's interval alone: `0.85–1.40×`.
+pub fn fmt_ratio_interval(r: &Estimate) -> String {
+    format!("{}–{}×", sig3(r.lo), sig3(r.hi))
+}
+
+/// The table cell for a comparison: its ratio a ÷ b with the interval (paired: the
+/// rounds' own ratio) where the rule finds a difference, else what the rule says ("no
+/// clear difference", "about the same (within 5 %)"). A reader never meets "no clear
+/// difference" beside a ratio that says otherwise.
+pub fn ratio_cell(c: &Comparison) -> Formatted {
+    match undecided_text(c.verdict) {
+        Some(t) => Formatted::plain(t),
+        None if c.is_paired() => fmt_ratio_estimate(&c.ratio),
+        None => Formatted::plain(fmt_ratio(Some(c.a.median / c.b.median))),
+    }
+}
+
+/// The word for the winning side of a comparison: "faster", "higher", "smaller".
+fn better_word(better: Better) -> &'static str {
+    match better {
+        Better::Lower => "faster",
+        Better::Higher => "higher",
+        Better::Smaller => "smaller",
+    }
+}
+
+/// A figure's interval as its own cell: `41.2–75.6 µs`, with the confidence where it
+/// falls short of the stated one (`(75 %)`).
+pub fn interval_cell(e: &Estimate, unit: Unit) -> String {
+    let short = coverage_note(e);
+    format!("{}{short}", fmt_range(e.lo, e.hi, unit))
+}
+
+/// A ratio's interval as its own cell: `9.8–14.1×`.
+pub fn ratio_interval_cell(e: &Estimate) -> String {
+    format!("{}{}", fmt_ratio_interval(e), coverage_note(e))
+}
+
+fn coverage_note(e: &Estimate) -> String {
+    if e.at_stated_confidence() {
+        String::new()
+    } else {
+        format!(" ({:.0} %)", e.confidence.max(0.0) * 100.0)
+    }
+}
+
+/// The decision table's cells for one finding's evidence: what this machine showed,
+/// the interval of the figure it rests on, and how many rounds agree.
+///
+/// - a pair the rule decides: "spinning 12.3× faster (0.91 µs against 11.2 µs)", the
+///   interval of that ratio, "8 of 8" (rounds on the winner's side);
+/// - a pair it leaves undecided: "no clear difference (0.91 µs against 1.10 µs)" or
+///   "about the same (within 5 %) (…)", the interval of a ÷ b, the rounds;
+/// - a figure: "`sleep(1 ms)` 2.10 ms", its interval, its rounds;
+/// - a count: "deadlocked in 3 of 3 rounds", no interval, "3 of 3".
+pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
+    match e {
+        Evidence::Pair {
+            a,
+            b,
+            unit,
+            comparison: c,
+        } => {
+            let (va, vb) = (unit.format(c.a.median), unit.format(c.b.median));
+            let (above, below) = match c.pairing {
+                Pairing::Paired { above, below, .. } => (above, below),
+                Pairing::Unpaired => (None, None),
+            };
+            let rounds = |k: Option<u32>| match (c.pairing, k) {
+                (Pairing::Paired { .. }, Some(k)) => format!("{k} of {}", c.rounds()),
+                (Pairing::Paired { .. }, None) => c.rounds().to_string(),
+                (Pairing::Unpaired, _) => "measured apart".to_string(),
+            };
+            match e.favours(better) {
+                Some(a_wins) => {
+                    // The winner's advantage: loser ÷ winner for a time or a size,
+                    // winner ÷ loser for a rate; paired, from the rounds' own ratios.
+                    let a_over_b = matches!(better, Better::Higher) == a_wins;
+                    let r = match (a_over_b, c.is_paired()) {
+                        (true, true) => c.ratio,
+                        (false, true) => c.ratio_inv,
+                        (true, false) => point(c.a.median / c.b.median, c.rounds()),
+                        (false, false) => point(c.b.median / c.a.median, c.rounds()),
+                    };
+                    // Rounds on the winner's side: a below b for a time, above for a rate.
+                    let a_low = matches!(better, Better::Lower | Better::Smaller);
+                    let k = if a_wins == a_low { below } else { above };
+                    let (w, l, vw, vl) = if a_wins {
+                        (a, b, &va, &vb)
+                    } else {
+                        (b, a, &vb, &va)
+                    };
+                    [
+                        format!(
+                            "{w} {}× {} than {l} ({vw} against {vl})",
+                            sig3(r.median),
+                            better_word(better)
+                        ),
+                        if c.is_paired() {
+                            ratio_interval_cell(&r)
+                        } else {
+                            "two intervals apart".to_string()
+                        },
+                        rounds(k),
+                    ]
+                }
+                None => {
+                    let what = if c.verdict == Verdict::Unclear && c.rounds() < VERDICT_MIN_ROUNDS {
+                        "too few rounds to tell".to_string()
+                    } else {
+                        undecided_text(c.verdict).unwrap_or_default()
+                    };
+                    [
+                        format!("{what}: {a} {va}, {b} {vb}"),
+                        if c.is_paired() {
+                            format!("{a} ÷ {b}: {}", ratio_interval_cell(&c.ratio))
+                        } else {
+                            "measured apart".to_string()
+                        },
+                        rounds(None),
+                    ]
+                }
+            }
+        }
+        Evidence::Figure {
+            what,
+            unit,
+            estimate,
+        } => [
+            format!("{what} {}", unit.format(estimate.median)),
+            interval_cell(estimate, *unit),
+            estimate.n.to_string(),
+        ],
+        Evidence::Count { what, k, n } => [
+            format!("{what} in {k} of {n} rounds"),
+            "–".to_string(),
+            format!("{k} of {n}"),
+        ],
+    }
+}
+
+/// A ratio known only as a point (two arms measured apart).
+fn point(x: f64, n: u32) -> Estimate {
+    Estimate {
+        median: x,
+        lo: x,
+        hi: x,
+        confidence: crate::stats::CONFIDENCE,
+        n,
+        drift: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_follow_the_intervals() {
+        let fast = Estimate {
+            median: 2.0,
+            lo: 1.8,
+            hi: 2.2,
+            confidence: 0.97,
+            n: 6,
+            drift: None,
+        };
+        let slow = Estimate {
+            median: 20.0,
+            lo: 18.0,
+            hi: 22.0,
+            confidence: 0.97,
+            n: 6,
+            drift: None,
+        };
+        let s = comparison_sentence(
+            "spinning",
+            "blocking",
+            &Comparison::unpaired(fast, slow),
+            Better::Lower,
+        );
+        assert!(s.starts_with("spinning is faster than blocking"), "{s}");
+        assert!(s.contains("10.0×"), "{s}");
+        let near = Estimate {
+            median: 2.1,
+            lo: 1.9,
+            hi: 2.4,
+            confidence: 0.97,
+            n: 6,
+            drift: None,
+        };
+        let s = comparison_sentence("a", "b", &Comparison::unpaired(fast, near), Better::Lower);
+        assert!(s.starts_with("there is no clear difference"), "{s}");
+        let s = comparison_sentence(
+            "deadline",
+            "naive",
+            &Comparison::unpaired(slow, fast),
+            Better::Higher,
+        );
+        assert!(s.starts_with("deadline is higher than naive"), "{s}");
+        // Apart, but 2 % apart: no verdict, whatever the intervals resolve.
+        let a = Estimate {
+            median: 100.0,
+            lo: 99.5,
+            hi: 100.5,
+            confidence: 0.97,
+            n: 6,
+            drift: None,
+        };
+        let b = Estimate {
+            median: 102.0,
+            lo: 101.5,
+            hi: 102.5,
+            confidence: 0.97,
+            n: 6,
+            drift: None,
+        };
+        let s = comparison_sentence("a", "b", &Comparison::unpaired(a, b), Better::Lower);
+        assert!(
+            s.starts_with("a and b are about the same (within 5 %)"),
+            "{s}"
+        );
+        assert!(!s.contains('×'), "{s}");
+    }
+
+    #[test]
+    fn paired_comparisons_are_judged_and_worded_on_their_rounds() {
+        // Noisy rounds whose intervals overlap, but blocking is slower in every one.
+        let spin = [3.0, 9.0, 4.0, 14.0, 7.0, 5.0, 8.0, 12.0, 6.5];
+        let block: Vec<f64> = spin.iter().map(|x| x * 1.5).collect();
+        let c = Comparison::paired(&block, &spin).unwrap();
+        let s = comparison_sentence("blocking", "spinning", &c, Better::Lower);
+        assert!(s.starts_with("blocking is slower than spinning: it takes 1.50× (1.50–1.50) as long (slower in 9 of 9 rounds)"), "{s}");
+        assert_eq!(ratio_cell(&c).to_string(), "1.50× (1.50–1.50)");
+        // Judged apart, the same two figures are not resolved, and the page says how.
+        let u = Comparison::unpaired(c.a, c.b);
+        let s = comparison_sentence("blocking", "spinning", &u, Better::Lower);
+        assert!(
+            s.starts_with(
+                "there is no clear difference between blocking and spinning (measured apart"
+            ),
+            "{s}"
+        );
+        assert_eq!(ratio_cell(&u).to_string(), "no clear difference");
+        // Rounds on both sides: the sentence says how many went each way.
+        let mixed = [3.3, 8.0, 4.4, 13.0, 7.7, 4.5, 8.8, 11.0, 7.0];
+        let c = Comparison::paired(&mixed, &spin).unwrap();
+        let s = comparison_sentence("a", "b", &c, Better::Lower);
+        assert!(s.contains("holds 1; a was slower in 5 of 9 rounds"), "{s}");
+        let lists = undecided_lists(&[("a and b".into(), c)]);
+        assert_eq!(lists.len(), 1);
+        assert!(
+            lists[0].starts_with(
+                "No clear difference (the interval of the per-round ratio holds 1): a and b"
+            ),
+            "{}",
+            lists[0]
+        );
+    }
+}
