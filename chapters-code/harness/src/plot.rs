@@ -106,8 +106,46 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(240, 228, 66),
 ];
 
+/// Series `i`'s colour: the palette's, in order. Past the palette's end a colour comes
+/// round again with its blue channel one step apart per lap (no eye sees it), so that
+/// every series keeps a stroke colour of its own in the SVG, by which its dash is
+/// found ([`dash`]).
 pub fn color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+    let RGBColor(r, g, b) = PALETTE[i % PALETTE.len()];
+    let lap = (i / PALETTE.len()) as u8;
+    RGBColor(r, g, if b >= 128 { b - lap } else { b + lap })
+}
+
+/// Dash patterns: series `i` gets the palette's colour `i` and dash `i` (solid,
+/// dashed, dotted, dash-dot, then round again), so neighbours differ in dash as well as
+/// colour, and a reader who cannot tell the colours apart still tells two lines apart.
+const DASHES: [&str; 4] = ["", "9,4", "2,3", "9,3,2,3"];
+
+/// Series `i`'s dash pattern (`""`: solid).
+pub fn dash(i: usize) -> &'static str {
+    DASHES[(i + i / PALETTE.len()) % DASHES.len()]
+}
+
+/// Gives every data line and legend swatch of series `i` its dash: plotters draws
+/// solid lines only, so the SVG's polylines of each series' own stroke colour, drawn
+/// 2 or 3 wide (a line, a swatch; interval bars are 1 wide and stay solid), get a
+/// `stroke-dasharray`.
+fn with_dashes(svg: String, series: usize) -> String {
+    let mut out = svg;
+    for i in 0..series {
+        let d = dash(i);
+        if d.is_empty() {
+            continue;
+        }
+        let c = color(i);
+        let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+        for width in ["2", "3"] {
+            let from = format!("{stroke} stroke-width=\"{width}\"");
+            let to = format!("{from} stroke-dasharray=\"{d}\"");
+            out = out.replace(&from, &to);
+        }
+    }
+    out
 }
 
 fn bounds(values: impl Iterator<Item = f64>, axis: Axis) -> Option<(f64, f64)> {
@@ -309,6 +347,7 @@ impl Plot {
             root.present()?;
         }
         let title = self.title.replace('&', "&amp;").replace('<', "&lt;");
+        let svg = with_dashes(svg, self.series.len());
         let svg = svg
             .lines()
             .filter(|l| !l.trim().is_empty())
@@ -460,6 +499,53 @@ mod tests {
         assert!(a.contains("<polyline"));
         assert!(!a.contains("\n\n"));
         assert!(a.contains("µs") || a.contains("ms"));
+    }
+
+    /// The legend's swatches, as a reader sees them: (colour, dash) of every line 3
+    /// wide with two points.
+    fn swatches(svg: &str) -> Vec<(String, String)> {
+        svg.split("<polyline")
+            .skip(1)
+            .filter(|el| el.contains("stroke-width=\"3\""))
+            .map(|el| {
+                let attr = |name: &str| {
+                    el.split(&format!("{name}=\""))
+                        .nth(1)
+                        .and_then(|t| t.split('"').next())
+                        .unwrap_or("")
+                        .to_string()
+                };
+                (attr("stroke"), attr("stroke-dasharray"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn no_two_series_look_alike() {
+        for n in [2usize, 3, 8, 12] {
+            let mut p = Plot::new("t", "x", "y");
+            for i in 0..n {
+                let pts = vec![(1.0, i as f64), (2.0, i as f64 + 1.0), (3.0, 0.5)];
+                p = p.series(Series::new(format!("s{i}"), pts).line_only());
+            }
+            let svg = p.to_svg().unwrap();
+            let keys = swatches(&svg);
+            assert_eq!(keys.len(), n, "one swatch per series");
+            let mut unique = keys.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), n, "{n} series: two swatches alike: {keys:?}");
+            // Neighbours differ in dash too, for a reader who cannot tell the colours
+            // apart.
+            assert!(keys.windows(2).all(|w| w[0].1 != w[1].1), "{keys:?}");
+            // The data lines carry the same dash as their swatch.
+            for (i, (_, d)) in keys.iter().enumerate().filter(|(_, k)| !k.1.is_empty()) {
+                assert!(
+                    svg.contains(&format!("stroke-width=\"2\" stroke-dasharray=\"{d}\"")),
+                    "series {i}'s line is not dashed like its swatch"
+                );
+            }
+        }
     }
 
     #[test]
