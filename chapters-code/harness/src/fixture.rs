@@ -460,6 +460,19 @@ pub fn golden_views(
         .collect()
 }
 
+/// The chapter's decision table (`table answer`) from its findings over the golden
+/// records, as the page shows it; `None` for a chapter without findings.
+pub fn golden_answer(chapter: &Chapter) -> anyhow::Result<Option<String>> {
+    if chapter.findings.is_empty() {
+        return Ok(None);
+    }
+    let records = golden_records(chapter)?;
+    Ok(Some(crate::answer::chapter_answer(
+        chapter.findings,
+        &records,
+    )))
+}
+
 /// The snapshots in `<crate_dir>/tests/snapshots/` of a golden test (`golden__*.snap`)
 /// that name none of `names`: left behind by a view that was renamed or removed.
 pub fn stale_snapshots(crate_dir: &str, names: &[&str]) -> Vec<String> {
@@ -504,6 +517,20 @@ macro_rules! golden_tests {
             let views =
                 $crate::fixture::golden_views(&$chapter).unwrap_or_else(|e| panic!("{e:#}"));
             let mut differ = Vec::new();
+            // The decision table, from the chapter's findings over every golden record.
+            if let Some(page) =
+                $crate::fixture::golden_answer(&$chapter).unwrap_or_else(|e| panic!("{e:#}"))
+            {
+                assert!(
+                    !page.contains("no figure:"),
+                    "a finding has no figure:\n{page}"
+                );
+                if std::panic::catch_unwind(|| insta::assert_snapshot!("table-answer", page))
+                    .is_err()
+                {
+                    differ.push("table-answer".to_string());
+                }
+            }
             for (name, view, record) in views {
                 let page = $crate::render::render_view(
                     view,
@@ -533,7 +560,10 @@ macro_rules! golden_tests {
         fn every_snapshot_is_of_a_view_in_the_registry() {
             let views =
                 $crate::fixture::golden_views(&$chapter).unwrap_or_else(|e| panic!("{e:#}"));
-            let names: Vec<&str> = views.iter().map(|(name, _, _)| name.as_str()).collect();
+            let mut names: Vec<&str> = views.iter().map(|(name, _, _)| name.as_str()).collect();
+            if !$chapter.findings.is_empty() {
+                names.push("table-answer");
+            }
             let stale = $crate::fixture::stale_snapshots($chapter.dir, &names);
             assert!(
                 stale.is_empty(),
