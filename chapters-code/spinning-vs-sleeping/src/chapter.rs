@@ -1,4 +1,4 @@
-//! The chapter's registry: its experiments, views and headline figures, as the
+//! The chapter's registry: its experiments, views, headline figures and findings, as the
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
@@ -11,11 +11,10 @@ use harness::Headline;
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [VARIANTS, GAPS, PINNING, FLOOR],
     views: [
-        views::ANSWER, views::LATENCY, views::COST, views::ARMS, views::ARMS_COUNTERS, views::SPEEDUPS, views::FINDINGS, views::REFERENCE,
-        views::REFERENCE_SPEEDUPS, views::CDF_STD, views::CDF_TOKIO, views::GAPS_TABLE,
-        views::GAPS_LATENCY, views::GAPS_CPU, views::GAP_WHY,
-        views::GAP_FINDINGS, views::PINNING_TABLE, views::PINNING_FINDINGS,
-        views::FLOOR_TABLE, views::FLOOR_TAILS, views::FLOOR_CDF,
+        views::GAPS_LATENCY, views::LATENCY, views::SPEEDUPS, views::CDF_STD, views::CDF_TOKIO,
+        views::COST, views::GAPS_TABLE, views::GAPS_CPU, views::GAP_WHY, views::PINNING_TABLE,
+        views::FLOOR_TABLE, views::FLOOR_CDF, views::ARMS,
+        views::REFERENCE,
     ],
     headlines: [
         Headline::new(headline::STD_MPSC_BLOCKING_P50, &VARIANTS, &RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Block))
@@ -29,5 +28,9 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         Headline::new(headline::ATOMIC_FLOOR_ONE_WAY, &FLOOR, &FloorKey(Placement::Unpinned))
             .params(&["round_trips"])
             .about("median one-way hand-over between two spinning threads through one atomic"),
+    ],
+    findings: [
+        views::SPIN_OR_BLOCK, views::CPU, views::GAP, views::PLACEMENT, views::FLOOR_FIGURE,
+        views::TOKIO_TASK,
     ],
 );

@@ -1,0 +1,147 @@
+//! The chapter's findings: the rows of its decision table, each read from one
+//! experiment's rounds. The harness picks each row's advice from the verdict rule.
+
+use super::{chan, compare_runs};
+use crate::experiments::{Arm, FLOOR, FloorKey, FloorRound, PINNING, RunKey, Runs, VARIANTS};
+use crate::{Placement, Runtime, Transport, Wait};
+use harness::render::Better;
+use harness::{Evidence, Finding, Unit, Why};
+
+const SPIN: RunKey = chan(Wait::Spin);
+const BLOCK: RunKey = chan(Wait::Block);
+
+/// The write-up's question on the std channel: spinning against blocking, after the
+/// experiment's idle gap, unpinned.
+pub static SPIN_OR_BLOCK: Finding<Runs> = Finding::new(
+    "spin-or-block",
+    &VARIANTS,
+    "A message arrives after 10–100 ms idle (std channel, unpinned)",
+    |r| Evidence::readings(r, ("spinning", &SPIN), ("blocking", &BLOCK)),
+)
+.better(Better::Lower)
+.advice(
+    "Spin, if a core can be spared per waiter",
+    "Block: spinning was slower here",
+    "Block; spinning gave no clear gain here",
+)
+.why(Why::Counter(
+    "receiver blocked, receiver preempted and run-queue delay per message, in the cost table; \
+     its same CPU column shows how unpinned rounds placed the receiver",
+))
+.guide("waiting");
+
+/// What the two ways of waiting cost the receiving thread, per message.
+pub static CPU: Finding<Runs> = Finding::new(
+    "spinning-cpu",
+    &VARIANTS,
+    "The receiving thread's CPU per message (std channel)",
+    |r| {
+        let c = compare_runs(r, &SPIN, &BLOCK, |x| x.receiver_cpu_per_message_ns)?;
+        Some(Evidence::pair("spinning", "blocking", Unit::Nanos, c))
+    },
+)
+.better(Better::Smaller)
+.advice(
+    "Spin: it cost no more CPU than blocking here",
+    "Spin only where a whole core per waiter is spare",
+    "Unclear here; assume a spinner keeps a core busy",
+)
+.why(Why::Counter(
+    "cores busy and receiver blocked, in the cost table; the receiver's CPU includes its \
+     own probe reads after each message",
+))
+.guide("waiting");
+
+/// What the idle gap does to a spinning receiver: the same variant with no gap, in the
+/// same rounds.
+pub static GAP: Finding<Runs> = Finding::new(
+    "idle-gap-spinning",
+    &VARIANTS,
+    "A spinning receiver: a message after idle, or back-to-back",
+    |r| {
+        let spin = chan(Wait::Spin);
+        let after = format!("after {} ms idle", r.param("gap_ms")?);
+        Evidence::readings(r, ("back-to-back", &spin.arm(Arm::NoGap)), (&after, &spin))
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Expect a slower message after idle, even when spinning",
+    "Idle did not slow the spinner here",
+    "Unclear here; allow for a slower message after idle",
+)
+.why(Why::Hypothesis(
+    "a long idle lets caches and CPU state go cold; the gap-why table splits off the \
+     send call and preemption",
+));
+
+/// Where a blocking receiver is woken, with both threads pinned.
+pub static PLACEMENT: Finding<Runs> = Finding::new(
+    "blocking-placement",
+    &PINNING,
+    "A blocking receiver on the sender's CPU, or another (pinned)",
+    |r| {
+        let k = |p| BLOCK.placed(p);
+        Evidence::readings(
+            r,
+            ("same CPU", &k(Placement::SameCpu)),
+            ("different CPUs", &k(Placement::OtherCpu)),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Keep a blocking pair on one CPU if the sender then waits",
+    "Give a blocking receiver a CPU of its own",
+    "Placement gave no clear gain; leave it to the scheduler",
+)
+.why(Why::Hypothesis(
+    "waking another CPU takes an interrupt between CPUs, which may find it idle; on one \
+     CPU the receiver runs once the sender sleeps",
+));
+
+/// The least a hand-over costs: two spinning threads and one atomic, on two CPUs
+/// where pinning is possible.
+pub static FLOOR_FIGURE: Finding<FloorRound> = Finding::new(
+    "atomic-floor",
+    &FLOOR,
+    "The least a hand-over between two spinning threads costs",
+    |r| {
+        Evidence::reading(
+            r,
+            "one way, two pinned CPUs",
+            &FloorKey(Placement::OtherCpu),
+        )
+        .or_else(|| Evidence::reading(r, "one way, unpinned", &FloorKey(Placement::Unpinned)))
+    },
+)
+.always("No hand-over between threads gets below this here")
+.why(Why::Hypothesis(
+    "a cache line moving between two cores; the floor table shows the clock read and \
+     step inside each sample",
+));
+
+/// A blocking tokio receiver as a spawned task against the same in `block_on`.
+pub static TOKIO_TASK: Finding<Runs> = Finding::new(
+    "tokio-spawned-receiver",
+    &VARIANTS,
+    "A blocking tokio receiver: a spawned task or `block_on`",
+    |r| {
+        let v = RunKey::variant(Runtime::Tokio, Transport::Mpsc, Wait::Block);
+        Evidence::readings(
+            r,
+            ("spawned task", &v.arm(Arm::Spawned)),
+            ("`block_on`", &v),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Receive in a spawned task, not in `block_on`",
+    "Keep the receiver in `block_on`; spawning was slower",
+    "Either; spawning gave no clear gain here",
+)
+.why(Why::Hypothesis(
+    "the send wakes the task on the sender's own worker, so no thread wakes; same CPU, \
+     in the cost table, shows where it ran",
+));

@@ -1,0 +1,382 @@
+//! The chapter's tables: latency and cost of the variants, the arms beside them, the
+//! gap sweep, the placements and the atomic floor.
+
+use super::{chan_key, counter_cell, fmt_share, gap_key, keys, per_run, pooled};
+use crate::experiments::{
+    Arm, BOUNDED_BELOW_US, BUSY_SENDER_GAPS_MS, FLOOR, FloorKey, FloorRound, GAPS_US, PLACEMENTS,
+    RUNTIMES, Run, RunKey, Runs, SWEPT, TRANSPORTS, gap_label,
+};
+use crate::{Placement, Runtime, Wait};
+use harness::cells;
+use harness::render::{
+    Align, Cell, Table, Tails, fmt_count, fmt_estimate, fmt_opt_estimate, ratio_cell,
+};
+use harness::{Dist, Results, Unit};
+
+fn lost(r: &Results<Runs>, key: &RunKey) -> u32 {
+    r.data().filter_map(|x| x.find(key)).map(|x| x.lost).sum()
+}
+
+/// Latency of each variant: the median over rounds of each round's median, with its
+/// interval; then the pooled messages' extremes (and the p99 where there are enough).
+pub(super) fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let keys = keys(r);
+    let dists: Vec<Dist> = keys.iter().map(|k| pooled(r, k)).collect();
+    let tails = Tails::for_counts(dists.iter().map(Dist::len)).without_p999();
+    let any_lost = keys.iter().any(|k| lost(r, k) > 0);
+    let mut headers = vec!["variant", "median latency", "messages", "min"];
+    headers.extend(tails.tail_headers());
+    if any_lost {
+        headers.push("lost");
+    }
+    let mut t = Table::new(headers);
+    for (k, d) in keys.iter().zip(&dists) {
+        let Some(s) = d.summary() else { continue };
+        let mut row = cells![
+            k.label(),
+            fmt_opt_estimate(r.estimate(k), Unit::Nanos),
+            fmt_count(s.n),
+            Unit::Nanos.format(s.min),
+        ]
+        .to_vec();
+        row.extend(
+            tails
+                .tail_cells(&s, |v| Unit::Nanos.format(v))
+                .into_iter()
+                .map(Cell::from),
+        );
+        if any_lost {
+            row.push(lost(r, k).to_string().into());
+        }
+        t.row(row);
+    }
+    Ok(t.to_markdown())
+}
+
+/// What each strategy costs in CPU (the whole process's and the receiving thread's
+/// own), and the counters that say why: the receiver's switches and run-queue delay per
+/// message, the sender's send call, where the receiver ran. Two tables of the same
+/// runs, so that each fits the page's text column.
+pub(super) fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut cost = Table::new("variant | process CPU per message | receiver CPU per message | cores busy | receiver blocked".split(" | "));
+    let mut steps = Table::new(
+        "variant | receiver preempted | run-queue delay | send call | same CPU".split(" | "),
+    );
+    for k in keys(r) {
+        cost.row(cells![
+            k.label(),
+            counter_cell(r, &k, |x| x.cpu_per_message_ns, Unit::Nanos),
+            counter_cell(r, &k, |x| x.receiver_cpu_per_message_ns, Unit::Nanos),
+            counter_cell(r, &k, |x| x.cores_busy, Unit::Number),
+            counter_cell(r, &k, |x| x.voluntary_per_message, Unit::Number),
+        ]);
+        steps.row(cells![
+            k.label(),
+            counter_cell(r, &k, |x| x.involuntary_per_message, Unit::Number),
+            counter_cell(r, &k, |x| x.run_delay_per_message_ns, Unit::Nanos),
+            counter_cell(r, &k, |x| x.send_p50_ns, Unit::Nanos),
+            per_run(r, &k, |x| x.same_cpu).map_or_else(|| "–".into(), |e| fmt_share(&e)),
+        ]);
+    }
+    Ok(format!(
+        "{}\nThe hand-over in the same runs:\n\n{}",
+        cost.to_markdown(),
+        steps.to_markdown()
+    ))
+}
+
+/// Two readings of the same rounds (a, b, the row's name): the two medians and the
+/// per-round ratio a ÷ b, by the verdict rule.
+fn pairs_table(
+    r: &Results<Runs>,
+    headers: [&str; 4],
+    pairs: impl IntoIterator<Item = (RunKey, RunKey, String)>,
+) -> anyhow::Result<Table> {
+    let mut t = Table::new(headers);
+    for (a, b, name) in pairs {
+        let Some(c) = r.compare(&a, &b) else { continue };
+        t.row(cells![
+            name,
+            fmt_estimate(&c.a, Unit::Nanos),
+            fmt_estimate(&c.b, Unit::Nanos),
+            ratio_cell(&c),
+        ]);
+    }
+    anyhow::ensure!(!t.is_empty(), "no pair of readings to compare");
+    Ok(t)
+}
+
+/// The arms beside the write-up's variants, each against the variant it changes one
+/// thing of: a spawned tokio receiver against the one in `block_on`, then the bounded
+/// blocking receive against the unbounded one.
+pub(super) fn arms_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut pairs = Vec::new();
+    for tr in TRANSPORTS {
+        for wait in [Wait::Block, Wait::Spin] {
+            let v = RunKey::variant(Runtime::Tokio, tr, wait);
+            let name = format!(
+                "tokio · {} · {}: spawned ÷ block_on",
+                tr.label(),
+                wait.label()
+            );
+            pairs.push((v.arm(Arm::Spawned), v, name));
+        }
+    }
+    for rt in RUNTIMES {
+        for tr in TRANSPORTS {
+            let name = format!("{} · {}: bounded ÷ unbounded", rt.label(), tr.label());
+            let v = RunKey::variant(rt, tr, Wait::Block);
+            pairs.push((
+                RunKey {
+                    wait: Wait::BlockBounded,
+                    ..v
+                },
+                v,
+                name,
+            ));
+        }
+    }
+    let headers = ["arm ÷ variant", "arm", "variant", "ratio"];
+    Ok(pairs_table(r, headers, pairs)?.to_markdown())
+}
+
+/// Blocking against spinning, per runtime and transport; then the A/A self-check, the
+/// same code twice in every round.
+pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut pairs = Vec::new();
+    for rt in RUNTIMES {
+        for tr in TRANSPORTS {
+            let b = RunKey::variant(rt, tr, Wait::Block);
+            let name = format!("{} · {}", rt.label(), tr.label());
+            pairs.push((
+                b,
+                RunKey {
+                    wait: Wait::Spin,
+                    ..b
+                },
+                name,
+            ));
+        }
+    }
+    let headers = [
+        "runtime · transport",
+        "blocking",
+        "spinning",
+        "blocking ÷ spinning",
+    ];
+    let t = pairs_table(r, headers, pairs)?;
+    let k = super::chan(Wait::Spin).arm(Arm::NoGap);
+    let aa = r.compare(&k, &k.twin()).map_or_else(String::new, |c| {
+        format!(
+            "\nSelf-check (A/A): the spinning std channel with no gap ran twice in every \
+             round. First ÷ second: {}. A ratio in that cell would be a false verdict on \
+             identical code.\n",
+            ratio_cell(&c)
+        )
+    });
+    Ok(format!("{}{aa}", t.to_markdown()))
+}
+
+pub(super) fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut t = Table::new("transport · wait | gap | gap as it happened | median latency | receiver blocked | receiver CPU per message".split(" | "));
+    for tr in SWEPT {
+        // The bounded receive runs on the channel only.
+        for wait in [Wait::Block, Wait::Spin, Wait::Hybrid, Wait::BlockBounded] {
+            for g in GAPS_US {
+                let k = gap_key(tr, wait, g);
+                let Some(e) = r.estimate(&k) else { continue };
+                t.row(cells![
+                    format!("{} · {}", tr.label(), wait.label()),
+                    gap_label(g),
+                    counter_cell(r, &k, |x| x.gap_p50_ns, Unit::Nanos),
+                    fmt_estimate(&e, Unit::Nanos),
+                    counter_cell(r, &k, |x| x.voluntary_per_message, Unit::Number),
+                    counter_cell(r, &k, |x| x.receiver_cpu_per_message_ns, Unit::Nanos),
+                ]);
+            }
+        }
+    }
+    let mut notes = format!(
+        "\n*Receiver CPU* is the receiving thread's own, including its probe reads after \
+         each message. The hybrid spins for {} (`hybrid_spin_us`) before it blocks. The \
+         bounded receive (`recv_timeout`) runs at every gap under {}.",
+        r.param("hybrid_spin_us")
+            .map_or_else(|| "–".into(), |us| Unit::Nanos.format(us * 1e3)),
+        gap_label(BOUNDED_BELOW_US)
+    );
+    let longest = *GAPS_US.last().expect("gaps");
+    if let Some(udp) = r
+        .param("udp_longest_gap_ms")
+        .filter(|u| *u * 1e3 < longest as f64)
+    {
+        notes.push_str(&format!(
+            " UDP runs up to {udp} ms gaps in this profile (`udp_longest_gap_ms`)."
+        ));
+    }
+    notes.push('\n');
+    Ok(format!("{}{notes}", t.to_markdown()))
+}
+
+/// The rows of the gap-why table: every gap with a sleeping sender, and the gaps where
+/// a busy-waiting sender ran too.
+fn gap_rows() -> Vec<(u64, bool)> {
+    let mut rows = Vec::new();
+    for g in GAPS_US {
+        rows.push((g, false));
+        if BUSY_SENDER_GAPS_MS.iter().any(|b| b * 1_000 == g) {
+            rows.push((g, true));
+        }
+    }
+    rows
+}
+
+/// What the gap adds to a spinning std channel, with the counters that can say why:
+/// the sender's send call, whether the receiver kept its CPU, where the two threads ran,
+/// the receiver's run-queue delay. The first row is each run's first message, the
+/// untimed warm-up, with no gap before it.
+pub(super) fn gap_why_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut t = Table::new("gap: sender | median latency | send call | never preempted | their median | same CPU | run-queue delay".split(" | "));
+    let zk = chan_key(0, false);
+    if let Some(e) = per_run(r, &zk, |x| x.first_ns) {
+        let none = || Cell::from("–");
+        t.row(cells![
+            "a new channel's first message",
+            fmt_estimate(&e, Unit::Nanos),
+            none(),
+            none(),
+            none(),
+            none(),
+            none()
+        ]);
+    }
+    for (g, busy) in gap_rows() {
+        let k = chan_key(g, busy);
+        let Some(e) = r.estimate(&k) else { continue };
+        let est = |f: fn(&Run) -> Option<f64>| per_run(r, &k, f);
+        let calm = harness::render::pooled(r.data(), |round| {
+            round.find(&k).map(|run| &run.latency_unpreempted)
+        });
+        t.row(cells![
+            format!(
+                "{}: {}",
+                gap_label(g),
+                if busy { "busy-waits" } else { "sleeps" }
+            ),
+            fmt_estimate(&e, Unit::Nanos),
+            fmt_opt_estimate(est(|x| x.send_p50_ns), Unit::Nanos),
+            est(|x| x.unpreempted).map_or_else(|| "–".into(), |e| fmt_share(&e)),
+            calm.quantile(0.5)
+                .map_or_else(|| "–".into(), |v| Unit::Nanos.format(v)),
+            est(|x| x.same_cpu).map_or_else(|| "–".into(), |e| fmt_share(&e)),
+            fmt_opt_estimate(est(|x| x.run_delay_per_message_ns), Unit::Nanos),
+        ]);
+    }
+    anyhow::ensure!(
+        !t.is_empty(),
+        "the spinning std channel has no result in the sweep"
+    );
+    Ok(t.to_markdown())
+}
+
+pub(super) fn pinning_table(r: &Results<Runs>) -> anyhow::Result<String> {
+    let mut t = Table::new("transport · wait | placement | median latency | messages | max | receiver blocked | receiver preempted".split(" | "))
+    .align(1, Align::Left);
+    for tr in SWEPT {
+        for wait in [Wait::Block, Wait::Spin] {
+            for placement in PLACEMENTS {
+                let k = RunKey::variant(Runtime::Std, tr, wait).placed(placement);
+                let Some(e) = r.estimate(&k) else { continue };
+                let d = pooled(r, &k);
+                t.row(cells![
+                    format!("{} · {}", tr.label(), wait.label()),
+                    placement.label().to_string(),
+                    fmt_estimate(&e, Unit::Nanos),
+                    fmt_count(d.len()),
+                    d.summary()
+                        .map_or_else(|| "–".into(), |s| Unit::Nanos.format(s.max)),
+                    counter_cell(r, &k, |x| x.voluntary_per_message, Unit::Number),
+                    counter_cell(r, &k, |x| x.involuntary_per_message, Unit::Number),
+                ]);
+            }
+        }
+    }
+    Ok(t.to_markdown())
+}
+
+/// Every round's one-way times, pooled per placement.
+pub(super) fn floor_pooled(r: &Results<FloorRound>) -> Vec<(Placement, Dist)> {
+    let mut out: Vec<(Placement, Dist)> = Vec::new();
+    for round in r.data() {
+        for run in &round.runs {
+            match out.iter_mut().find(|(p, _)| *p == run.placement) {
+                Some((_, d)) => d.merge(&run.one_way),
+                None => out.push((run.placement, run.one_way.clone())),
+            }
+        }
+    }
+    out
+}
+
+/// The floor: the median over rounds of each round's median one-way time, then the
+/// samples of every round pooled (count, min, tails); then what one clock read cost, the
+/// clock's step, and why the run stopped when it did.
+pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
+    let pooled = floor_pooled(r);
+    anyhow::ensure!(!pooled.is_empty(), "the floor could not be measured here");
+    let tails = Tails::for_counts(pooled.iter().map(|(_, d)| d.len()));
+    let mut headers = vec!["one way", "median of rounds", "samples", "min"];
+    headers.extend(tails.tail_headers());
+    let mut t = Table::new(headers);
+    let mut estimates = Vec::new();
+    for (placement, d) in &pooled {
+        let Some(s) = d.summary() else { continue };
+        let e = r.estimate(&FloorKey(*placement));
+        estimates.extend(e);
+        let mut row = cells![
+            placement.label().to_string(),
+            fmt_opt_estimate(e, Unit::Nanos),
+            fmt_count(s.n),
+            Unit::Nanos.format(s.min),
+        ]
+        .to_vec();
+        row.extend(
+            tails
+                .tail_cells(&s, |v| Unit::Nanos.format(v))
+                .into_iter()
+                .map(Cell::from),
+        );
+        t.row(row);
+    }
+    let mut lines = Vec::new();
+    if let Some(e) = r.estimate_of(|x| x.clock_read_ns) {
+        lines.push(format!(
+            "One `Instant::now()` took {} (median over rounds of batches of 10,000 reads).",
+            fmt_estimate(&e, Unit::Nanos)
+        ));
+    }
+    let clock = r.record.provenance.machine.underneath.as_ref();
+    if let Some(step) = clock.and_then(|u| u.clock.step_ns) {
+        lines.push(format!(
+            "The clock moves in steps of about {}, a large part of a figure this small.",
+            Unit::Nanos.format(step)
+        ));
+    }
+    let budget = (FLOOR.budget)(r.record.profile);
+    let n = r.rounds.len();
+    let tight = estimates
+        .iter()
+        .all(|e| e.at_stated_confidence() && e.relative_half_width() <= budget.target);
+    lines.push(
+        if budget.target > 0.0 && (n as u32) < budget.max_rounds && tight {
+            format!(
+                "The run stopped early, after {n} rounds: the first at which every interval \
+                 here lay within ±{:.0} % of its median, the {} profile's rule.",
+                budget.target * 100.0,
+                r.record.profile.name()
+            )
+        } else {
+            format!("The run has {n} rounds.")
+        },
+    );
+    Ok(format!("{}\n{}\n", t.to_markdown(), lines.join(" ")))
+}
