@@ -1,4 +1,4 @@
-//! The chapter's registry: its experiments, views and headline figures, as the
+//! The chapter's registry: its experiments, views, headline figures and findings, as the
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
@@ -10,11 +10,9 @@ use harness::Headline;
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [DESIGNS, SWEEP, HAZARDS, UNIT_CHECK],
     views: [
-        views::DESIGNS_TABLE, views::FINDINGS, views::WRITEUP, views::PAIRING,
-        views::FLAVOURS, views::COST_MULTI, views::COST_CURRENT, views::WAITS, views::WHY,
-        views::ANSWER, views::DESIGNS_CDF, views::FLAVOURS_CDF,
-        views::SWEEP_TABLE, views::SWEEP_FINDINGS, views::SWEEP_MULTI, views::SWEEP_CURRENT,
-        views::UNIT_CHECK_TABLE, views::HAZARDS_TABLE,
+        views::DESIGNS_CDF, views::DESIGNS_TABLE, views::WAITS, views::COST_MULTI,
+        views::COST_CURRENT, views::FLAVOURS, views::FLAVOURS_CDF, views::PAIRING,
+        views::WRITEUP, views::SWEEP_TABLE, views::HAZARDS_TABLE, views::UNIT_CHECK_TABLE,
     ],
     headlines: [
         Headline::new(
@@ -30,7 +28,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             &DesignKey::new(Design::Fix, Flavour::MultiThread),
         )
         .params(&["timeouts", "timeout_ms"])
-        .about("the chapter's fix (own deadline in the message, channel with room for all), multi-thread runtime: lateness, the median over rounds of each round's median"),
+        .about("design 4 (each timeout's own deadline in its message, a channel with room for all), multi-thread runtime: lateness, the median over rounds of each round's median"),
         Headline::new(
             headline::STD_MUTEX_MULTI_THREAD_LATENESS_P50,
             &DESIGNS,
@@ -45,5 +43,8 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         )
         .params(&["timeouts", "timeout_ms"])
         .about("design 1's structure without its lock (a task per timeout, nothing shared), the control for the lock question, multi-thread runtime: lateness, the median over rounds of each round's median"),
+    ],
+    findings: [
+        views::LOCK, views::GUARD, views::DESIGN2, views::SLOT, views::DESIGN4, views::FLAVOUR,
     ],
 );

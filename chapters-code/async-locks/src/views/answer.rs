@@ -1,0 +1,160 @@
+//! The chapter's findings: the rows of its decision table (`table answer`), each read
+//! from the rounds by the experiments' own keys. The harness picks each row's advice
+//! from the verdict rule; nothing here words a verdict.
+
+use super::{CT, MT};
+use crate::Design::{StdMutexTask, TaskEach, TokioMutexCap1, TokioMutexCapN};
+use crate::experiments::{DESIGNS, DesignKey, DesignsRound, HAZARDS, HazardsRound};
+use crate::{Design, Hazard};
+use harness::render::Better;
+use harness::{Evidence, Finding, Why};
+
+const fn on(design: Design, flavour: crate::Flavour) -> DesignKey {
+    DesignKey::new(design, flavour)
+}
+
+/// Design 1's brief std mutex against the same structure without it: the lock alone.
+pub static LOCK: Finding<DesignsRound> = Finding::new(
+    "async-locks-brief-std-mutex",
+    &DESIGNS,
+    "A sync callback locks a `std::sync::Mutex` briefly",
+    |r| {
+        Evidence::readings(
+            r,
+            ("std mutex", &on(StdMutexTask, MT)),
+            ("no lock", &on(TaskEach, MT)),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Keep the brief `std::sync::Mutex`: it cost nothing here",
+    "Hold the lock for less: it added lateness here",
+    "Keep the brief `std::sync::Mutex`: no cost showed here",
+)
+.why(Why::Counter(
+    "each locking is one push or one pop; the waits table counts how often design 1 found the lock taken",
+))
+.guide("locks");
+
+/// The hazard the advice warns against: a std mutex guard held across an `.await`.
+pub static GUARD: Finding<HazardsRound> = Finding::new(
+    "async-locks-guard-across-await",
+    &HAZARDS,
+    "A `std::sync::Mutex` guard is held across an `.await`",
+    |r| {
+        let runs: Vec<_> = r
+            .data()
+            .filter_map(|d| d.find(Hazard::GuardAcrossAwait, CT))
+            .collect();
+        let stalled = runs.iter().filter(|x| x.stalled).count();
+        (!runs.is_empty()).then(|| {
+            Evidence::count(
+                "deadlocked the current-thread runtime",
+                stalled as u32,
+                runs.len() as u32,
+            )
+        })
+    },
+)
+.advice(
+    "Never hold a `std::sync::Mutex` guard across `.await`",
+    "Never hold a `std::sync::Mutex` guard across `.await`",
+    "No deadlock this time; still, never hold it across `.await`",
+)
+.why(Why::Hypothesis(
+    "a callback that blocks on the lock holds the only thread, which the guard's holder needs to let go of it",
+))
+.guide("locks");
+
+/// The write-up's async redesign (tokio mutex, one-slot channel) against design 1.
+pub static DESIGN2: Finding<DesignsRound> = Finding::new(
+    "async-locks-tokio-mutex-channel",
+    &DESIGNS,
+    "Swapping the std mutex for a tokio mutex and a channel",
+    |r| {
+        Evidence::readings(
+            r,
+            ("design 2", &on(TokioMutexCap1, MT)),
+            ("design 1", &on(StdMutexTask, MT)),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "The tokio mutex and channel paid off here",
+    "Keep the std mutex: the async redesign was later",
+    "Keep the simpler std mutex: the redesign gained nothing",
+)
+.why(Why::Counter(
+    "design 2's senders found its one-slot channel full, in the waits table",
+));
+
+/// Design 2 against the same with room in the channel for every message.
+pub static SLOT: Finding<DesignsRound> = Finding::new(
+    "async-locks-one-slot-channel",
+    &DESIGNS,
+    "A burst of expiries passes through a bounded channel",
+    |r| {
+        Evidence::readings(
+            r,
+            ("one slot", &on(TokioMutexCap1, MT)),
+            ("room for all", &on(TokioMutexCapN, MT)),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "One slot kept up here; size the channel for bursts anyway",
+    "Give the channel room for the whole burst",
+    "Capacity did not change lateness here",
+)
+.why(Why::Counter(
+    "with one slot, senders found it full (waits table), so expiries were handed over one at a time",
+));
+
+/// Design 4 (each expiry's data in its message) against design 1.
+pub static DESIGN4: Finding<DesignsRound> = Finding::new(
+    "async-locks-data-in-message",
+    &DESIGNS,
+    "Each expiry sends its own data to one handler",
+    |r| {
+        Evidence::readings(
+            r,
+            ("design 4", &on(Design::Fix, MT)),
+            ("design 1", &on(StdMutexTask, MT)),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Send the data in the message: it was quicker here",
+    "Keep design 1's brief lock: one handler was later",
+    "Choose for clarity: neither was quicker here",
+)
+.why(Why::Hypothesis(
+    "every expiry funnels through design 4's one handler task, while design 1's callbacks run on every worker",
+));
+
+/// Design 1 on the two runtime flavours.
+pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
+    "async-locks-runtime-flavour",
+    &DESIGNS,
+    "Design 1 on one thread (`#[tokio::test]`) or on many",
+    |r| {
+        Evidence::readings(
+            r,
+            ("current-thread", &on(StdMutexTask, CT)),
+            ("multi-thread", &on(StdMutexTask, MT)),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "One thread was quicker here; more workers bought nothing",
+    "Expect later callbacks on a current-thread runtime",
+    "Either runtime served this burst alike",
+)
+.why(Why::Hypothesis(
+    "one thread runs every callback in turn; the multi-thread runtime spreads them over its workers",
+));

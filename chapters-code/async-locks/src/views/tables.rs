@@ -1,0 +1,341 @@
+//! The chapter's tables: lateness per design, the counters behind it, the sweep over N
+//! and the hazards. Comparisons are cells of `ratio_cell`, never words of ours.
+
+use super::{CT, MT, est, per_run, pooled, shown, stalled, waited};
+use crate::experiments::{
+    DesignKey, DesignRun, DesignsRound, HazardKey, HazardsRound, SWEPT, SweepKey, SweepRound,
+    TWINNED,
+};
+use crate::{Design, Flavour, Hazard, Tallied};
+use harness::cells;
+use harness::render::{
+    Better, Cell, Formatted, Table, Tails, aa_sentence, fmt_count, fmt_ns, fmt_opt_estimate,
+    fmt_percent, fmt_ratio_estimate, ratio_cell, sig3,
+};
+use harness::{Dist, Estimate, Results, Unit};
+
+/// Lateness on the multi-thread runtime: the median over rounds of each run's median,
+/// with its interval; then the tails of every timeout of every round, pooled.
+pub fn designs_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+    let dists: Vec<(Design, Dist)> = Design::ALL.iter().map(|&d| (d, pooled(r, d, MT))).collect();
+    // Tail columns as far as every design that has any timeouts supports them.
+    let tails = Tails::for_counts(dists.iter().map(|(_, d)| d.len()).filter(|n| *n > 0));
+    let any_stalled = Design::ALL.iter().any(|&d| stalled(r, d, MT) > 0);
+    let mut headers = vec!["design", "median lateness", "n"];
+    headers.extend(tails.tail_headers());
+    if any_stalled {
+        headers.push("stalled rounds");
+    }
+    let mut t = Table::new(headers);
+    for (design, d) in &dists {
+        let mut row: Vec<Cell> = cells![
+            shown(*design),
+            fmt_opt_estimate(est(r, *design, MT), Unit::Nanos),
+            fmt_count(d.len()),
+        ]
+        .into();
+        match d.summary() {
+            Some(s) => row.extend(tails.tail_cells(&s, fmt_ns).into_iter().map(Cell::from)),
+            None => row.extend(tails.tail_headers().iter().map(|_| Cell::from("–"))),
+        }
+        if any_stalled {
+            row.push(stalled(r, *design, MT).to_string().into());
+        }
+        t.row(row);
+    }
+    // The A/A self-check: the twinned arm against its twin, by the verdict rule.
+    let aa = r
+        .compare(&DesignKey::new(TWINNED.0, TWINNED.1), &DesignKey::TWIN)
+        .map_or_else(String::new, |c| {
+            let fig = |e| fmt_opt_estimate(Some(e), Unit::Nanos).to_string();
+            let what = format!(
+                "the {} on the {} runtime",
+                shown(TWINNED.0),
+                TWINNED.1.label()
+            );
+            format!(
+                "\n{}.\n",
+                aa_sentence(&what, None, &fig(c.a), &fig(c.b), &c, Better::Lower)
+            )
+        });
+    Ok(format!("{}{aa}", t.to_markdown()))
+}
+
+/// Median lateness per design on each runtime, and the per-round ratio between them.
+pub fn flavours_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "design",
+        "current-thread",
+        "multi-thread",
+        "multi ÷ current",
+    ]);
+    for design in Design::ALL {
+        let ratio = r
+            .compare(&DesignKey::new(design, MT), &DesignKey::new(design, CT))
+            .map_or_else(|| "–".into(), |c| ratio_cell(&c));
+        t.row(cells![
+            shown(design),
+            fmt_opt_estimate(est(r, design, CT), Unit::Nanos),
+            fmt_opt_estimate(est(r, design, MT), Unit::Nanos),
+            ratio,
+        ]);
+    }
+    Ok(t.to_markdown())
+}
+
+/// CPU time per timeout started, ns.
+pub fn cpu_per_timeout(x: &DesignRun) -> Option<f64> {
+    x.per_timeout(x.counters.cpu_ns)
+}
+
+/// Context switches (voluntary and involuntary) per timeout started.
+fn switches_per_timeout(x: &DesignRun) -> Option<f64> {
+    let c = &x.counters;
+    x.per_timeout(Some(c.voluntary? + c.involuntary?))
+}
+
+/// What each design costs on one runtime, per timeout started: the process's CPU time,
+/// context switches and run-queue delay during a run, and the run's wall time.
+pub fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "design",
+        "CPU per timeout",
+        "switches per timeout",
+        "run-queue delay per timeout",
+        "wall per run",
+    ]);
+    for design in Design::ALL {
+        let e = |f: fn(&DesignRun) -> Option<f64>| per_run(r, design, flavour, f);
+        t.row(cells![
+            shown(design),
+            fmt_opt_estimate(e(cpu_per_timeout), Unit::Nanos),
+            e(switches_per_timeout).map_or_else(|| "–".into(), |x| fmt_plain(&x)),
+            fmt_opt_estimate(e(|x| x.per_timeout(x.counters.run_delay_ns)), Unit::Nanos),
+            fmt_opt_estimate(e(|x| Some(x.wall_ns)), Unit::Nanos),
+        ]);
+    }
+    Ok(t.to_markdown())
+}
+
+/// A plain number with its interval: `0.52 (0.40–0.61)`.
+fn fmt_plain(e: &Estimate) -> Formatted {
+    if e.lo == e.hi {
+        return Formatted::plain(sig3(e.median));
+    }
+    Formatted::with_interval(sig3(e.median), format!("{}–{}", sig3(e.lo), sig3(e.hi)))
+}
+
+/// How often each design's waits happened, per run, medians over rounds, both runtimes:
+/// the lock found taken, the channel's slot found full by a sender, the channel found
+/// empty by the handler, and timer polls refused for want of cooperative budget.
+pub fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "design",
+        "lock found taken",
+        "sender found slot full",
+        "handler found channel empty",
+        "budget refusals per timeout",
+    ]);
+    let cell = |design: Design, f: fn(&DesignRun) -> Option<f64>, pct: bool| {
+        let one = |fl| {
+            per_run(r, design, fl, f).map(|e| {
+                if pct {
+                    fmt_percent(e.median)
+                } else {
+                    sig3(e.median)
+                }
+            })
+        };
+        match (one(MT), one(CT)) {
+            (None, None) => "–".into(),
+            (a, b) => Cell::join(
+                [a, b].map(|x| Formatted::plain(x.unwrap_or_else(|| "–".into()))),
+                " · ",
+            ),
+        }
+    };
+    for design in Design::ALL {
+        t.row(cells![
+            shown(design),
+            cell(design, |x| waited(&x.waits.locks), true),
+            cell(design, |x| waited(&x.waits.sends), true),
+            cell(design, |x| waited(&x.waits.receives), true),
+            cell(
+                design,
+                |x| x.per_timeout(Some(x.waits.timers.refused)),
+                false
+            ),
+        ]);
+    }
+    Ok(format!(
+        "{}\nEach cell: multi-thread · current-thread runtime, the median over rounds of one \
+         run's figure. A dash: the design has no such wait.\n",
+        t.to_markdown()
+    ))
+}
+
+/// The FIFO pairing of the queue designs against each timeout's own start,
+/// multi-thread runtime: medians over rounds of each run's figures.
+pub fn pairing_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "design",
+        "mis-paired",
+        "mean: own / FIFO",
+        "p99: own / FIFO",
+        "max: own / FIFO",
+    ]);
+    type Pick = fn(&crate::experiments::Pairing) -> Option<f64>;
+    for design in Design::ALL.into_iter().filter(|d| d.uses_queue()) {
+        let median =
+            |f: Pick| per_run(r, design, MT, |x| x.pairing.as_ref().and_then(f)).map(|e| e.median);
+        let both = |a: Pick, b: Pick| match (median(a), median(b)) {
+            (Some(a), Some(b)) => Cell::join([fmt_ns(a).into(), fmt_ns(b).into()], " / "),
+            _ => "–".into(),
+        };
+        let share = per_run(r, design, MT, |x| {
+            let p = x.pairing.as_ref()?;
+            Some(p.mispaired as f64 / x.handled.max(1) as f64)
+        });
+        let Some(share) = share else { continue };
+        t.row(cells![
+            shown(design),
+            format!("{} %", sig3(share.median * 100.0)),
+            both(|p| Some(p.own_mean_ns), |p| Some(p.fifo_mean_ns)),
+            both(|p| p.own_p99_ns, |p| p.fifo_p99_ns),
+            both(|p| Some(p.own_max_ns), |p| Some(p.fifo_max_ns)),
+        ]);
+    }
+    anyhow::ensure!(!t.is_empty(), "no queue design has a result");
+    Ok(t.to_markdown())
+}
+
+/// Per design and runtime: the median lateness at every size the sweep ran, and the
+/// per-round ratio of the largest to the smallest (how much the lateness grew with N).
+pub fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let sizes: Vec<usize> = r.data().next().map(|x| x.sizes.clone()).unwrap_or_default();
+    let (Some(&lo), Some(&hi)) = (sizes.first(), sizes.last()) else {
+        anyhow::bail!("the sweep has no sizes");
+    };
+    let mut headers = vec!["design".to_string(), "runtime".to_string()];
+    headers.extend(
+        sizes
+            .iter()
+            .map(|&n| format!("N = {}", fmt_count(n as u64))),
+    );
+    headers.push(format!(
+        "N = {} ÷ N = {}",
+        fmt_count(hi as u64),
+        fmt_count(lo as u64)
+    ));
+    let mut t = Table::new(headers);
+    for flavour in Flavour::ALL {
+        for design in SWEPT {
+            let key = |n| SweepKey::new(design, flavour, n);
+            let mut row: Vec<Cell> = cells![shown(design), flavour.label()].into();
+            for &n in &sizes {
+                row.push(fmt_opt_estimate(r.estimate(&key(n)), Unit::Nanos).into());
+            }
+            row.push(
+                r.ratio(&key(hi), &key(lo))
+                    .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e))
+                    .into(),
+            );
+            t.row(row);
+        }
+    }
+    Ok(t.to_markdown())
+}
+
+/// "12 of 80 lockings (15 %)"; "none of 80 lockings" for zero. In a table the share in
+/// brackets may wrap under the count, as an interval does.
+fn count_text(t: &Tallied) -> Formatted {
+    if t.waited == 0 {
+        return Formatted::plain(format!("none of {} lockings", fmt_count(t.calls)));
+    }
+    Formatted::with_interval(
+        format!("{} of {} lockings", fmt_count(t.waited), fmt_count(t.calls)),
+        fmt_percent(t.waited as f64 / t.calls as f64),
+    )
+}
+
+/// The hazards: per arm and runtime, how many rounds stalled (left behind at their
+/// bound, every thread blocked), how far the stalled ones got, the median lateness of
+/// the rounds that finished, and the long section against the same work unlocked.
+pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "arm",
+        "runtime",
+        "stalled rounds",
+        "handled by the bound (stalled rounds)",
+        "median lateness (finished rounds)",
+        "÷ same work unlocked",
+        "lock found taken",
+    ]);
+    for fl in Flavour::ALL {
+        for h in Hazard::ALL {
+            let runs: Vec<_> = r.data().filter_map(|d| d.find(h, fl)).collect();
+            let Some(first) = runs.first() else { continue };
+            let mut got: Vec<u64> = runs
+                .iter()
+                .filter(|x| x.stalled)
+                .map(|x| x.handled)
+                .collect();
+            got.sort_unstable();
+            let got = match (got.first(), got.last()) {
+                (Some(a), Some(b)) => format!(
+                    "{} to {} of {}",
+                    fmt_count(*a),
+                    fmt_count(*b),
+                    fmt_count(first.n as u64)
+                ),
+                _ => "–".to_string(),
+            };
+            let locks = runs.iter().fold(Tallied::default(), |a, x| Tallied {
+                calls: a.calls + x.locks.calls,
+                waited: a.waited + x.locks.waited,
+                refused: 0,
+            });
+            let vs_unlocked = (h == Hazard::LongUnderLock)
+                .then(|| {
+                    let c = r.compare(
+                        &HazardKey::new(h, fl),
+                        &HazardKey::new(Hazard::LongNoLock, fl),
+                    )?;
+                    Some(ratio_cell(&c))
+                })
+                .flatten()
+                .unwrap_or_else(|| "–".into());
+            t.row(cells![
+                h.label(),
+                fl.label(),
+                format!(
+                    "{} of {}",
+                    runs.iter().filter(|x| x.stalled).count(),
+                    runs.len()
+                ),
+                got,
+                fmt_opt_estimate(r.estimate(&HazardKey::new(h, fl)), Unit::Nanos),
+                vs_unlocked,
+                if locks.calls == 0 {
+                    "–".into()
+                } else {
+                    count_text(&locks)
+                },
+            ]);
+        }
+    }
+    anyhow::ensure!(!t.is_empty(), "no hazard ran");
+    let first = r.data().next().and_then(|d| d.runs.first());
+    let (n, bound) = first.map_or((0, 0.0), |x| (x.n as u64, x.bound_ns));
+    let work = r.data().next().map_or(0, |d| d.work_us);
+    Ok(format!(
+        "{}\nEach run: {} timeouts of 20 ms, a task per timeout, {} µs of work in each long \
+         section. A run still going at its bound ({}) is *stalled*: it is left behind and has \
+         no lateness. *Lock found taken* counts, over every round, lockings whose `try_lock` \
+         failed.\n",
+        t.to_markdown(),
+        fmt_count(n),
+        fmt_count(work),
+        fmt_ns(bound),
+    ))
+}
