@@ -1,18 +1,26 @@
-//! The chapter's registry: its experiments, views and headline figures, as the
-//! command line, the book-wide measuring driver, the guide and the appendix find them.
-//! It lives apart from the mechanism (`lib.rs`), which never imports the views.
+//! The chapter's registry: its experiments, views, headline figures and findings, as
+//! the command line, the book-wide measuring driver, the guide and the appendix find
+//! them. It lives apart from the mechanism (`lib.rs`), which never imports the views.
+//!
+//! The findings are the rows of the decision table (`table answer`), each judged by
+//! the harness's verdict rule on the rounds' own pairs. A pair compares like with
+//! like: the same link, and hops that run where the other arm's run.
 
-use crate::experiments::{LIMITS, SWEEP, VARIANTS, VariantsKey};
+use crate::experiments::{
+    LIMITS, LimitsRound, Probe, ProbeKey, SWEEP, Spawned, SweepKey, SweepRound, VARIANTS,
+    VariantsKey, VariantsRound,
+};
 use crate::{Kind, experiments, headline, views};
-use harness::Headline;
+use harness::stats::Better;
+use harness::{Evidence, Finding, Headline, Results, Why};
 
-/// The chapter: its experiments, views and headline figures.
+/// The chapter: its experiments, views, headline figures and findings.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [VARIANTS, SWEEP, LIMITS],
     views: [
-        views::ANSWER, views::VARIANTS_TABLE, views::HOP_CDF, views::FINDINGS, views::REFERENCE,
-        views::SWITCHES, views::PINNING, views::SPAWN_TABLE, views::MEMORY,
-        views::SWEEP_MEMORY, views::SWEEP_HOP, views::LIMITS_TABLE, views::LIMIT_RUNS,
+        views::HOP_CDF, views::VARIANTS_TABLE, views::PAIRS, views::SWITCHES,
+        views::SPAWN_TABLE, views::REFERENCE, views::MEMORY_TABLE, views::SWEEP_MEMORY,
+        views::SWEEP_HOP, views::LIMIT_RUNS, views::LIMITS_TABLE,
     ],
     headlines: [
         Headline::new(headline::THREADS_PER_HOP, &VARIANTS, &VariantsKey::hop(Kind::Thread))
@@ -28,4 +36,161 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             .params(&["max_threads"])
             .about("resident memory one more async task adds (current-thread runtime, socket pairs): the slope over a sweep of sizes"),
     ],
+    findings: [
+        THREAD_OR_TASK, CHANNEL_OR_SOCKET, RUNTIME, SPAWN, MEMORY, HOW_MANY_TASKS,
+    ],
 );
+
+/// Two brigades' time per hop, judged on the rounds' pairs.
+fn hops(r: &Results<VariantsRound>, a: (&str, Kind), b: (&str, Kind)) -> Option<Evidence> {
+    Evidence::readings(
+        r,
+        (a.0, &VariantsKey::hop(a.1)),
+        (b.0, &VariantsKey::hop(b.1)),
+    )
+}
+
+/// Threads against tasks, every hop on one CPU: threads pinned to one CPU, tasks on
+/// the current-thread runtime (one thread), both over socket pairs.
+pub static THREAD_OR_TASK: Finding<VariantsRound> = Finding::new(
+    "brigades-thread-or-task",
+    &VARIANTS,
+    "Threads or tasks for hand-offs over socket pairs, on one CPU",
+    |r| {
+        hops(
+            r,
+            ("tasks on one thread", Kind::AsyncCurrentSocket),
+            ("threads on one CPU", Kind::ThreadOneCpu),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Hand work along with async tasks, not threads",
+    "Use threads: their hand-over cost less here",
+    "Choose on other grounds: the hand-over did not decide",
+)
+.why(Why::Counter(
+    "voluntary switches per hop, in the table under *Where the time goes*: a thread \
+     blocks and is woken at each hop, a task does not",
+))
+.guide("handoffs");
+
+/// The link between tasks: a tokio channel against a socket pair, both on the
+/// current-thread runtime.
+pub static CHANNEL_OR_SOCKET: Finding<VariantsRound> = Finding::new(
+    "brigades-channel-or-socket",
+    &VARIANTS,
+    "Tasks pass data on: tokio channel or socket pair",
+    |r| {
+        hops(
+            r,
+            ("a channel hop", Kind::AsyncCurrentChannel),
+            ("a socket-pair hop", Kind::AsyncCurrentSocket),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Link tasks of one process with a tokio channel",
+    "Keep the socket pair: it handed over faster here",
+    "Choose either link: the hop cost did not decide",
+)
+.why(Why::Hypothesis(
+    "a channel hop stays in user space, a socket-pair hop makes system calls; this \
+     page does not count them",
+));
+
+/// tokio's two runtimes, the same tasks over the same socket pairs.
+pub static RUNTIME: Finding<VariantsRound> = Finding::new(
+    "brigades-runtime",
+    &VARIANTS,
+    "A chain of tasks: current-thread or multi-thread runtime",
+    |r| {
+        hops(
+            r,
+            ("current-thread", Kind::AsyncCurrentSocket),
+            ("multi-thread", Kind::AsyncMultiSocket),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Run such a chain on the current-thread runtime",
+    "Keep the multi-thread runtime: its hops cost less here",
+    "Keep either runtime: the flavour did not decide",
+)
+.why(Why::Counter(
+    "voluntary switches per hop, in the table under *Where the time goes*: near zero \
+     for both means the multi-thread runtime kept the chain on one worker",
+));
+
+/// Starting one: a thread (spawn and join) against a task on tokio's default runtime
+/// (spawn and await).
+pub static SPAWN: Finding<VariantsRound> = Finding::new(
+    "brigades-spawn",
+    &VARIANTS,
+    "Many short jobs, each started as a thread or a task",
+    |r| {
+        Evidence::readings(
+            r,
+            ("a task", &VariantsKey::Spawn(Spawned::TaskMultiThread)),
+            ("a thread", &VariantsKey::Spawn(Spawned::Thread)),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Spawn tasks: one started for less than a thread",
+    "Spawn threads: one started for less than a task here",
+    "Choose either: the start-up cost did not decide",
+)
+.why(Why::Hypothesis(
+    "a thread's start maps a stack and makes a `clone` call, a task's is an \
+     allocation and a queue push",
+));
+
+/// One more member's resident memory, a task against a thread, both over socket
+/// pairs: the slope over the sweep's sizes.
+pub static MEMORY: Finding<SweepRound> = Finding::new(
+    "brigades-memory",
+    &SWEEP,
+    "Thousands of idle waiters, as tasks or as threads",
+    |r: &Results<SweepRound>| {
+        Evidence::readings(
+            r,
+            ("a task", &SweepKey::BytesPerTask(Kind::AsyncCurrentSocket)),
+            ("a thread", &SweepKey::BytesPerTask(Kind::Thread)),
+        )
+    },
+)
+.better(Better::Smaller)
+.advice(
+    "Use tasks where waiters must be many and cheap",
+    "A thread held less memory here: measure your own",
+    "Choose on other grounds: memory did not decide",
+)
+.why(Why::Counter(
+    "resident memory per member, in the memory table; a thread's kernel stack, in its \
+     own column there, comes on top",
+))
+.guide("handoffs");
+
+/// How many async tasks the limit run built: as many as asked for, or what a limit or
+/// the time bound allowed.
+pub static HOW_MANY_TASKS: Finding<LimitsRound> = Finding::new(
+    "brigades-how-many-tasks",
+    &LIMITS,
+    "Sizing how many waiting tasks this machine holds",
+    |r: &Results<LimitsRound>| {
+        Evidence::reading(
+            r,
+            "tasks built",
+            &ProbeKey(Kind::AsyncCurrentPipe, Probe::Members),
+        )
+    },
+)
+.always("Count on at least this many tasks here")
+.why(Why::Counter(
+    "the *stopped by* column of the limit runs table names what ended each build",
+));
