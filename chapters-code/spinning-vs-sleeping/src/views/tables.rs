@@ -355,10 +355,11 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
         ));
     }
     let clock = r.record.provenance.machine.underneath.as_ref();
-    if let Some(step) = clock.and_then(|u| u.clock.step_ns) {
+    if let (Some(step), Some(e)) = (clock.and_then(|u| u.clock.step_ns), estimates.first()) {
         lines.push(format!(
-            "The clock moves in steps of about {}, a large part of a figure this small.",
-            Unit::Nanos.format(step)
+            "The clock moves in steps of about {}: {:.0} % of the first row's median.",
+            Unit::Nanos.format(step),
+            step / e.median * 100.0
         ));
     }
     let budget = (FLOOR.budget)(r.record.profile);
@@ -366,17 +367,20 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
     let tight = estimates
         .iter()
         .all(|e| e.at_stated_confidence() && e.relative_half_width() <= budget.target);
-    lines.push(
-        if budget.target > 0.0 && (n as u32) < budget.max_rounds && tight {
-            format!(
-                "The run stopped early, after {n} rounds: the first at which every interval \
-                 here lay within ±{:.0} % of its median, the {} profile's rule.",
-                budget.target * 100.0,
-                r.record.profile.name()
-            )
-        } else {
-            format!("The run has {n} rounds.")
-        },
-    );
+    let profile = r.record.profile.name();
+    lines.push(if (n as u32) >= budget.max_rounds {
+        format!("The run has {n} rounds, the most the {profile} profile runs.")
+    } else if budget.target > 0.0 && tight {
+        format!(
+            "The run stopped early, after {n} rounds: the first at which every interval \
+             here lay within ±{:.0} % of its median, the {profile} profile's rule.",
+            budget.target * 100.0
+        )
+    } else {
+        format!(
+            "The run stopped after {n} rounds, when its time budget ({} s) was spent.",
+            budget.time.as_secs()
+        )
+    });
     Ok(format!("{}\n{}\n", t.to_markdown(), lines.join(" ")))
 }
