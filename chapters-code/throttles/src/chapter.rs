@@ -1,4 +1,4 @@
-//! The chapter's registry: its experiments, views and headline figures, as the
+//! The chapter's registry: its experiments, views, headline figures and findings, as the
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
@@ -10,9 +10,10 @@ use harness::Headline;
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [SWEEP, NAIVE, RATES, OMISSION],
     views: [
-        views::ANSWER, views::NAIVE_TABLE, views::SWEEP_TABLE, views::SWEEP_REFERENCE, views::ACHIEVED,
-        views::ACHIEVED_PLOT, views::FINDINGS, views::STALL, views::JITTER_1K, views::JITTER_10K,
-        views::WHY_1K, views::CPU, views::GAPS_1K, views::GAPS_10K, views::OMISSION_TABLE, views::OMISSION_PLOT,
+        views::ACHIEVED_PLOT, views::ACHIEVED, views::JITTER_1K, views::JITTER_10K, views::WHY_1K,
+        views::WHY_10K, views::PAIRS, views::CPU, views::STALL, views::CHECKS, views::GAPS_1K,
+        views::GAPS_10K, views::NAIVE_TABLE, views::SWEEP_TABLE, views::SWEEP_REFERENCE,
+        views::OMISSION_TABLE, views::OMISSION_PLOT,
     ],
     headlines: [
         Headline::new(headline::NAIVE_RATE_AT_10K, &RATES, &RatesKey::Rate(Pacer::Naive, 10_000))
@@ -27,5 +28,9 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         Headline::new(headline::SLEEP_1MS_LATENESS, &SWEEP, &SweepKey::Late(1))
             .params(&["sleeps"])
             .about("how much later than asked a 1 ms std::thread::sleep returns (median of the rounds' medians)"),
+    ],
+    findings: [
+        views::HOLD_1K, views::HOLD_10K, views::NAIVE_1K, views::STALL_TICKS, views::OMITTED,
+        views::CPU_10K,
     ],
 );

@@ -124,7 +124,7 @@ fn the_sweep_and_the_write_ups_loop_run_and_render() {
     assert!(md.contains("| 50 ms |"), "{md}");
     assert!(!md.lines().next().unwrap().contains("p99"), "{md}");
     assert!(md.contains("| 1 ms, back to back |"), "{md}");
-    assert!(md.contains("What came before the sleep"), "{md}");
+    assert!(md.contains("÷ 1 ms's"), "{md}");
     let md = render(ViewKind::Table, "sweep-reference", &sweep);
     assert!(md.contains("1.995 ms") && md.contains("0.0070 ms"), "{md}");
     assert!(md.contains("(ours)") && !md.contains("Windows)"), "{md}");
@@ -166,20 +166,21 @@ fn every_throttle_runs_at_every_rate_and_every_view_renders() {
         assert!(round.readings.iter().any(|r| r.key == control), "{control}");
     }
     // The twin is a reading of its own, never a row of the tables.
-    let md = render(ViewKind::Table, "findings", &rates);
-    assert!(md.contains("Self-check (A/A)"), "{md}");
-    let md = render(ViewKind::Table, "answer", &rates);
+    let md = render(ViewKind::Table, "checks", &rates);
+    assert!(md.contains("A/A: deadline at 1,000/s"), "{md}");
+    assert!(md.contains("reader thread"), "{md}");
+    // The decision table: every finding of the rates experiment has its figure.
+    let md =
+        harness::answer::chapter_answer(throttles::CHAPTER.findings, std::slice::from_ref(&rates));
     assert!(
         md.starts_with("<div class=\"cow-live cow-answer\">"),
         "{md}"
     );
-    assert!(
-        md.contains("short-sleeps.md#tokios-millisecond-timer"),
-        "{md}"
-    );
-    assert!(
-        md.contains("1.994 ms") && md.contains("“not even sure”"),
-        "{md}"
+    assert!(md.contains("| Pacing at 10,000 ops/s |"), "{md}");
+    assert_eq!(
+        md.matches("no figure").count(),
+        1,
+        "only the omission row: {md}"
     );
     let md = render(ViewKind::Table, "why-1k", &rates);
     assert!(
@@ -204,7 +205,7 @@ fn every_throttle_runs_at_every_rate_and_every_view_renders() {
         "{md}"
     );
     // The runs at the write-up's rate have their own planned length, and the note says so.
-    assert!(md.contains("3 ms at its target (5 ms at 1,000/s)"), "{md}");
+    assert!(md.contains("3 ms of operations (5 ms at 1,000/s)"), "{md}");
     for name in ["jitter-1k", "jitter-10k"] {
         let md = render(ViewKind::Table, name, &rates);
         assert!(md.contains("tokio Skip"), "{md}");
@@ -213,25 +214,13 @@ fn every_throttle_runs_at_every_rate_and_every_view_renders() {
     }
     let md = render(ViewKind::Table, "cpu", &rates);
     assert!(
-        md.contains("| governor, burst 1 |") && md.contains("% of one core"),
+        md.contains("| governor, burst 1 |") && md.contains("divided by its operations"),
         "{md}"
     );
-    let md = render(ViewKind::Table, "findings", &rates);
-    assert!(md.starts_with("- **1,000/s**"), "{md}");
-    assert!(
-        md.contains("**10,000/s**") && md.contains("tokio Burst"),
-        "{md}"
-    );
-    // No difference is stated for a pair the verdict rule leaves undecided.
-    for line in md.lines() {
-        assert!(!line.contains("by a factor of 1.00×"), "{line}");
-    }
-    assert!(md.contains("With one 20 ms stall at 1,000/s"), "{md}");
-    assert!(
-        md.contains("What a reader thread in the process costs"),
-        "{md}"
-    );
-    assert!(md.contains("Where a run's rate is counted from"), "{md}");
+    let md = render(ViewKind::Table, "pairs", &rates);
+    assert!(md.contains("| tokio Burst ÷ tokio Delay |"), "{md}");
+    // No ratio is stated for a pair the verdict rule leaves undecided.
+    assert!(!md.contains("| 1.00× "), "{md}");
     for name in ["achieved", "gaps-1k", "gaps-10k"] {
         assert!(
             render(ViewKind::Plot, name, &rates).starts_with("<svg"),
@@ -380,7 +369,7 @@ fn the_binary_refuses_bad_rates_and_names_and_hides_no_command() {
     let out = bin(&["table", "nonsense"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("sweep") && err.contains("findings"), "{err}");
+    assert!(err.contains("sweep") && err.contains("answer"), "{err}");
     let out = bin(&["list"]);
     let s = String::from_utf8_lossy(&out.stdout);
     for p in ["rates_from", "rates_to", "run_ms", "min_ops", "patience_ms"] {

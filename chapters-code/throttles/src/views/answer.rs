@@ -1,0 +1,138 @@
+//! The chapter's findings: the questions a reader brings, each answered from the
+//! rounds by the verdict rule, rendered by the harness as the decision table.
+
+use super::{Of, cpu_per_op, miss};
+use crate::Pacer;
+use crate::experiments::{Measure, OMISSION, OmissionRound, RATES, RatesKey, RatesRound};
+use harness::stats::Better;
+use harness::{Evidence, Finding, Results, Unit, Why};
+
+/// The deadline throttle against tokio's `interval` (Burst, its default) at `target`,
+/// on a per-run value, judged on the rounds' pairs.
+fn deadline_vs_tokio(
+    r: &Results<RatesRound>,
+    target: f64,
+    (a, b): (&str, &str),
+    unit: Unit,
+    f: Of,
+) -> Option<Evidence> {
+    let c = r.compare_of(
+        |d| f(d.find(Pacer::Deadline, target)?),
+        |d| f(d.find(Pacer::TokioBurst, target)?),
+    )?;
+    Some(Evidence::pair(a, b, unit, c))
+}
+
+fn closest(r: &Results<RatesRound>, target: f64) -> Option<Evidence> {
+    let arms = ("deadline miss", "tokio Burst miss");
+    deadline_vs_tokio(r, target, arms, Unit::Number, miss)
+}
+
+pub static HOLD_1K: Finding<RatesRound> = Finding::new(
+    "throttles-hold-1k",
+    &RATES,
+    "Pacing at 1,000 ops/s, the write-up's rate",
+    |r| closest(r, 1_000.0),
+)
+.better(Better::Smaller)
+.advice(
+    "Use the deadline throttle: it missed the target least",
+    "Use tokio's `interval`: it missed the target least",
+    "Use the deadline throttle; `interval` came no closer here",
+)
+.why(Why::Counter(
+    "a miss is 100 × |ln(rate ÷ target)|, about the % off either way. \
+     *Median gap* in the 1,000/s timing table shows tokio's 1 ms timer",
+))
+.guide("throttles");
+
+pub static HOLD_10K: Finding<RatesRound> = Finding::new(
+    "throttles-hold-10k",
+    &RATES,
+    "Pacing at 10,000 ops/s",
+    |r| closest(r, 10_000.0),
+)
+.better(Better::Smaller)
+.advice(
+    "Use the deadline throttle: it missed the target least",
+    "Use tokio's `interval`: it missed the target least",
+    "Neither came closer: `interval` in async code, deadline elsewhere",
+)
+.why(Why::Counter(
+    "*median gap* in the 10,000/s timing table: both send in clumps",
+));
+
+pub static NAIVE_1K: Finding<RatesRound> = Finding::new(
+    "throttles-naive-1k",
+    &RATES,
+    "A plain `op; sleep(1 ms)` loop, asked for 1,000 ops/s",
+    |r| Evidence::reading(r, "naive loop", &RatesKey::Rate(Pacer::Naive, 1_000)),
+)
+.always("Don't pace with a fixed sleep: keep a schedule")
+.why(Why::Counter(
+    "*waiting per op* in the 1,000/s cost table: each sleep overshoots its 1 ms",
+));
+
+pub static STALL_TICKS: Finding<RatesRound> = Finding::new(
+    "throttles-stall-ticks",
+    &RATES,
+    "A stall holds up an `interval` loop at 1,000 ops/s",
+    |r| {
+        Evidence::readings(
+            r,
+            ("Burst", &RatesKey::Stall(Pacer::TokioBurst)),
+            ("Skip", &RatesKey::Stall(Pacer::TokioSkip)),
+        )
+    },
+)
+.better(Better::Higher)
+.advice(
+    "Choose `Skip` for a quota, `Burst` to keep the count",
+    "Choose by job; `Skip` kept the higher rate here",
+    "Choose by job; `Burst` and `Skip` ended alike here",
+)
+.why(Why::Counter(
+    "*back to back after* in the stall table: the missed ticks `Burst` fired at once",
+));
+
+pub static OMITTED: Finding<OmissionRound> = Finding::new(
+    "throttles-omitted",
+    &OMISSION,
+    "Load-test latency (p90) while the server stalls now and then",
+    |r| {
+        Evidence::readings(
+            r,
+            ("from the intended send", &Measure::FromIntent),
+            ("from the actual send", &Measure::FromSend),
+        )
+    },
+)
+.better(Better::Higher)
+.advice(
+    "Measure latency from the intended send time, not the actual",
+    "Measure from the intended send time; stalls showed either way",
+    "Measure from the intended send time; no stall showed here",
+)
+.why(Why::Counter(
+    "*held up* under the omission table: requests a pause made go out late",
+))
+.guide("throttles");
+
+pub static CPU_10K: Finding<RatesRound> = Finding::new(
+    "throttles-cpu-10k",
+    &RATES,
+    "CPU per operation, pacing 10,000 ops/s",
+    |r| {
+        let arms = ("deadline CPU", "tokio Burst CPU");
+        deadline_vs_tokio(r, 10_000.0, arms, Unit::Nanos, cpu_per_op)
+    },
+)
+.better(Better::Smaller)
+.advice(
+    "Prefer the deadline throttle where CPU is scarce",
+    "Prefer `interval` where CPU is scarce",
+    "Decide on accuracy: CPU per operation came out alike",
+)
+.why(Why::Counter(
+    "*sleeps per op* in the 10,000/s cost table: how often each blocked",
+));
