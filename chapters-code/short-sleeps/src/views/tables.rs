@@ -1,0 +1,334 @@
+//! The chapter's tables other than the write-up's (`reference.rs`). Each caption says
+//! what its cells are, in short sentences.
+
+use super::{count, est, low_slack, param_count, per_loop, request_label};
+use crate::experiments::{CallsKey, CallsRound, MsRound, SweepKey, SweepRound};
+use crate::experiments::{YieldKey, YieldRound};
+use crate::{Mode, MsArm, Sample, Slack, VARIANTS, fmt_slack, sweep_requests, tick_models};
+use harness::cells;
+use harness::render::{
+    Cell, Formatted, Table, Tails, fmt_ns, fmt_opt_estimate, fmt_percent, ratio_cell,
+};
+use harness::{Results, Unit};
+
+/// The sleeping variants with the thread's slack and with the low slack.
+pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
+    if !crate::experiments::LOW_SLACK_HERE {
+        return Ok(
+            "Timer slack is a Linux setting (`prctl(PR_SET_TIMERSLACK)`). This system \
+                   has none, so there is nothing to compare.\n"
+                .into(),
+        );
+    }
+    let low = low_slack(r);
+    let seen: std::collections::BTreeSet<u64> =
+        r.data().filter_map(|x| x.thread_slack_ns).collect();
+    let seen: Vec<String> = seen.into_iter().map(fmt_slack).collect();
+    let default = format!("default slack ({})", seen.join(", ")).replace(" ()", "");
+    let s = fmt_slack(low);
+    let mut t = Table::new([
+        "call".to_string(),
+        default,
+        format!("slack {s}"),
+        "default ÷ low".into(),
+        format!("blocked: default · {s}"),
+    ]);
+    for v in VARIANTS.iter().filter(|v| v.call.sleeps()) {
+        let (dk, lk) = (
+            CallsKey::with(v.call, Slack::Default, low),
+            CallsKey::with(v.call, Slack::Low, low),
+        );
+        let (Some(de), Some(le)) = (r.estimate(&dk), r.estimate(&lk)) else {
+            continue;
+        };
+        let ratio = r
+            .compare(&dk, &lk)
+            .map_or_else(|| Formatted::plain("–"), |c| ratio_cell(&c));
+        let blocked = |k: &CallsKey| {
+            Formatted::plain(count(per_loop(r, k, |s| s.voluntary)).unwrap_or("–".into()))
+        };
+        t.row(cells![
+            v.call.name(),
+            est(&de),
+            est(&le),
+            ratio,
+            Cell::join([blocked(&dk), blocked(&lk)], " · ")
+        ]);
+    }
+    anyhow::ensure!(
+        !t.is_empty(),
+        "no sleeping call ran with both slack settings"
+    );
+    Ok(format!(
+        "{}\nEach round runs every call twice: with the thread's own slack, and after \
+         `prctl(PR_SET_TIMERSLACK, {low})`. *Default ÷ low* is the median of the rounds' own \
+         ratios. *Blocked* counts voluntary context switches per call; 0.00 means under one \
+         call in 200.\n",
+        t.to_markdown()
+    ))
+}
+
+/// Each yielding call pinned to one CPU, alone and with a busy thread on that CPU.
+pub fn yields(r: &Results<YieldRound>) -> anyhow::Result<String> {
+    let mut t = Table::new([
+        "call",
+        "alone",
+        "a busy thread on its CPU",
+        "busy ÷ alone",
+        "switches away per call",
+        "time per switch away",
+    ]);
+    for call in crate::YIELD_CALLS {
+        let (busy, alone) = (
+            YieldKey { call, busy: true },
+            YieldKey { call, busy: false },
+        );
+        let (Some(b), Some(a), Some(c)) = (
+            r.estimate(&busy),
+            r.estimate(&alone),
+            r.compare(&busy, &alone),
+        ) else {
+            continue;
+        };
+        let f = |g: &dyn Fn(&Sample) -> Option<f64>| {
+            r.estimate_of(|x| x.find(&busy).and_then(|l| g(&l.sample)))
+        };
+        let per_switch = f(&|s| Some(s.ns / s.involuntary.filter(|i| *i > 0.0)?));
+        t.row(cells![
+            call.name(),
+            est(&a),
+            est(&b),
+            ratio_cell(&c),
+            count(f(&|s| s.involuntary)).unwrap_or_else(|| "–".into()),
+            fmt_opt_estimate(per_switch, Unit::Nanos),
+        ]);
+    }
+    if t.is_empty() && !cfg!(target_os = "linux") {
+        return Ok(
+            "This experiment pins two threads to one CPU with `sched_setaffinity`, \
+                   which this chapter uses on Linux only. It did not run here.\n"
+                .into(),
+        );
+    }
+    anyhow::ensure!(!t.is_empty(), "the yield experiment has no loop to show");
+    Ok(format!(
+        "{}\nEach round pins the measuring thread to its CPU and times each call twice: \
+         alone, and with a second thread spinning on that CPU. Time per call: medians over \
+         the {} rounds, with 95 % intervals. *Switches away* are the involuntary context \
+         switches per call beside the busy thread. *Time per switch away* is the loop's time \
+         divided by them. A loop makes {} calls, fewer where it would outrun {} ms.\n",
+        t.to_markdown(),
+        r.rounds.len(),
+        param_count(r, "yield_calls"),
+        param_count(r, "yield_bound_ms"),
+    ))
+}
+
+/// How far each reading of tokio's timer misses this round's tokio sleeps, less the
+/// round's wake-up cost (its plain 1 ms sleeps): (next tick, whole ticks), medians.
+fn misses(round: &MsRound) -> Option<(f64, f64)> {
+    let c = super::plots::wake_cost(round)?;
+    let (mut next, mut whole) = (Vec::new(), Vec::new());
+    for cell in &round.cells {
+        let MsArm::Tokio { request_us, .. } = cell.arm else {
+            continue;
+        };
+        for s in &cell.sleeps {
+            let (n, w) = tick_models(f64::from(request_us) * 1e3, s.phase_ns);
+            next.push((s.late_ns - c - n).abs());
+            whole.push((s.late_ns - c - w).abs());
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        harness::stats::median_sorted(&v)
+    };
+    (!next.is_empty()).then(|| (median(next), median(whole)))
+}
+
+/// How far each reading of tokio's timer misses the tokio sleeps (the plot shows them
+/// by phase), and how late a 1 ms sleep ends after a short and after a long sleep.
+pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
+    // Two comparisons of two arms each: the readings' misses, a 1 ms sleep in context.
+    let before = r.param("before_ms").map_or(50, |v| v as u32);
+    let pairs = [
+        (
+            [
+                "*whole ticks* misses a tokio sleep by",
+                "*next tick* misses it by",
+            ]
+            .map(String::from),
+            r.compare_of(|x| misses(x).map(|m| m.0), |x| misses(x).map(|m| m.1)),
+        ),
+        (
+            [
+                "`thread::sleep(1 ms)` right after a 1 ms sleep ends late by".to_string(),
+                format!("right after a {before} ms sleep, late by"),
+            ],
+            r.compare(
+                &MsArm::After { before_ms: before },
+                &MsArm::After { before_ms: 1 },
+            ),
+        ),
+    ];
+    let mut m = Table::new(["", "median over rounds", "÷ the row above"]);
+    for ([first, second], c) in pairs {
+        let c = c.ok_or_else(|| anyhow::anyhow!("the millisecond experiment has no result"))?;
+        m.row(cells![first, est(&c.b), ""]);
+        m.row(cells![second, est(&c.a), ratio_cell(&c)]);
+    }
+    let phase = r
+        .estimate_of(|x| Some(x.origin_uncertainty_ns / 2.0))
+        .map_or_else(String::new, |e| {
+            format!(" A phase is known to within {}.", fmt_ns(e.median))
+        });
+    Ok(format!(
+        "{}\nMedians over the {} rounds, with 95 % intervals.{phase} A miss is how far a \
+         reading's prediction lands from a tokio sleep, less the wake-up cost: the lateness \
+         of a `thread::sleep(1 ms)` begun at the same point. The last two rows time single \
+         1 ms sleeps, each right after a sleep of the length given. Each ratio is the median \
+         of the rounds' own.\n",
+        m.to_markdown(),
+        r.rounds.len(),
+    ))
+}
+
+/// The ways of sleeping that have a result, in their fixed order.
+pub(super) fn sweep_modes(r: &Results<SweepRound>) -> Vec<Mode> {
+    Mode::available()
+        .iter()
+        .copied()
+        .filter(|m| r.data().any(|x| x.points.iter().any(|p| p.mode == *m)))
+        .collect()
+}
+
+/// The requested lengths, in nanoseconds.
+pub(super) fn requests() -> Vec<f64> {
+    sweep_requests()
+        .iter()
+        .map(|d| d.as_nanos() as f64)
+        .collect()
+}
+
+/// A sweep table: a row per requested length (`label` names it under `first`), a
+/// column per way of sleeping (`cell` fills it); and the sentence that names the
+/// low-slack column.
+fn grid(
+    r: &Results<SweepRound>,
+    (first, label): (&str, &dyn Fn(f64) -> String),
+    cell: impl Fn(Mode, f64) -> Option<Cell>,
+) -> anyhow::Result<(Table, String)> {
+    let low = low_slack(r);
+    let modes = sweep_modes(r);
+    anyhow::ensure!(!modes.is_empty(), "no way of sleeping has a result");
+    let mut t = Table::new(std::iter::once(first.to_string()).chain(modes.iter().map(
+        |m| match m {
+            Mode::SleepLowSlack => format!("slack {}", fmt_slack(low)),
+            m => m.label(low),
+        },
+    )));
+    for q in requests() {
+        let cells: Vec<Option<Cell>> = modes.iter().map(|m| cell(*m, q)).collect();
+        if cells.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut row: Vec<Cell> = vec![label(q).into()];
+        row.extend(cells.into_iter().map(|c| c.unwrap_or_else(|| "–".into())));
+        t.row(row);
+    }
+    let legend = if modes.contains(&Mode::SleepLowSlack) {
+        format!(
+            " *Slack {}* is `thread::sleep` after `prctl(PR_SET_TIMERSLACK, {low})`.",
+            fmt_slack(low)
+        )
+    } else {
+        String::new()
+    };
+    Ok((t, legend))
+}
+
+/// The share of a point's sleeps that blocked, pooled over every round.
+fn blocked_share(r: &Results<SweepRound>, mode: Mode, q: f64) -> Option<f64> {
+    let (mut blocked, mut all) = (0.0, 0.0);
+    for p in r.data().filter_map(|x| x.find(mode, q)) {
+        if let Some(b) = p.blocked_share {
+            blocked += b * p.late.len() as f64;
+            all += p.late.len() as f64;
+        }
+    }
+    (all > 0.0).then(|| blocked / all)
+}
+
+/// Median lateness per round, with intervals, and the share of sleeps that blocked.
+pub fn sweep(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let low = low_slack(r);
+    let (t, legend) = grid(r, ("requested", &request_label), |m, q| {
+        let e = fmt_opt_estimate(r.estimate(&SweepKey::late(m, q as u64, low)), Unit::Nanos);
+        Some(match blocked_share(r, m, q) {
+            Some(b) => Cell::join([e, fmt_percent(b).into()], " · "),
+            None => e.into(),
+        })
+    })?;
+    Ok(format!(
+        "{}\nHow late each sleep ended (actual − requested). Each round gives the median over \
+         its sleeps of one length. The table gives the median over the {} rounds, with a \
+         95 % interval. After the dot: the share of sleeps that **blocked**, pooled over \
+         rounds.{legend}\n",
+        t.to_markdown(),
+        r.rounds.len()
+    ))
+}
+
+/// The pooled tail of the lateness: p99 where every point of a row pooled at least
+/// 1,000 sleeps, the maximum otherwise (the row says which).
+pub fn sweep_tails(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let pooled = |m, q| harness::render::pooled(r.data(), |x| x.find(m, q).map(|p| &p.late));
+    let modes = sweep_modes(r);
+    let p99 = |q: f64| Tails::for_counts(modes.iter().map(|m| pooled(*m, q).len())).p99;
+    let tail = |q: f64| if p99(q) { "p99" } else { "max" };
+    let label = |q: f64| format!("{} · {}", request_label(q), tail(q));
+    let (t, legend) = grid(r, ("requested · tail", &label), |m, q| {
+        let s = pooled(m, q).summary()?;
+        Some(
+            fmt_ns(if p99(q) {
+                s.p99.unwrap_or(s.max)
+            } else {
+                s.max
+            })
+            .into(),
+        )
+    })?;
+    anyhow::ensure!(!t.is_empty(), "no point has a sleep to pool");
+    Ok(format!(
+        "{}\nThe tail of the lateness, pooling every sleep of every round. A row shows the \
+         99th percentile where each of its points pooled 1,000 sleeps or more, else the \
+         maximum.{legend}\n",
+        t.to_markdown(),
+    ))
+}
+
+/// What accuracy costs: the thread's CPU time per sleep in each way of sleeping, and
+/// how long the hybrid spun.
+pub fn sweep_cpu(r: &Results<SweepRound>) -> anyhow::Result<String> {
+    let of = |m: Mode, q: f64, f: fn(&crate::experiments::Point) -> Option<f64>| {
+        r.estimate_of(|x| x.find(m, q).and_then(f))
+    };
+    let (t, legend) = grid(r, ("requested", &request_label), |m, q| {
+        let cpu = fmt_opt_estimate(of(m, q, |p| p.cpu_ns), Unit::Nanos);
+        Some(match of(m, q, |p| p.spun_ns) {
+            Some(spun) => Cell::join([cpu, est(&spun)], " · "),
+            None => cpu.into(),
+        })
+    })?;
+    let margin = r
+        .estimate_of(|x| Some(x.margin_ns))
+        .map_or_else(String::new, |m| {
+            format!(" Its margin had a median of {}.", est(&m))
+        });
+    Ok(format!(
+        "{}\nThe measuring thread's CPU time per sleep: a point's batch divided by its sleeps, \
+         medians over rounds. It includes timing each sleep and reading its switch count. \
+         After the dot: how long the hybrid spun per sleep.{margin}{legend}\n",
+        t.to_markdown()
+    ))
+}
