@@ -71,8 +71,8 @@ pub static THREAD_OR_TASK: Finding<VariantsRound> = Finding::new(
     "Choose on other grounds: the hand-over did not decide",
 )
 .why(Why::Counter(
-    "voluntary switches per hop, in the table under *Where the time goes*: a thread \
-     blocks and is woken at each hop, a task does not",
+    "voluntary switches per hop (*Where the time goes*): a thread blocks and is woken \
+     each hop, a task does not",
 ))
 .guide("handoffs");
 
@@ -97,8 +97,8 @@ pub static CHANNEL_OR_SOCKET: Finding<VariantsRound> = Finding::new(
     "Choose either link: the hop cost did not decide",
 )
 .why(Why::Hypothesis(
-    "a channel hop stays in user space, a socket-pair hop makes system calls; this \
-     page does not count them",
+    "a channel hop stays in user space; a socket-pair hop makes system calls, not \
+     counted here",
 ));
 
 /// tokio's two runtimes, the same tasks over the same socket pairs.
@@ -121,8 +121,8 @@ pub static RUNTIME: Finding<VariantsRound> = Finding::new(
     "Keep either runtime: the flavour did not decide",
 )
 .why(Why::Counter(
-    "voluntary switches per hop, in the table under *Where the time goes*: near zero \
-     for both means the multi-thread runtime kept the chain on one worker",
+    "voluntary switches per hop (*Where the time goes*): near zero for both means one \
+     worker ran the chain",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
@@ -146,8 +146,7 @@ pub static SPAWN: Finding<VariantsRound> = Finding::new(
     "Choose either: the start-up cost did not decide",
 )
 .why(Why::Hypothesis(
-    "a thread's start maps a stack and makes a `clone` call, a task's is an \
-     allocation and a queue push",
+    "a thread's start maps a stack and calls `clone`; a task's allocates and queues",
 ));
 
 /// One more member's resident memory, a task against a thread, both over socket
@@ -171,8 +170,7 @@ pub static MEMORY: Finding<SweepRound> = Finding::new(
     "Choose on other grounds: memory did not decide",
 )
 .why(Why::Counter(
-    "resident memory per member, in the memory table; a thread's kernel stack, in its \
-     own column there, comes on top",
+    "resident memory per member (memory table); a thread's kernel stack comes on top",
 ))
 .guide("handoffs");
 
@@ -192,5 +190,5 @@ pub static HOW_MANY_TASKS: Finding<LimitsRound> = Finding::new(
 )
 .always("Count on at least this many tasks here")
 .why(Why::Counter(
-    "the *stopped by* column of the limit runs table names what ended each build",
+    "the *stopped by* column of the limit runs names what ended each build",
 ));
