@@ -383,7 +383,7 @@ fn words(text: &str) -> usize {
         .count()
 }
 
-/// Each chapter answers its question first: an "On this machine" block from a live
+/// Each chapter answers its question first: its decision table (the findings), from a live
 /// `answer` view, before the first code listing, within the first screen (under 300
 /// words of text before it at 1280 px, where a screen holds about 350).
 #[test]
@@ -535,36 +535,227 @@ fn paired_quantities_agree_or_say_what_differed() {
     }
 }
 
-/// The guide's "how late a 1 ms sleep wakes" is the figure the short-sleeps page shows.
+/// Every guide row's figure is the figure its chapter's decision table shows: the guide
+/// and the chapters render one list of findings from the same results.
 #[test]
-fn the_guide_shows_the_short_sleeps_figure_for_a_1ms_sleep() {
+fn every_guide_row_shows_its_chapter_s_figure() {
     if !cfg!(target_os = "linux") {
         return;
     }
     let guide = page("what-to-use-when.md");
-    let row = Regex::new(r"(?s)<tr>(.*?)</tr>")
+    let tags = Regex::new(r"<[^>]*>").unwrap();
+    let text = |html: &str| {
+        tags.replace_all(html, "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let link = Regex::new(r#"href="([a-z-]+)\.html""#).unwrap();
+    let mut rows = 0;
+    for row in Regex::new(r"(?s)<tr>(.*?)</tr>")
         .unwrap()
         .captures_iter(main_of(&guide))
-        .map(|c| c[1].to_string())
-        .find(|r| r.contains("thread-sleep-1ms-late"))
-        .expect("the guide shows how late a 1 ms sleep wakes");
-    let cells: Vec<String> = Regex::new(r"(?s)<td[^>]*>(.*?)</td>")
+    {
+        let cells: Vec<String> = Regex::new(r"(?s)<td[^>]*>(.*?)</td>")
+            .unwrap()
+            .captures_iter(&row[1])
+            .map(|c| c[1].trim().to_string())
+            .collect();
+        let Some(chapter) = cells.first().and_then(|c| link.captures(c)) else {
+            continue;
+        };
+        rows += 1;
+        let chapter_page = text(main_of(&page(&format!("{}.md", &chapter[1]))));
+        assert!(
+            chapter_page.contains(&text(&cells[2])),
+            "the guide's “{}” is not on {}.html",
+            text(&cells[2]),
+            &chapter[1]
+        );
+    }
+    assert!(rows >= 5, "the guide shows {rows} rows from the chapters");
+}
+
+/// Each section of the guide ends in a recommendation built from its findings.
+#[test]
+fn every_guide_section_ends_in_a_recommendation() {
+    let guide = page("what-to-use-when.md");
+    let main = main_of(&guide);
+    let sections: Vec<&str> = main.split("<h2").skip(1).collect();
+    let with_markers = sections.iter().filter(|s| s.contains("cow-answer")).count();
+    assert_eq!(with_markers, 5, "the guide has five decision tables");
+    for s in sections.iter().filter(|s| s.contains("cow-answer")) {
+        assert!(
+            s.contains("<strong>Recommendation:</strong>"),
+            "a guide section without a recommendation:\n{}",
+            &s[..s.len().min(400)]
+        );
+        if cfg!(target_os = "linux") {
+            assert!(!s.contains("none yet"), "a section with no result:\n{s}");
+        }
+    }
+}
+
+/// What a reader meets on a chapter page, measured as `shared/tools/reader-metrics.py`
+/// measures it: the prose blocks (paragraphs and list items outside tables, code, plots
+/// and provenance lines).
+fn prose_blocks(main: &str) -> Vec<String> {
+    let drop = [
+        Regex::new(r"(?s)<svg\b.*?</svg>").unwrap(),
+        Regex::new(r"(?s)<pre\b.*?</pre>").unwrap(),
+        Regex::new(r"(?s)<table\b.*?</table>").unwrap(),
+        Regex::new(r"(?s)<script\b.*?</script>").unwrap(),
+        Regex::new(r"(?s)<style\b.*?</style>").unwrap(),
+        Regex::new(r#"(?s)<p class="cow-(listing-file|provenance)".*?</p>"#).unwrap(),
+        Regex::new(r#"(?s)<div class="cow-provenance".*?</div>"#).unwrap(),
+    ];
+    let mut m = main.to_string();
+    for r in &drop {
+        m = r.replace_all(&m, " ").into_owned();
+    }
+    Regex::new(r"(?s)<(?:p|li)\b[^>]*>(.*?)</(?:p|li)>")
         .unwrap()
-        .captures_iter(&row)
-        .map(|c| c[1].trim().to_string())
+        .captures_iter(&m)
+        .map(|c| {
+            let t = text_of(&c[1])
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&#39;", "'");
+            t.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
+/// Sentence lengths in words: a sentence ends at `.`, `!` or `?` followed by a space
+/// and a capital letter, an opening quote or a bracket; fragments under 3 words are
+/// left out (as the reader-metrics tool does).
+fn sentence_lengths(blocks: &[String]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for b in blocks {
+        let chars: Vec<char> = b.chars().collect();
+        let mut start = 0;
+        let mut cut = |from: usize, to: usize| {
+            let s: String = chars[from..to].iter().collect();
+            let n = s.split_whitespace().count();
+            if n >= 3 {
+                out.push(n);
+            }
+        };
+        for i in 0..chars.len() {
+            let ends = matches!(chars[i], '.' | '!' | '?')
+                && chars.get(i + 1) == Some(&' ')
+                && chars
+                    .get(i + 2)
+                    .is_some_and(|c| c.is_uppercase() || *c == '“' || *c == '(');
+            if ends {
+                cut(start, i + 1);
+                start = i + 2;
+            }
+        }
+        cut(start, chars.len());
+    }
+    out
+}
+
+/// Two legend swatches alike (same stroke colour and dash) in one plot.
+fn legend_collisions(svg: &str) -> usize {
+    let attr = |el: &str, name: &str| {
+        el.split(&format!("{name}=\""))
+            .nth(1)
+            .and_then(|t| t.split('"').next())
+            .map(str::to_string)
+    };
+    let keys: Vec<(String, String)> = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|el| {
+            let pts = attr(el, "points").unwrap_or_default();
+            let width: f64 = attr(el, "stroke-width")
+                .and_then(|w| w.parse().ok())
+                .unwrap_or(0.0);
+            pts.split_whitespace().count() == 2 && width >= 3.0
+        })
+        .filter_map(|el| {
+            let c = attr(el, "stroke")?.to_uppercase();
+            (c != "#000000" && c != "#FFFFFF")
+                .then(|| (c, attr(el, "stroke-dasharray").unwrap_or_default()))
+        })
         .collect();
-    assert!(
-        cells[3].contains("short-sleeps"),
-        "named experiment: {cells:?}"
-    );
-    // The figure as text (a cell may carry more after it, such as the sweep's blocked
-    // share, which changes how its interval is marked up).
-    let tags = Regex::new(r"<[^>]*>").unwrap();
-    let text = |html: &str| tags.replace_all(html, "").to_string();
-    let sleeps = page("short-sleeps.md");
-    assert!(
-        text(main_of(&sleeps)).contains(&text(&cells[1])),
-        "the guide's {} is not on the short-sleeps page",
-        cells[1]
-    );
+    let mut unique = keys.clone();
+    unique.sort();
+    unique.dedup();
+    keys.len() - unique.len()
+}
+
+/// A reader with five minutes: each chapter answers in a short block (at most 150 words
+/// of prose besides its table), in sentences of at most 20 words at the median, shows a
+/// plot within the first 600 words of prose, draws no two series alike, and stays
+/// under 4,500 words of prose in all.
+#[test]
+fn every_chapter_reads_in_five_minutes() {
+    let mut bad = Vec::new();
+    for src in chapter_pages() {
+        let html = page(&src);
+        let main = main_of(&html);
+        let Some(a) = main.find("cow-answer") else {
+            bad.push(format!("{src}: no answer block"));
+            continue;
+        };
+        let start = main[..a].rfind("<div").unwrap_or(a);
+        let end = main[start..]
+            .find("</div>")
+            .map_or(main.len(), |e| start + e);
+        let block = Regex::new(r"(?s)<table\b.*?</table>")
+            .unwrap()
+            .replace_all(&main[start..end], " ")
+            .into_owned();
+        let answer_words = text_of(&block).split_whitespace().count();
+        let blocks = prose_blocks(main);
+        let mut lengths = sentence_lengths(&blocks);
+        lengths.sort();
+        let median = match lengths.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => lengths[n / 2] as f64,
+            n => (lengths[n / 2 - 1] + lengths[n / 2]) as f64 / 2.0,
+        };
+        let prose: usize = blocks.iter().map(|b| b.split_whitespace().count()).sum();
+        let plot_at = main.find("class=\"cow-plot\"").map(|p| {
+            prose_blocks(&main[..p])
+                .iter()
+                .map(|b| b.split_whitespace().count())
+                .sum::<usize>()
+        });
+        let alike: usize = Regex::new(r"(?s)<svg.*?</svg>")
+            .unwrap()
+            .find_iter(main)
+            .map(|m| legend_collisions(m.as_str()))
+            .sum();
+        eprintln!(
+            "{src}: answer {answer_words} words; median sentence {median} words; first plot \
+             after {plot_at:?} words; {prose} prose words; {alike} alike series"
+        );
+        if answer_words > 150 {
+            bad.push(format!(
+                "{src}: answer block of {answer_words} words (at most 150)"
+            ));
+        }
+        if median > 20.0 {
+            bad.push(format!(
+                "{src}: median sentence of {median} words (at most 20)"
+            ));
+        }
+        match plot_at {
+            Some(w) if w <= 600 => {}
+            w => bad.push(format!("{src}: first plot after {w:?} words (at most 600)")),
+        }
+        if prose > 4_500 {
+            bad.push(format!("{src}: {prose} words of prose (at most 4,500)"));
+        }
+        if alike > 0 {
+            bad.push(format!("{src}: {alike} plot series drawn alike"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

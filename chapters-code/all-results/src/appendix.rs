@@ -80,6 +80,21 @@ pub fn overview(shown: &[Shown]) -> String {
     out
 }
 
+/// Every chapter's findings in one decision table, each row linked to its chapter:
+/// the book's conclusions at a glance, rendered as the chapters render them.
+pub fn findings(records: &[Record]) -> String {
+    let mut rows = Vec::new();
+    for ch in crate::CHAPTERS {
+        for f in ch.findings {
+            let record = records
+                .iter()
+                .find(|r| r.chapter == ch.name && r.experiment == f.experiment());
+            rows.push(harness::answer::Row::of(*f, record).linked(format!("{}.md", ch.name)));
+        }
+    }
+    harness::answer::decision_table(&rows)
+}
+
 /// One provenance line for a set of records: the machine, and the span of their times.
 pub fn summary_provenance(records: &[&Record]) -> String {
     let Some(first) = records.first() else {

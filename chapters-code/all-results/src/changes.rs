@@ -18,7 +18,6 @@
 use harness::cache::{self, write_atomically};
 use harness::fmt::fmt_ns;
 use harness::noise::syscall_estimate;
-use harness::record::Unit;
 use harness::render::{fmt_estimate, sig3, threshold_text};
 use harness::stats::{Comparison, Estimate};
 use harness::{Profile, Record};
@@ -135,32 +134,14 @@ impl Report {
             "{} → {}, {}",
             fmt_ns(b.median),
             fmt_ns(a.median),
-            if self.machine_moved() {
-                format!("moved ×{}", sig3(a.median / b.median))
-            } else {
-                "no clear move".to_string()
-            }
+            harness::comparison::move_cell(&a, &b)
         ))
     }
 
     /// One sentence on whether the machine itself moved between the runs.
     pub fn machine_text(&self) -> Option<String> {
         let (b, a) = self.machine?;
-        let cell = format!(
-            "{} → {}",
-            fmt_estimate(&b, Unit::Nanos),
-            fmt_estimate(&a, Unit::Nanos)
-        );
-        Some(if self.machine_moved() {
-            format!(
-                "The machine itself moved between the runs: a system call (timed before every round) took {cell} (×{}). Figures that enter the kernel may have moved with it; intervals over the rounds of one run cannot cover a change between runs.",
-                sig3(a.median / b.median)
-            )
-        } else {
-            format!(
-                "The machine itself did not clearly move: a system call (timed before every round) took {cell}."
-            )
-        })
+        Some(harness::comparison::machine_move_sentence(&a, &b))
     }
 }
 

@@ -108,6 +108,7 @@ fn main() -> ExitCode {
             let shown = all_shown(profile, &dir, true);
             match name.as_str() {
                 "overview" => Ok(appendix::overview(&shown)),
+                "findings" => Ok(appendix::findings(&records(&shown))),
                 "download" => appendix::download(&Bundle::of(records(&shown)).without_round_data()),
                 "headlines" => Ok(appendix::headlines(&figures(&records(&shown)))),
                 "compare-data" => appendix::compare_data(&Bundle::of(records(&shown))),

@@ -62,12 +62,14 @@ impl<'a> Row<'a> {
         )
     }
 
-    /// "do this — here: figure", the guide's recommendation from this row.
+    /// The guide's recommendation from this row: "situation: advice. On this machine:
+    /// figure (interval …; rounds …)."
     pub fn recommendation(&self) -> Option<String> {
         let e = self.outcome.as_ref().ok()?;
-        let [figure, interval, _] = evidence_cells(e, self.finding.better());
+        let [figure, interval, rounds] = evidence_cells(e, self.finding.better());
         Some(format!(
-            "{} — here: {figure} ({interval}).",
+            "{}: {}. On this machine: {figure} (interval {interval}; rounds {rounds}).",
+            self.finding.situation().trim_end_matches('.'),
             self.advice()?.trim_end_matches('.')
         ))
     }

@@ -242,6 +242,36 @@ pub fn ratio_cell(c: &Comparison) -> Formatted {
     }
 }
 
+/// One figure in two runs (measured apart, judged on the two intervals): "moved
+/// ×1.22" where the rule finds a difference, else "no clear move".
+pub fn move_cell(after: &Estimate, before: &Estimate) -> String {
+    if Comparison::unpaired(*after, *before).is_clear() {
+        format!("moved ×{}", sig3(after.median / before.median))
+    } else {
+        "no clear move".to_string()
+    }
+}
+
+/// Whether the machine itself moved between two runs, from the system call timed
+/// before every round (`after`, `before`: its estimates in the two runs).
+pub fn machine_move_sentence(after: &Estimate, before: &Estimate) -> String {
+    let cell = format!(
+        "{} → {}",
+        fmt_estimate(before, Unit::Nanos),
+        fmt_estimate(after, Unit::Nanos)
+    );
+    if Comparison::unpaired(*after, *before).is_clear() {
+        format!(
+            "The machine itself moved between the runs: a system call (timed before every round) took {cell} (×{}). Figures that enter the kernel may have moved with it; intervals over the rounds of one run cannot cover a change between runs.",
+            sig3(after.median / before.median)
+        )
+    } else {
+        format!(
+            "The machine itself did not clearly move: a system call (timed before every round) took {cell}."
+        )
+    }
+}
+
 /// The word for the winning side of a comparison: "faster", "higher", "smaller".
 fn better_word(better: Better) -> &'static str {
     match better {

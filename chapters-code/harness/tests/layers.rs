@@ -50,6 +50,10 @@ const CORE: &[&str] = &[
 ];
 const PAGE: &[&str] = &[
     "render",
+    "table",
+    "tails",
+    "notes",
+    "provenance",
     "comparison",
     "answer",
     "plot",
