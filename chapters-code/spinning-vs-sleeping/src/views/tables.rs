@@ -169,8 +169,8 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let aa = r.compare(&k, &k.twin()).map_or_else(String::new, |c| {
         format!(
             "\nSelf-check (A/A): the spinning std channel with no gap ran twice in every \
-             round. First ÷ second: {}. A ratio in that cell would be a false verdict on \
-             identical code.\n",
+             round. First ÷ second: {}. A ratio here, not an undecided result, is a \
+             false verdict on identical code.\n",
             ratio_cell(&c)
         )
     });
