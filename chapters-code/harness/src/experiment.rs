@@ -602,7 +602,7 @@ pub struct Chapter {
     pub headlines: &'static [Headline],
     /// What the chapter concludes, as data: its decision table (`table answer`), the
     /// guide's rows and the appendix's overview are rendered from these.
-    pub findings: &'static [&'static dyn crate::finding::AnyFinding],
+    pub findings: &'static [&'static dyn crate::evidence::AnyFinding],
 }
 
 /// Declares a chapter's [`Chapter`] with the build script's key embedded:

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod comparison;
 pub mod counters;
 pub mod env;
+pub mod evidence;
 pub mod experiment;
 pub mod finding;
 #[doc(hidden)]

@@ -3,7 +3,7 @@
 
 use crate::fmt::*;
 use crate::record::{Note, NoteKind, Record};
-use crate::render::escape_html;
+use crate::safe::text as escape_html;
 use crate::stats::Estimate;
 
 /// Notes as Markdown blockquotes, one per note, their text escaped.

@@ -5,7 +5,7 @@ use crate::fmt::*;
 use crate::notes::{estimates, lowest_coverage_of};
 use crate::privacy::scrub;
 use crate::record::Record;
-use crate::render::escape_html;
+use crate::safe::text as escape_html;
 
 /// What the record's intervals cover, for its provenance: `at 95 %`, the shortfall of
 /// the lowest, or, when only figures whose rounds drifted fall short, both.

@@ -86,7 +86,7 @@ impl From<&str> for Cell {
 #[macro_export]
 macro_rules! cells {
     ($($cell:expr),* $(,)?) => {
-        [$($crate::render::Cell::from($cell)),*]
+        [$($crate::table::Cell::from($cell)),*]
     };
 }
 
