@@ -42,7 +42,7 @@ pub static HOLD_1K: Finding<RatesRound> = Finding::new(
 )
 .why(Why::Counter(
     "a miss is 100 × |ln(rate ÷ target)|, about the % off either way. \
-     *Median gap* in the 1,000/s timing table shows tokio's 1 ms timer",
+     *Median gap* in the 1,000/s timing table shows tokio's 1 ms timer.",
 ))
 .guide("throttles");
 
@@ -59,7 +59,7 @@ pub static HOLD_10K: Finding<RatesRound> = Finding::new(
     "Neither came closer: `interval` in async code, deadline elsewhere",
 )
 .why(Why::Counter(
-    "*median gap* in the 10,000/s timing table: both send in clumps",
+    "*median gap* in the 10,000/s timing table: both send in clumps.",
 ));
 
 pub static NAIVE_1K: Finding<RatesRound> = Finding::new(
@@ -70,7 +70,7 @@ pub static NAIVE_1K: Finding<RatesRound> = Finding::new(
 )
 .always("Don't pace with a fixed sleep: keep a schedule")
 .why(Why::Counter(
-    "*waiting per op* in the 1,000/s cost table: each sleep overshoots its 1 ms",
+    "*waiting per op* in the 1,000/s cost table: each sleep overshoots its 1 ms.",
 ));
 
 pub static STALL_TICKS: Finding<RatesRound> = Finding::new(
@@ -92,7 +92,7 @@ pub static STALL_TICKS: Finding<RatesRound> = Finding::new(
     "Choose by job; `Burst` and `Skip` ended alike here",
 )
 .why(Why::Counter(
-    "*back to back after* in the stall table: the missed ticks `Burst` fired at once",
+    "*back to back after* in the stall table: the missed ticks `Burst` fired at once.",
 ));
 
 pub static OMITTED: Finding<OmissionRound> = Finding::new(
@@ -114,7 +114,7 @@ pub static OMITTED: Finding<OmissionRound> = Finding::new(
     "Measure from the intended send time; no stall showed here",
 )
 .why(Why::Counter(
-    "*held up* under the omission table: requests a pause made go out late",
+    "*held up* under the omission table: requests a pause made go out late.",
 ))
 .guide("throttles");
 
@@ -134,5 +134,5 @@ pub static CPU_10K: Finding<RatesRound> = Finding::new(
     "Decide on accuracy: CPU per operation came out alike",
 )
 .why(Why::Counter(
-    "*sleeps per op* in the 10,000/s cost table: how often each blocked",
+    "*sleeps per op* in the 10,000/s cost table: how often each blocked.",
 ));

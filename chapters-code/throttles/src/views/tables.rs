@@ -225,8 +225,8 @@ pub(super) fn achieved(r: &Results<RatesRound>) -> anyhow::Result<String> {
         per_s(WRITEUP_RATE),
         ms("min_ops"),
         if dagger {
-            " † Stopped in some round at twice its planned time; counted over the \
-             operations that ran."
+            " A † marks a run stopped in some round at twice its planned time, \
+             counted over the operations that ran."
         } else {
             ""
         }
@@ -387,7 +387,10 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
         t.row(cells![name, a, b, ratio_cell(&c)]);
     };
     pair(
-        format!("deadline at {}: rate from start 1, from 2", per_s(t1k)),
+        format!(
+            "deadline at {}: rate from start 1, from start 2",
+            per_s(t1k)
+        ),
         r.compare_of(
             |d| Some(deadline_1k(d)?.achieved),
             |d| deadline_1k(d)?.reading(),
@@ -463,18 +466,10 @@ pub(super) fn omission(r: &Results<OmissionRound>) -> anyhow::Result<String> {
     let first = r.data().next().expect("a round, since the table has rows");
     let sum = |f: fn(&OmissionRound) -> u64| -> u64 { r.data().map(f).sum() };
     let count = |f: fn(&OmissionRound) -> u64| fmt_count(sum(f));
-    // A pause of `stall_ms` holds up the requests due during it, less the one it delays.
-    let per_pause = (first.stall_ms as f64 * first.rate / 1e3 - 1.0).max(0.0);
     let latest = r.data().filter_map(|d| d.send_late_max_ns).reduce(f64::max);
-    let mut held = Table::new([
-        "held up",
-        "the pauses could hold up",
-        "sent late by, median",
-        "latest",
-    ]);
+    let mut held = Table::new(["held up", "sent late by, median", "latest"]);
     held.row(cells![
         format!("{} of {}", count(|d| d.sent_late), count(|d| d.answered)),
-        fmt_count((sum(|d| d.pauses) as f64 * per_pause).round() as u64),
         fmt_opt_estimate(r.estimate_of(|d| d.send_late_p50_ns), Unit::Nanos),
         latest.map_or("–".into(), |v| Unit::Nanos.format(v)),
     ]);
