@@ -6,8 +6,10 @@
 use crate::record::{Record, Unit};
 use crate::stats::{Better, Comparison, Estimate, Verdict};
 
-/// What the rounds showed for one finding.
+/// What the rounds showed for one finding. (A pair's [`Comparison`] makes that variant
+/// the largest; a page holds a few of these, one per row, so it is not boxed.)
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Evidence {
     /// Two arms, `a` ÷ `b`: of the same rounds (judged on their per-round ratios) or
     /// measured apart (on their two intervals); [`Comparison`] says which.
