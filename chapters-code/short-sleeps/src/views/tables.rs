@@ -55,10 +55,7 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
             Cell::join([blocked(&dk), blocked(&lk)], " · ")
         ]);
     }
-    anyhow::ensure!(
-        !t.is_empty(),
-        "no sleeping call ran with both slack settings"
-    );
+    anyhow::ensure!(!t.is_empty(), "no sleeping call ran at both slacks");
     Ok(format!(
         "{}\nEach round runs every call twice: with the thread's own slack, and after \
          `prctl(PR_SET_TIMERSLACK, {low})`. *Default ÷ low* is the median of the rounds' own \
@@ -259,23 +256,25 @@ fn blocked_share(r: &Results<SweepRound>, mode: Mode, q: f64) -> Option<f64> {
     (all > 0.0).then(|| blocked / all)
 }
 
-/// Median lateness per round, with intervals, and the share of sleeps that blocked.
+/// Median lateness per round, with intervals, and the share of sleeps that blocked
+/// (where the system counts switches).
 pub fn sweep(r: &Results<SweepRound>) -> anyhow::Result<String> {
-    let low = low_slack(r);
+    let (low, dot) = (low_slack(r), std::cell::Cell::new(""));
     let (t, legend) = grid(r, ("requested", &request_label), |m, q| {
         let e = fmt_opt_estimate(r.estimate(&SweepKey::late(m, q as u64, low)), Unit::Nanos);
-        Some(match blocked_share(r, m, q) {
-            Some(b) => Cell::join([e, fmt_percent(b).into()], " · "),
-            None => e.into(),
-        })
+        let Some(b) = blocked_share(r, m, q) else {
+            return Some(e.into());
+        };
+        dot.set(" After the dot: the share of sleeps that **blocked**, pooled over rounds.");
+        Some(Cell::join([e, fmt_percent(b).into()], " · "))
     })?;
     Ok(format!(
         "{}\nHow late each sleep ended (actual − requested). Each round gives the median over \
          its sleeps of one length. The table gives the median over the {} rounds, with a \
-         95 % interval. After the dot: the share of sleeps that **blocked**, pooled over \
-         rounds.{legend}\n",
+         95 % interval.{}{legend}\n",
         t.to_markdown(),
-        r.rounds.len()
+        r.rounds.len(),
+        dot.get(),
     ))
 }
 
