@@ -10,9 +10,8 @@ use harness::Headline;
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [DESIGNS, SWEEP, HAZARDS, UNIT_CHECK],
     views: [
-        views::DESIGNS_CDF, views::DESIGNS_TABLE, views::WAITS, views::COST_MULTI,
-        views::COST_CURRENT, views::FLAVOURS, views::FLAVOURS_CDF, views::PAIRING,
-        views::WRITEUP, views::SWEEP_TABLE, views::HAZARDS_TABLE, views::UNIT_CHECK_TABLE,
+        views::DESIGNS_CDF, views::DESIGNS_TABLE, views::WAITS, views::COST,
+        views::FLAVOURS, views::FLAVOURS_CDF, views::WRITEUP, views::SWEEP_TABLE, views::HAZARDS_TABLE, views::UNIT_CHECK_TABLE,
     ],
     headlines: [
         Headline::new(

@@ -33,7 +33,7 @@ pub static LOCK: Finding<DesignsRound> = Finding::new(
     "Keep the brief `std::sync::Mutex`: no cost showed here",
 )
 .why(Why::Counter(
-    "each locking is one push or one pop; the waits table counts how often design 1 found the lock taken",
+    "each locking is one push or one pop; the waits table counts how often design 1 found the lock taken.",
 ))
 .guide("locks");
 
@@ -63,7 +63,7 @@ pub static GUARD: Finding<HazardsRound> = Finding::new(
     "No deadlock this time; still, never hold it across `.await`",
 )
 .why(Why::Hypothesis(
-    "a callback that blocks on the lock holds the only thread, which the guard's holder needs to let go of it",
+    "a callback that blocks on the lock holds the only thread, which the guard's holder needs to let go of it.",
 ))
 .guide("locks");
 
@@ -87,7 +87,7 @@ pub static DESIGN2: Finding<DesignsRound> = Finding::new(
     "Keep the simpler std mutex: the redesign gained nothing",
 )
 .why(Why::Counter(
-    "design 2's senders found its one-slot channel full, in the waits table",
+    "design 2's senders found its one-slot channel full, in the waits table.",
 ));
 
 /// Design 2 against the same with room in the channel for every message.
@@ -110,7 +110,7 @@ pub static SLOT: Finding<DesignsRound> = Finding::new(
     "Capacity did not change lateness here",
 )
 .why(Why::Counter(
-    "with one slot, senders found it full (waits table), so expiries were handed over one at a time",
+    "with one slot, senders found it full (waits table), so expiries were handed over one at a time.",
 ));
 
 /// Design 4 (each expiry's data in its message) against design 1.
@@ -133,7 +133,7 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
     "Choose for clarity: neither was quicker here",
 )
 .why(Why::Hypothesis(
-    "every expiry funnels through design 4's one handler task, while design 1's callbacks run on every worker",
+    "every expiry funnels through design 4's one handler task, while design 1's callbacks run on every worker.",
 ));
 
 /// Design 1 on the two runtime flavours.
@@ -156,5 +156,5 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
     "Either runtime served this burst alike",
 )
 .why(Why::Hypothesis(
-    "one thread runs every callback in turn; the multi-thread runtime spreads them over its workers",
+    "one thread runs every callback in turn; the multi-thread runtime spreads them over its workers.",
 ));

@@ -24,18 +24,11 @@ pub static DESIGNS_CDF: View<DesignsRound> =
 pub static DESIGNS_TABLE: View<DesignsRound> =
     View::table("designs", &DESIGNS, tables::designs_table).brief();
 pub static WAITS: View<DesignsRound> = View::table("waits", &DESIGNS, tables::waits_table).brief();
-pub static COST_MULTI: View<DesignsRound> =
-    View::table("cost", &DESIGNS, |r| tables::cost_table(r, MT)).brief();
-pub static COST_CURRENT: View<DesignsRound> = View::table("cost-current-thread", &DESIGNS, |r| {
-    tables::cost_table(r, CT)
-})
-.brief();
+pub static COST: View<DesignsRound> = View::table("cost", &DESIGNS, tables::cost_tables).brief();
 pub static FLAVOURS: View<DesignsRound> =
     View::table("flavours", &DESIGNS, tables::flavours_table).brief();
 pub static FLAVOURS_CDF: View<DesignsRound> =
     View::plot("flavours-cdf", &DESIGNS, |r| plots::cdf_plot(r, CT)).brief();
-pub static PAIRING: View<DesignsRound> =
-    View::table("pairing", &DESIGNS, tables::pairing_table).brief();
 pub static WRITEUP: View<DesignsRound> =
     View::table("writeup", &DESIGNS, reference::writeup_table).brief();
 pub static SWEEP_TABLE: View<SweepRound> = View::table("sweep", &SWEEP, tables::sweep_table);

@@ -133,10 +133,13 @@ pub fn writeup_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\n{}\n\nYours: multi-thread runtime, each round's median and mean of the time from \
          the start popped off the queue to the handled expiry, then the median over rounds. \
-         The write-up's order of its designs beside yours, on the same quantity:\n\n{}",
+         The write-up's order of its designs beside yours, on the same quantity:\n\n{}\n\
+         How that pairing compares with each timeout's own start, median over rounds of each \
+         run's figure:\n\n{}",
         t.to_markdown(),
         refs.attribution(),
         order.to_markdown(),
+        super::tables::pairing_table(r)?,
     ))
 }
 
@@ -150,7 +153,8 @@ pub fn unit_check_table(r: &Results<UnitRound>) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow::anyhow!("no check finished"))?;
     let (mut inside, mut early, mut late) = (0, 0, 0);
     for x in r.data() {
-        let (i, e, l) = x.verdicts();
+        // The checks inside, before and after the write-up's window (not the verdict rule).
+        let (i, e, l) = UnitRound::verdicts(x);
         inside += i;
         early += e;
         late += l;

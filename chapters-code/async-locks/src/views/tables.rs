@@ -94,9 +94,19 @@ fn switches_per_timeout(x: &DesignRun) -> Option<f64> {
     x.per_timeout(Some(c.voluntary? + c.involuntary?))
 }
 
+/// What each design costs per timeout started, on the multi-thread runtime and then on
+/// the current-thread one.
+pub fn cost_tables(r: &Results<DesignsRound>) -> anyhow::Result<String> {
+    Ok(format!(
+        "Multi-thread runtime:\n\n{}\nCurrent-thread runtime:\n\n{}",
+        cost_table(r, MT)?,
+        cost_table(r, CT)?
+    ))
+}
+
 /// What each design costs on one runtime, per timeout started: the process's CPU time,
 /// context switches and run-queue delay during a run, and the run's wall time.
-pub fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<String> {
+fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<String> {
     let mut t = Table::new([
         "design",
         "CPU per timeout",
