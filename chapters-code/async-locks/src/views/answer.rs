@@ -30,7 +30,7 @@ pub static LOCK: Finding<DesignsRound> = Finding::new(
 .advice(
     "Keep the brief `std::sync::Mutex`: it cost nothing here",
     "Hold the lock for less: it added lateness here",
-    "Keep the brief `std::sync::Mutex`: no cost showed here",
+    "Keep the brief `std::sync::Mutex`: no cost beyond the noise here",
 )
 .why(Why::Counter(
     "each locking is one push or one pop; the waits table counts how often design 1 found the lock taken.",
@@ -107,7 +107,7 @@ pub static SLOT: Finding<DesignsRound> = Finding::new(
 .advice(
     "One slot kept up here; size the channel for bursts anyway",
     "Give the channel room for the whole burst",
-    "Capacity did not change lateness here",
+    "Capacity made no difference beyond the noise here",
 )
 .why(Why::Counter(
     "with one slot, senders found it full (waits table), so expiries were handed over one at a time.",
@@ -130,7 +130,7 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 .advice(
     "Send the data in the message: it was quicker here",
     "Keep design 1's brief lock: one handler was later",
-    "Choose for clarity: neither was quicker here",
+    "Choose for clarity: the rounds did not separate them",
 )
 .why(Why::Hypothesis(
     "every expiry funnels through design 4's one handler task, while design 1's callbacks run on every worker.",
@@ -153,7 +153,7 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
 .advice(
     "One thread was quicker here; more workers bought nothing",
     "Expect later callbacks on a current-thread runtime",
-    "Either runtime served this burst alike",
+    "Pick either runtime: the rounds did not separate them",
 )
 .why(Why::Hypothesis(
     "one thread runs every callback in turn; the multi-thread runtime spreads them over its workers.",
