@@ -6,8 +6,8 @@ use base64::Engine as _;
 use harness::cache::Shown;
 use harness::cells;
 use harness::render::{
-    Align, Table, escape_html, fmt_count, fmt_estimate, fmt_ns, machine_line, noise_notes, notes,
-    provenance_line, sig3,
+    Align, Table, escape_html, fmt_count, fmt_estimate, fmt_ns, fmt_percent, machine_line,
+    noise_notes, notes, provenance_line, sig3,
 };
 use harness::{Chapter, Figure, Record};
 
@@ -78,6 +78,42 @@ pub fn overview(shown: &[Shown]) -> String {
     out.push('\n');
     out.push_str(&summary_provenance(&records));
     out
+}
+
+/// How often the verdict rule calls two identical arms different, per count of rounds,
+/// simulated when the page is built ([`harness::stats::simulated_false_verdicts`]): the
+/// table behind the fewest rounds a verdict needs.
+pub fn verdict_rates() -> String {
+    use harness::stats::{
+        SIMULATED_ARM_SIGMA, SIMULATED_ROUND_SIGMA, VERDICT_MIN_ROUNDS, simulated_false_verdicts,
+    };
+    const TRIALS: u32 = 4_000;
+    let mut t = Table::new([
+        "rounds",
+        "identical arms called different",
+        "the page states a verdict",
+    ]);
+    for n in 3..=10u32 {
+        t.row([
+            n.to_string(),
+            fmt_percent(simulated_false_verdicts(n, TRIALS)),
+            if n >= VERDICT_MIN_ROUNDS {
+                "yes"
+            } else {
+                "no: figures only"
+            }
+            .to_string(),
+        ]);
+    }
+    format!(
+        "{}\n<p class=\"cow-provenance\">Simulated when this page was built: {} runs per \
+         count, paired rounds whose shared round effect has σ {} (log-normal) and whose \
+         arms add σ {} each, judged at the default 5 % threshold.</p>\n",
+        t.to_markdown(),
+        fmt_count(u64::from(TRIALS)),
+        SIMULATED_ROUND_SIGMA,
+        SIMULATED_ARM_SIGMA
+    )
 }
 
 /// Every chapter's findings in one decision table, each row linked to its chapter:

@@ -49,9 +49,10 @@ pub static CHAPTERS: &[&Chapter] = &[
 /// chapter's slug names a table too. `other-os` is short sleeps' section of other
 /// machines' figures ([`others`]), on that chapter's page: it reads other machines'
 /// records only, and measures nothing.
-pub const APPENDIX_TABLES: [&str; 11] = [
+pub const APPENDIX_TABLES: [&str; 12] = [
     "overview",
     "findings",
+    "verdict-rates",
     "download",
     "headlines",
     "compare-data",

@@ -109,6 +109,7 @@ fn main() -> ExitCode {
             match name.as_str() {
                 "overview" => Ok(appendix::overview(&shown)),
                 "findings" => Ok(appendix::findings(&records(&shown))),
+                "verdict-rates" => Ok(appendix::verdict_rates()),
                 "download" => appendix::download(&Bundle::of(records(&shown)).without_round_data()),
                 "headlines" => Ok(appendix::headlines(&figures(&records(&shown)))),
                 "compare-data" => appendix::compare_data(&Bundle::of(records(&shown))),
