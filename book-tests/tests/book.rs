@@ -551,13 +551,13 @@ fn every_guide_row_shows_its_chapter_s_figure() {
             .join(" ")
     };
     let link = Regex::new(r#"href="([a-z-]+)\.html""#).unwrap();
+    let td = Regex::new(r"(?s)<td[^>]*>(.*?)</td>").unwrap();
     let mut rows = 0;
     for row in Regex::new(r"(?s)<tr>(.*?)</tr>")
         .unwrap()
         .captures_iter(main_of(&guide))
     {
-        let cells: Vec<String> = Regex::new(r"(?s)<td[^>]*>(.*?)</td>")
-            .unwrap()
+        let cells: Vec<String> = td
             .captures_iter(&row[1])
             .map(|c| c[1].trim().to_string())
             .collect();
@@ -695,6 +695,8 @@ fn legend_collisions(svg: &str) -> usize {
 /// under 4,500 words of prose in all.
 #[test]
 fn every_chapter_reads_in_five_minutes() {
+    let table = Regex::new(r"(?s)<table\b.*?</table>").unwrap();
+    let svg = Regex::new(r"(?s)<svg.*?</svg>").unwrap();
     let mut bad = Vec::new();
     for src in chapter_pages() {
         let html = page(&src);
@@ -707,10 +709,7 @@ fn every_chapter_reads_in_five_minutes() {
         let end = main[start..]
             .find("</div>")
             .map_or(main.len(), |e| start + e);
-        let block = Regex::new(r"(?s)<table\b.*?</table>")
-            .unwrap()
-            .replace_all(&main[start..end], " ")
-            .into_owned();
+        let block = table.replace_all(&main[start..end], " ").into_owned();
         let answer_words = text_of(&block).split_whitespace().count();
         let blocks = prose_blocks(main);
         let mut lengths = sentence_lengths(&blocks);
@@ -727,8 +726,7 @@ fn every_chapter_reads_in_five_minutes() {
                 .map(|b| b.split_whitespace().count())
                 .sum::<usize>()
         });
-        let alike: usize = Regex::new(r"(?s)<svg.*?</svg>")
-            .unwrap()
+        let alike: usize = svg
             .find_iter(main)
             .map(|m| legend_collisions(m.as_str()))
             .sum();
