@@ -152,7 +152,8 @@ fn a_killed_measurement_leaves_nothing_behind() {
 }
 
 /// Tight limits for the brigades: few open files, few processes. The limit probe says
-/// which limit stopped it, in a note; nothing panics or hangs.
+/// which limit stopped it, in a note under the first view of its result on the page
+/// (`limit-runs`); nothing panics or hangs.
 #[test]
 fn the_brigades_meet_tight_limits_with_notes() {
     let exe = bin("brigades");
@@ -164,7 +165,7 @@ fn the_brigades_meet_tight_limits_with_notes() {
         let out = sh(
             dir.path(),
             &format!(
-                "{limit} && {0} run --only limits && {0} table limits",
+                "{limit} && {0} run --only limits && {0} table limit-runs",
                 exe.display()
             ),
             Duration::from_secs(90),

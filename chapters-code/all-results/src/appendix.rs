@@ -92,7 +92,8 @@ pub fn verdict_rates() -> String {
         "rounds",
         "identical arms called different",
         "the page states a verdict",
-    ]);
+    ])
+    .align(2, Align::Left);
     for n in 3..=10u32 {
         t.row([
             n.to_string(),

@@ -68,6 +68,8 @@ fn table(name: &str, shown: &[Shown]) -> String {
     let records: Vec<Record> = shown.iter().map(|s| s.record.clone()).collect();
     match name {
         "overview" => appendix::overview(shown),
+        "findings" => appendix::findings(&records),
+        "verdict-rates" => appendix::verdict_rates(),
         "download" => without_payload(
             &appendix::download(&bundle(records).without_round_data()).expect("the download"),
         ),

@@ -125,9 +125,11 @@ pub fn decision_table(rows: &[Row]) -> String {
 /// The one line under every decision table: how a row is decided.
 pub fn rule_footnote() -> String {
     format!(
-        "<p class=\"cow-rule\">A row names a winner only when the {} interval of the \
-         per-round ratio excludes 1 and the gap exceeds {}. \
-         <a href=\"how-we-measure.html#verdicts\">How we measure</a> explains the rule.</p>",
+        "<p class=\"cow-rule\">A row names a winner only when {} or more rounds measured \
+         both arms, the {} interval of their per-round ratio excludes 1, and the gap exceeds \
+         {}. <a href=\"how-we-measure.html#verdicts\">How we measure</a> explains the \
+         rule.</p>",
+        crate::stats::VERDICT_MIN_ROUNDS,
         confidence_text(),
         threshold_text()
     )
