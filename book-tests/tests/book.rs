@@ -463,7 +463,7 @@ fn no_verdict_rests_on_a_ratio_inside_the_threshold() {
 #[test]
 fn provenance_stays_under_its_share_of_each_page() {
     let prov = Regex::new(r#"(?s)<(div|p) class="cow-provenance[^"]*">.*?</(div|p)>"#).unwrap();
-    let folded = Regex::new(r"(?s)</summary>.*?</details>").unwrap();
+    let folded = Regex::new(r"(?s)</summary>.*").unwrap();
     for (_, src) in summary_entries().unwrap() {
         if src == "all-results.md" {
             continue;
@@ -691,6 +691,29 @@ fn legend_collisions(svg: &str) -> usize {
     keys.len() - unique.len()
 }
 
+/// The `<div>` that opens at `start`, through its matching `</div>` (a table inside it
+/// sits in a `<div>` of its own).
+fn div_at(html: &str, start: usize) -> &str {
+    let mut depth = 0i32;
+    let mut i = start;
+    loop {
+        let open = html[i..].find("<div");
+        let close = html[i..].find("</div");
+        let (off, closing) = match (open, close) {
+            (Some(o), Some(c)) if o < c => (o, false),
+            (_, Some(c)) => (c, true),
+            (Some(o), None) => (o, false),
+            (None, None) => return &html[start..],
+        };
+        let at = i + off;
+        depth += if closing { -1 } else { 1 };
+        if closing && depth == 0 {
+            return &html[start..at + "</div>".len()];
+        }
+        i = at + 4;
+    }
+}
+
 /// A reader with five minutes: each chapter answers in a short block (at most 150 words
 /// of prose besides its table), in sentences of at most 20 words at the median, shows a
 /// plot within the first 600 words of prose, draws no two series alike, and stays
@@ -708,10 +731,7 @@ fn every_chapter_reads_in_five_minutes() {
             continue;
         };
         let start = main[..a].rfind("<div").unwrap_or(a);
-        let end = main[start..]
-            .find("</div>")
-            .map_or(main.len(), |e| start + e);
-        let block = table.replace_all(&main[start..end], " ").into_owned();
+        let block = table.replace_all(div_at(main, start), " ").into_owned();
         let answer_words = text_of(&block).split_whitespace().count();
         let blocks = prose_blocks(main);
         let mut lengths = sentence_lengths(&blocks);
