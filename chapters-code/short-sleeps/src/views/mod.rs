@@ -1,6 +1,5 @@
-//! How the chapter's results are shown (its findings, the decision table's rows, are in
-//! `chapter.rs`): tables, plots, and the write-up's numbers beside this machine's and
-//! other systems' (`reference.rs`). Figures are medians over rounds with 95 % intervals.
+//! The chapter's tables, plots and the write-up's numbers beside this machine's and other
+//! systems' (`reference.rs`); its findings are in `chapter.rs`.
 
 mod plots;
 mod reference;
@@ -67,8 +66,7 @@ fn request_label(ns: f64) -> String {
     fmt_request(std::time::Duration::from_nanos(ns as u64))
 }
 
-/// A table whose columns after the first are shown only where some row has a value (a
-/// Linux-only counter is left out on Windows rather than filled with dashes).
+/// A table whose columns after the first show only where some row has a value.
 fn sparse(headers: &[String], rows: Vec<(String, Vec<Option<Cell>>)>) -> Table {
     let shown: Vec<usize> = (0..headers.len() - 1)
         .filter(|&c| rows.iter().any(|(_, cells)| cells[c].is_some()))
