@@ -118,8 +118,10 @@ check-site:
 	fi
 
 # Chosen parameters: SET="brigades.tasks=2000 spinning-vs-sleeping.gap_ms=1" measures
-# with them and shows them in the book (COW_SET), beside the default results.
-SET ?=
+# with them and shows them in the book (COW_SET), beside the default results. A reader's
+# own COW_SET (`COW_SET=brigades.tasks=2000 make measure`) is passed through, never
+# blanked: it is SET's default.
+SET ?= $(COW_SET)
 export COW_SET := $(SET)
 
 # Remembers what the book shows now, re-measures everything with the full profile in
