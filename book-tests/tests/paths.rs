@@ -55,19 +55,29 @@ fn a_checkout_whose_path_holds_a_space_is_refused_before_anything_runs() {
 fn a_readers_cow_set_reaches_the_commands() {
     let shown = |env: Option<&str>, args: &[&str]| {
         let mut cmd = Command::new("make");
-        cmd.args(["--no-print-directory", "--eval", "show-set: ; @echo \"[$$COW_SET]\""])
-            .args(args)
-            .arg("show-set")
-            .current_dir(book_root())
-            .env_remove("COW_SET")
-            .env_remove("SET");
+        cmd.args([
+            "--no-print-directory",
+            "--eval",
+            "show-set: ; @echo \"[$$COW_SET]\"",
+        ])
+        .args(args)
+        .arg("show-set")
+        .current_dir(book_root())
+        .env_remove("COW_SET")
+        .env_remove("SET");
         if let Some(v) = env {
             cmd.env("COW_SET", v);
         }
         let out = cmd.output().expect("make runs");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
-    assert_eq!(shown(Some("brigades.tasks=abc"), &[]), "[brigades.tasks=abc]");
-    assert_eq!(shown(None, &["SET=brigades.tasks=2000"]), "[brigades.tasks=2000]");
+    assert_eq!(
+        shown(Some("brigades.tasks=abc"), &[]),
+        "[brigades.tasks=abc]"
+    );
+    assert_eq!(
+        shown(None, &["SET=brigades.tasks=2000"]),
+        "[brigades.tasks=2000]"
+    );
     assert_eq!(shown(None, &[]), "[]");
 }

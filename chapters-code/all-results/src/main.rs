@@ -243,12 +243,24 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            for (path, why) in &done.refused {
+            for (verb, list) in [("refused", &done.refused), ("skipped", &done.skipped)] {
+                for (path, why) in list {
+                    eprintln!(
+                        "{verb} {}: {}",
+                        harness::safe::terminal(&path.display().to_string()),
+                        harness::safe::terminal(why)
+                    );
+                }
+            }
+            // An import that imports nothing failed, whatever the reasons (named above).
+            if done.copied == 0 && done.other_machines == 0 {
                 eprintln!(
-                    "refused {}: {}",
-                    harness::safe::terminal(&path.display().to_string()),
-                    harness::safe::terminal(why)
+                    "error: nothing imported from {}: {} files refused, {} skipped",
+                    harness::safe::terminal(&from.display().to_string()),
+                    done.refused.len(),
+                    done.skipped.len()
                 );
+                return ExitCode::FAILURE;
             }
             Ok(format!(
                 "imported {} good results matching the current code from {}{}{}\n",

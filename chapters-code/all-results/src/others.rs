@@ -83,6 +83,8 @@ pub struct Imported {
     pub other_machines: usize,
     /// Files refused, with the first reason.
     pub refused: Vec<(PathBuf, String)>,
+    /// Files left out, with why (a failed run, other code).
+    pub skipped: Vec<(PathBuf, String)>,
 }
 
 /// What `import` was given, read: each record with where it came from.
@@ -166,7 +168,7 @@ pub fn import(from: &Path, to: &Path) -> Result<Imported, String> {
         let Some((ch, exp)) =
             crate::chapter(&r.chapter).and_then(|ch| Some((ch, ch.experiment(&r.experiment)?)))
         else {
-            return Ok(None);
+            return Err("it names no chapter and experiment of this book".into());
         };
         if r.key != ch.key {
             return Ok(None);
@@ -180,6 +182,7 @@ pub fn import(from: &Path, to: &Path) -> Result<Imported, String> {
         copied: here.copied,
         other_machines: 0,
         refused: here.refused,
+        skipped: here.skipped,
     };
     for (path, read) in others {
         if let Ok(r) = read {

@@ -304,3 +304,29 @@ fn settings_that_are_not_text_are_refused() {
         );
     }
 }
+
+/// Issue 35, item 8: an import that imports nothing fails and names why for each file:
+/// here every record was refused at the door or carries another code key (the fixtures'
+/// key is not this build's). It used to exit 0 with "imported 0 good results".
+#[test]
+fn an_import_of_nothing_fails_and_names_each_file() {
+    let root = tempfile::tempdir().unwrap();
+    let from = root.path().join("from");
+    let to = root.path().join("results");
+    std::fs::create_dir_all(from.join("brigades")).unwrap();
+    std::fs::create_dir_all(&to).unwrap();
+    let records = fixture("records");
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(&records).unwrap().flatten() {
+        std::fs::copy(e.path(), from.join("brigades").join(e.file_name())).unwrap();
+        names.push(e.file_name().to_string_lossy().to_string());
+    }
+    let out = all_results(&["import".as_ref(), from.as_os_str()], &to);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    let err = stderr(&out);
+    for n in &names {
+        assert!(err.contains(n.as_str()), "{n} not named: {err}");
+    }
+    assert!(err.contains("other code than this build's"), "{err}");
+    assert!(err.contains("nothing imported"), "{err}");
+}

@@ -540,6 +540,9 @@ pub struct Imported {
     pub copied: usize,
     /// Files refused, with the first reason.
     pub refused: Vec<(PathBuf, String)>,
+    /// Good files left out, with why: a run that did not end well, or a record of other
+    /// code than this build's. Named, so an import of nothing says why.
+    pub skipped: Vec<(PathBuf, String)>,
 }
 
 /// Copies into `to` every good record of `from` that `registry` accepts. `registry`
@@ -574,11 +577,19 @@ pub fn import_records(
             }
         };
         if !r.is_ok() {
+            done.skipped
+                .push((path, format!("the run {}", r.status.describe())));
             continue;
         }
         let (chapter, experiment) = match registry(&r) {
             Ok(Some(names)) => names,
-            Ok(None) => continue,
+            Ok(None) => {
+                done.skipped.push((
+                    path,
+                    "it was measured by other code than this build's (its code key differs)".into(),
+                ));
+                continue;
+            }
             Err(why) => {
                 done.refused.push((path, why));
                 continue;
@@ -843,10 +854,15 @@ mod tests {
             params: vec![],
             details: vec![],
             isolation: "a fresh process per round".into(),
+            // A good result has at least one round (the door refuses one without).
+            rounds: if status == Status::Ok {
+                vec![RoundRecord::default()]
+            } else {
+                vec![]
+            },
             status,
             notes: vec![],
             wall_s: 0.5,
-            rounds: vec![],
         }
     }
 
@@ -1197,6 +1213,7 @@ mod tests {
             kind: crate::record::NoteKind::Info,
             text: "line one\nline two".into(),
         });
+        r.rounds.clear();
         r.rounds.push(crate::record::RoundRecord {
             index: 0,
             noise: crate::noise::Noise::default(),

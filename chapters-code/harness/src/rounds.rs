@@ -207,7 +207,15 @@ impl Plan {
 
     /// What the rounds gave, with the notes on how the run ended.
     pub fn finish(self) -> Rounds {
-        let status = self.ended.unwrap_or(Status::Ok);
+        let status = match self.ended {
+            // A run that ended well but finished no round has nothing to show: it is
+            // stored as a failure that says so, never as a good result with no rounds
+            // (the door refuses those).
+            None if self.rounds.is_empty() => Status::Failed {
+                error: "no round fitted in the time bound".into(),
+            },
+            ended => ended.unwrap_or(Status::Ok),
+        };
         let mut notes = self.notes;
         if !self.rounds.is_empty() {
             ended_early_note(&status, self.rounds.len(), &mut notes);

@@ -210,6 +210,11 @@ pub fn record(r: &Record) -> Result<(), String> {
     }
     check_text("the isolation", &r.isolation, MAX_TEXT)?;
     match &r.status {
+        // A good result has rounds: one with none would replace a good result with
+        // "no result" and be called up to date (issue 35, item 5).
+        Status::Ok if r.rounds.is_empty() => {
+            return Err("it says it ended well but holds no round".into());
+        }
         Status::Ok => {}
         Status::TimedOut { after_s } => check_number("the time-out", *after_s)?,
         Status::Failed { error } => check_text("the error", error, MAX_TEXT)?,
@@ -231,6 +236,14 @@ pub fn record(r: &Record) -> Result<(), String> {
         for x in &round.readings {
             check_data_text(&format!("{what}: a reading's name"), &x.key)?;
             check_number(&format!("{what}: the reading {}", x.key), x.value)?;
+            // Every reading is a time, a size, a rate or a count (issue 35, item 9).
+            if x.value < 0.0 {
+                return Err(format!(
+                    "{what}: the reading {} is below zero ({}), which no reading can be",
+                    crate::safe::terminal(&x.key.chars().take(80).collect::<String>()),
+                    x.value
+                ));
+            }
         }
         let n = &round.noise;
         for v in [
@@ -406,6 +419,27 @@ mod tests {
         assert_eq!(figure(&f), Ok(()));
         (f.lo, f.median, f.hi) = (-5.4e13, -5.4e13, -5.4e13);
         let e = figure(&f).unwrap_err();
+        assert!(e.contains("below zero"), "{e}");
+    }
+
+    /// Issue 35, items 5 and 9: a good record with no round, or with a reading below
+    /// zero, is refused at the door (it used to import, replace the good result and
+    /// show "−54,000 s").
+    #[test]
+    fn a_good_record_without_rounds_or_with_a_negative_reading_is_refused() {
+        use crate::record::{Reading, Unit};
+        let good = crate::fixture::record_of_readings(
+            "ch",
+            "exp",
+            vec![vec![Reading::of(&crate::fixture::Steady, Unit::Nanos, 5.0)]; 3],
+        );
+        assert_eq!(record(&good), Ok(()));
+        let mut empty = good.clone();
+        empty.rounds.clear();
+        assert!(record(&empty).unwrap_err().contains("no round"));
+        let mut negative = good.clone();
+        negative.rounds[1].readings[0].value = -5.4e13;
+        let e = record(&negative).unwrap_err();
         assert!(e.contains("below zero"), "{e}");
     }
 
