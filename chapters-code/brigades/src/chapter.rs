@@ -183,12 +183,12 @@ pub static HOW_MANY_TASKS: Finding<LimitsRound> = Finding::new(
     |r: &Results<LimitsRound>| {
         Evidence::reading(
             r,
-            "tasks built",
+            "largest brigade the sweep ran",
             &ProbeKey(Kind::AsyncCurrentPipe, Probe::Members),
         )
     },
 )
-.always("Count on at least this many tasks here")
+.always("Count on at least this many waiting tasks here")
 .why(Why::Counter(
     "the *stopped by* column of the limit runs names what ended each build",
 ));

@@ -68,7 +68,7 @@ impl<'a> Row<'a> {
         let e = self.outcome.as_ref().ok()?;
         let [figure, interval, rounds] = evidence_cells(e, self.finding.better());
         Some(format!(
-            "{}: {}. On this machine: {figure} (interval {interval}; rounds {rounds}).",
+            "{}: {}. On this machine: {figure} (interval {interval}; {rounds}).",
             self.finding.situation().trim_end_matches('.'),
             self.advice()?.trim_end_matches('.')
         ))

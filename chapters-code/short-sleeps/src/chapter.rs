@@ -75,7 +75,7 @@ pub static SLACK: Finding<CallsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Set `prctl(PR_SET_TIMERSLACK, 1)` on the sleeping thread",
+    "Set the sleeping thread's timer slack to 1 ns (`libc::prctl`)",
     "Keep the default slack: 1 ns cost time here",
     "Keep the default slack: 1 ns bought no clear gain here",
 )
@@ -128,7 +128,7 @@ pub static YIELD: Finding<CallsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Yield with `sched_yield()`, not a 1 ns sleep",
+    "Yield (`std::thread::yield_now`, `sched_yield` on Linux), not sleep 1 ns",
     "Sleep 1 ns: the yield took longer here",
     "Either: neither returned sooner here",
 )

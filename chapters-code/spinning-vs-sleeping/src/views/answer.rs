@@ -91,7 +91,7 @@ pub static PLACEMENT: Finding<Runs> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Keep a blocking pair on one CPU if the sender then waits",
+    "Where wake-up latency matters, pin waker and waiter to one CPU",
     "Give a blocking receiver a CPU of its own",
     "Placement gave no clear gain; leave it to the scheduler",
 )
