@@ -184,7 +184,7 @@ pub fn finding_rows<'a>(
     let mut rows = Vec::new();
     let mut used: Vec<&Record> = Vec::new();
     for ch in CHAPTERS {
-        for f in ch.findings.iter().filter(|f| keep(**f)) {
+        for f in ch.findings.iter().filter(|f| !f.is_threat() && keep(**f)) {
             let record = records
                 .iter()
                 .find(|r| r.chapter == ch.name && r.experiment == f.experiment());
