@@ -165,6 +165,14 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
             ));
         }
     }
+    // The std channel pinned to different CPUs: one placement, the answer's row.
+    let (b, s) = (super::chan(Wait::Block), super::chan(Wait::Spin));
+    let p = crate::Placement::OtherCpu;
+    pairs.push((
+        b.placed(p),
+        s.placed(p),
+        format!("std · mpsc · {}", p.label()),
+    ));
     let headers = [
         "runtime · transport",
         "blocking",
