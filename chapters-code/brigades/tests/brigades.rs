@@ -63,6 +63,7 @@ fn every_kind_measures_and_checks_its_counts() {
         Kind::AsyncMultiChannel,
         Kind::AsyncCurrentPipe,
         Kind::AsyncSpreadSocket,
+        Kind::AsyncSpreadOneCpu,
         Kind::OneThread,
     ] {
         match brigades::measure(kind, 30, 2, 5, &Caps::none(), soon()) {
