@@ -76,7 +76,10 @@ pub static DESIGN2: Finding<DesignsRound> = Finding::new(
         Evidence::readings(
             r,
             ("tokio mutex + channel (design 2)", &on(TokioMutexCap1, MT)),
-            ("std mutex in the callback (design 1)", &on(StdMutexTask, MT)),
+            (
+                "std mutex in the callback (design 1)",
+                &on(StdMutexTask, MT),
+            ),
         )
     },
 )
