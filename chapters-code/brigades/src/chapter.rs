@@ -282,13 +282,13 @@ pub static FIRST_LAP: Finding<VariantsRound> = Finding::threat(
 )
 .better(Better::Lower);
 
-/// The size memory is read at: one size's resident memory ÷ members carries the fixed
-/// cost of the runtime and the allocator.
+/// The size memory is read at: one size's resident memory ÷ members carries the
+/// runtime's fixed cost, or misses what the allocator already held.
 pub static ONE_SIZE: Finding<SweepRound> = Finding::threat(
     "brigades-threat-one-size",
     &SWEEP,
-    "Memory per member read at one size: the runtime's and the allocator's fixed cost \
-     is shared out over the members",
+    "Memory per member read at one size: the runtime's fixed cost, or memory the \
+     allocator already held, moves a small brigade's figure up or down",
     "Fits a line through three or more sizes per round and reports its slope. Before: \
      resident memory added ÷ members at 100 members (tasks on one thread, socket \
      pairs); after: the slope",
