@@ -240,7 +240,7 @@ pub static THREAT_FIRST_TICK: Finding<CallsRound> = Finding::threat(
 pub static THREAT_FIRST_CALL: Finding<CallsRound> = Finding::threat(
     "sleeps-threat-first-call",
     &CALLS_EXP,
-    "The first call of each sleep may pay for a first use (code, page faults, a timer)",
+    "The first call of each sleep in a round may cost more than the later ones",
     "Makes three single calls before each loop, to size it; they warm the call up, and \
      the loop times only later calls",
     |r| {
@@ -300,10 +300,11 @@ pub static THREAT_CPU_WAIT: Finding<CallsRound> = Finding::threat(
 pub static THREAT_NO_BLOCK: Finding<CallsRound> = Finding::threat(
     "sleeps-threat-no-block",
     &CALLS_EXP,
-    "A call that never blocks is read as a sleep: `nanosleep(1 ns)` at 1 ns of slack \
-     blocked 0.00 times per call",
+    "A sleeping call that returns without blocking (*blocked* 0.00 in the slack table) \
+     is read as a sleep",
     "Reads the thread's voluntary switches, CPU time and wait for a CPU around each \
-     loop: a thread that never slept spent its whole time on a CPU or waiting for one",
+     loop. For `nanosleep(1 ns)` at 1 ns of slack: if the thread never slept, those two \
+     make up its whole time per call",
     |r| {
         let key = CallsKey::low_slack(Call::Nanosleep(NS1), low_slack(r));
         pair_of(
