@@ -166,8 +166,9 @@ pub enum Budgeted {
 /// asks the budget (`coop::poll_proceed`, `tokio/src/task/coop/mod.rs`): a task whose
 /// budget is spent gets *Pending* from a `lock()` that now holds the mutex, and every
 /// other `lock()` queues behind it until that task is polled again. `unconstrained`
-/// (`tokio/src/task/coop/unconstrained.rs`) polls the `lock()` with no budget, and puts
-/// the task's budget back afterwards, so its other operations still count.
+/// (`tokio/src/task/coop/unconstrained.rs`) polls the `lock()` with no budget through
+/// `with_unconstrained`, whose `with_budget` (`tokio/src/task/coop/mod.rs`) puts the
+/// task's budget back afterwards, so its other operations still count.
 async fn lock_queue(starts: &AsyncStarts, budget: Budgeted) -> MutexGuard<'_, VecDeque<Instant>> {
     match budget {
         Budgeted::Yes => lock_tokio(starts, starts.lock()).await,
@@ -338,7 +339,7 @@ impl Design {
             Design::TokioMutexCap1 => "tokio-mutex-cap1",
             Design::TokioMutexCapN => "tokio-mutex-cap-n",
             Design::TwoRuntimes => "two-runtimes",
-            Design::TwoRuntimesFreeLock => "two-runtimes-lock-unconstrained",
+            Design::TwoRuntimesFreeLock => "two-runtimes-free-lock",
             Design::Fix => "fix",
         }
     }
