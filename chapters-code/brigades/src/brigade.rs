@@ -42,6 +42,9 @@ pub enum Kind {
     /// The same two threads pinned to one CPU: a change of thread at every hop, never
     /// a change of CPU (Linux; elsewhere not measured).
     AsyncSpreadOneCpu,
+    /// The same two threads unpinned, where the kernel places them: the threats table's
+    /// "before" for the two pinned arms.
+    AsyncSpreadUnpinned,
     /// One thread does every read and write of a socket brigade itself.
     OneThread,
 }
@@ -59,6 +62,7 @@ impl Kind {
             Kind::AsyncCurrentPipe => "async current-thread · in-memory pipe",
             Kind::AsyncSpreadSocket => "async on two threads · socket",
             Kind::AsyncSpreadOneCpu => "async on two threads, one CPU · socket",
+            Kind::AsyncSpreadUnpinned => "async on two threads, unpinned · socket",
             Kind::OneThread => "one thread · socket",
         }
     }
@@ -76,6 +80,7 @@ impl Kind {
             Kind::AsyncCurrentPipe => "async ct, mem pipe",
             Kind::AsyncSpreadSocket => "async 2 CPUs, socket",
             Kind::AsyncSpreadOneCpu => "async 2 threads, 1 CPU, socket",
+            Kind::AsyncSpreadUnpinned => "async 2 threads, unpinned, socket",
             Kind::OneThread => "one thread, socket",
         }
     }
@@ -94,6 +99,7 @@ impl Kind {
                 | Kind::AsyncMultiSocket
                 | Kind::AsyncSpreadSocket
                 | Kind::AsyncSpreadOneCpu
+                | Kind::AsyncSpreadUnpinned
                 | Kind::OneThread
         )
     }
@@ -204,6 +210,10 @@ impl Brigade {
                     "this system does not let a program pick a thread's CPU",
                 ))?;
                 SpreadBrigade::build(tasks, caps, Some((cpu, cpu))).map(Brigade::Spread)
+            }
+            #[cfg(unix)]
+            Kind::AsyncSpreadUnpinned => {
+                SpreadBrigade::build(tasks, caps, None).map(Brigade::Spread)
             }
             #[cfg(all(unix, not(target_os = "linux")))]
             Kind::AsyncSpreadSocket | Kind::AsyncSpreadOneCpu => Err(Refused::Unsupported(

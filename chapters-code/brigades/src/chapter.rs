@@ -39,7 +39,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         THREAD_OR_TASK, CHANNEL_OR_SOCKET, RUNTIME, SPAWN, MEMORY, HOW_MANY_TASKS,
-        PLACEMENT, CREATION, FIRST_LAP, ONE_SIZE,
+        PLACEMENT, SPREAD_PLACEMENT, CREATION, FIRST_LAP, ONE_SIZE,
     ],
 );
 
@@ -226,6 +226,31 @@ pub static PLACEMENT: Finding<VariantsRound> = Finding::threat(
             r,
             (&a, &VariantsKey::hop(Kind::Thread)),
             (&b, &VariantsKey::hop(Kind::ThreadOneCpu)),
+        )
+    },
+)
+.better(Better::Lower);
+
+/// The two-thread brigade's placement: unpinned, the kernel may keep both threads on
+/// one CPU, and then no hop crosses CPUs.
+pub static SPREAD_PLACEMENT: Finding<VariantsRound> = Finding::threat(
+    "brigades-threat-spread-placement",
+    &VARIANTS,
+    "Where the two-thread brigade's threads run: unpinned, the kernel may keep both on \
+     one CPU, and then no hop crosses CPUs",
+    "Pins the two threads, as two arms: both to one CPU, or one to each of two CPUs. \
+     Before: the two threads unpinned; after: pinned to two CPUs, the placement the \
+     pair *a change of CPU* needs",
+    |r| {
+        // The moves per hop would not tell the mix: two threads that never move may
+        // share a CPU or not. The two pinned arms do.
+        Evidence::readings(
+            r,
+            ("unpinned", &VariantsKey::hop(Kind::AsyncSpreadUnpinned)),
+            (
+                "pinned to two CPUs",
+                &VariantsKey::hop(Kind::AsyncSpreadSocket),
+            ),
         )
     },
 )

@@ -184,11 +184,12 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 // variants
 
 /// The brigades of the variants experiment, in the order the tables list them.
-pub const VARIANT_KINDS: [Kind; 9] = [
+pub const VARIANT_KINDS: [Kind; 10] = [
     Kind::Thread,
     Kind::ThreadOneCpu,
     Kind::AsyncCurrentSocket,
     Kind::AsyncMultiSocket,
+    Kind::AsyncSpreadUnpinned,
     Kind::AsyncSpreadOneCpu,
     Kind::AsyncSpreadSocket,
     Kind::AsyncCurrentChannel,
@@ -210,11 +211,12 @@ const fn arm(kind: Kind) -> Arm {
 
 /// Every arm of a variants round: the brigades, and a twin of the cheapest (the
 /// current-thread channel brigade, about a tenth of a microsecond a hop).
-pub const VARIANT_ARMS: [Arm; 10] = [
+pub const VARIANT_ARMS: [Arm; 11] = [
     arm(Kind::Thread),
     arm(Kind::ThreadOneCpu),
     arm(Kind::AsyncCurrentSocket),
     arm(Kind::AsyncMultiSocket),
+    arm(Kind::AsyncSpreadUnpinned),
     arm(Kind::AsyncSpreadOneCpu),
     arm(Kind::AsyncSpreadSocket),
     arm(Kind::AsyncCurrentChannel),
@@ -265,7 +267,7 @@ fn est_hop_ns(kind: Kind) -> f64 {
         Kind::AsyncCurrentSocket => 4_200.0,
         Kind::AsyncMultiSocket => 4_700.0,
         Kind::AsyncSpreadSocket => 30_000.0,
-        Kind::AsyncSpreadOneCpu => 9_000.0,
+        Kind::AsyncSpreadOneCpu | Kind::AsyncSpreadUnpinned => 9_000.0,
         Kind::OneThread => 1_900.0,
         Kind::AsyncCurrentChannel => 110.0,
         Kind::AsyncMultiChannel => 250.0,
@@ -280,7 +282,8 @@ fn est_build_ns(kind: Kind) -> f64 {
         Kind::AsyncCurrentSocket
         | Kind::AsyncMultiSocket
         | Kind::AsyncSpreadSocket
-        | Kind::AsyncSpreadOneCpu => 25_000.0,
+        | Kind::AsyncSpreadOneCpu
+        | Kind::AsyncSpreadUnpinned => 25_000.0,
         Kind::OneThread => 10_000.0,
         Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 3_000.0,
     }

@@ -64,6 +64,7 @@ fn every_kind_measures_and_checks_its_counts() {
         Kind::AsyncCurrentPipe,
         Kind::AsyncSpreadSocket,
         Kind::AsyncSpreadOneCpu,
+        Kind::AsyncSpreadUnpinned,
         Kind::OneThread,
     ] {
         match brigades::measure(kind, 30, 2, 5, &Caps::none(), soon()) {
