@@ -106,26 +106,29 @@ fn chapter_views() -> Vec<(String, PathBuf)> {
     out
 }
 
-#[test]
-fn chapter_views_judge_arms_of_one_result_on_their_pairs() {
+/// The lines of every chapter's views for which `matches` holds, as `file:line: code`.
+fn view_lines_where(matches: impl Fn(&str) -> bool) -> Vec<String> {
     let root = book_root();
     let mut found = Vec::new();
     for (_, views) in chapter_views() {
-        let rel = views
-            .strip_prefix(&root)
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
+        let rel = views.strip_prefix(&root).unwrap().to_string_lossy().to_string();
         for (n, line) in code_lines(&views) {
-            let calls_unpaired = line.contains(" verdict(")
-                || line.contains("(verdict(")
-                || line.contains("stats::verdict")
-                || line.contains("verdict_with(");
-            if calls_unpaired {
+            if matches(&line) {
                 found.push(format!("{rel}:{n}: {}", line.trim()));
             }
         }
     }
+    found
+}
+
+#[test]
+fn chapter_views_judge_arms_of_one_result_on_their_pairs() {
+    let found = view_lines_where(|line| {
+        line.contains(" verdict(")
+            || line.contains("(verdict(")
+            || line.contains("stats::verdict")
+            || line.contains("verdict_with(")
+    });
     assert!(
         found.is_empty(),
         "chapter views calling the unpaired rule (use Results::compare or compare_of, or \
@@ -136,23 +139,9 @@ fn chapter_views_judge_arms_of_one_result_on_their_pairs() {
 
 #[test]
 fn chapter_views_choose_no_words_by_a_verdict() {
-    let root = book_root();
-    let mut found = Vec::new();
-    for (_, views) in chapter_views() {
-        let rel = views
-            .strip_prefix(&root)
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
-        for (n, line) in code_lines(&views) {
-            if line.contains("Verdict::")
-                || line.contains(".verdict")
-                || line.contains(".is_clear()")
-            {
-                found.push(format!("{rel}:{n}: {}", line.trim()));
-            }
-        }
-    }
+    let found = view_lines_where(|line| {
+        line.contains("Verdict::") || line.contains(".verdict") || line.contains(".is_clear()")
+    });
     assert!(
         found.is_empty(),
         "chapter views branching on a verdict (what to say for each outcome is a finding's \

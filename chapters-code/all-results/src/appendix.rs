@@ -120,16 +120,7 @@ pub fn verdict_rates() -> String {
 /// Every chapter's findings in one decision table, each row linked to its chapter:
 /// the book's conclusions at a glance, rendered as the chapters render them.
 pub fn findings(records: &[Record]) -> String {
-    let mut rows = Vec::new();
-    for ch in crate::CHAPTERS {
-        for f in ch.findings {
-            let record = records
-                .iter()
-                .find(|r| r.chapter == ch.name && r.experiment == f.experiment());
-            rows.push(harness::answer::Row::of(*f, record).linked(format!("{}.md", ch.name)));
-        }
-    }
-    harness::answer::decision_table(&rows)
+    harness::answer::decision_table(&crate::finding_rows(records, |_| true).0)
 }
 
 /// One provenance line for a set of records: the machine, and the span of their times.

@@ -174,6 +174,31 @@ pub fn records(shown: &[Shown]) -> Vec<Record> {
     shown.iter().map(|s| s.record.clone()).collect()
 }
 
+/// The rows of the chapters' findings that `keep` selects, in chapter order, each read
+/// from the record of its experiment and linked to its chapter; with the records used.
+/// The appendix shows every finding; the guide a section's.
+pub fn finding_rows<'a>(
+    records: &'a [Record],
+    keep: impl Fn(&dyn harness::AnyFinding) -> bool,
+) -> (Vec<harness::answer::Row<'static>>, Vec<&'a Record>) {
+    let mut rows = Vec::new();
+    let mut used: Vec<&Record> = Vec::new();
+    for ch in CHAPTERS {
+        for f in ch.findings.iter().filter(|f| !f.is_threat() && keep(**f)) {
+            let record = records
+                .iter()
+                .find(|r| r.chapter == ch.name && r.experiment == f.experiment());
+            if let Some(r) = record
+                && !used.iter().any(|u| std::ptr::eq(*u, r))
+            {
+                used.push(r);
+            }
+            rows.push(harness::answer::Row::of(*f, record).linked(format!("{}.md", ch.name)));
+        }
+    }
+    (rows, used)
+}
+
 /// Every chapter's headline figures that the records hold, in chapter order.
 pub fn figures(records: &[Record]) -> Vec<Figure> {
     let mut out = Vec::new();

@@ -2,9 +2,116 @@
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
-use crate::experiments::{DESIGNS, DesignKey, HAZARDS, SWEEP, UNIT_CHECK};
+use crate::experiments::{
+    DESIGNS, DesignKey, DesignsRound, HAZARDS, SWEEP, UNIT_CHECK, UnitKey, UnitRound,
+};
 use crate::{Design, Flavour, headline, views};
-use harness::Headline;
+use harness::render::Better;
+use harness::stats::median_sorted;
+use harness::{Evidence, Finding, Headline, Unit};
+
+const MT: Flavour = Flavour::MultiThread;
+const CT: Flavour = Flavour::CurrentThread;
+
+/// Threat: tokio's cooperative budget makes a refused `lock()` hold design 3's mutex.
+pub static BUDGET_LOCK: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-budget-holds-lock",
+    &DESIGNS,
+    "Design 3's figure could measure tokio's budget, not the design: a `lock()` refused by \
+     the budget returns *Pending* holding the mutex (`Acquire::poll`, \
+     `tokio/src/sync/batch_semaphore.rs`, 1.54.1), and every other `lock()` queues behind it",
+    "Runs design 3 with every `lock()` out of the budget (`tokio::task::coop::unconstrained`) \
+     in the same rounds; the waits table shows the lock found taken, and the refused \
+     `lock()` holding it, for both",
+    |r| {
+        Evidence::readings(
+            r,
+            ("design 3", &DesignKey::new(Design::TwoRuntimes, MT)),
+            (
+                "its lock out of the budget",
+                &DesignKey::new(Design::TwoRuntimesFreeLock, MT),
+            ),
+        )
+    },
+);
+
+/// Threat: the baseline read as a floor, when its one task's budget delays its timers.
+pub static BUDGET_BASELINE: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-budget-baseline",
+    &DESIGNS,
+    "The baseline read as a floor: all its timers share one task, whose budget turns most of \
+     their polls away when they fall due together",
+    "Runs the baseline with the budget off for its task (*baseline, no budget*) in the same \
+     rounds, multi-thread runtime",
+    |r| {
+        Evidence::readings(
+            r,
+            ("baseline", &DesignKey::new(Design::Baseline, MT)),
+            (
+                "no budget",
+                &DesignKey::new(Design::BaselineUnconstrained, MT),
+            ),
+        )
+    },
+);
+
+/// Threat: the first deadline of a fresh runtime (the sweep's N = 1) differs from the
+/// steady ones.
+pub static FIRST_TICK: Finding<UnitRound> = Finding::threat(
+    "async-locks-threat-first-tick",
+    &UNIT_CHECK,
+    "A fresh runtime's first deadline (the sweep's N = 1 runs one) could differ from later \
+     ones: tokio counts its millisecond ticks from the runtime's start \
+     (`tokio/src/runtime/time/source.rs`)",
+    "The unit check times its extended timeouts one after another on one runtime: the \
+     first, on the fresh runtime, against the median of the later ones, per round",
+    |r| {
+        let c = r.compare_of(
+            |u| u.fired_ns.first().copied(),
+            |u| {
+                let mut later = u.fired_ns.get(1..)?.to_vec();
+                later.sort_by(f64::total_cmp);
+                (!later.is_empty()).then(|| median_sorted(&later))
+            },
+        )?;
+        Some(Evidence::pair(
+            "the first timeout",
+            "the later ones",
+            Unit::Nanos,
+            c,
+        ))
+    },
+);
+
+/// Threat: the timer's 1 ms tick inside every lateness.
+pub static TICK: Finding<UnitRound> = Finding::threat(
+    "async-locks-threat-ms-tick",
+    &UNIT_CHECK,
+    "Every lateness holds up to 1 ms of the timer's own: tokio rounds each deadline up to \
+     its next millisecond tick (`deadline_to_tick`, `tokio/src/runtime/time/source.rs`)",
+    "Compares designs with one another, never with zero; the write-up's unit check times a \
+     40 ms deadline alone (extended 20 ms timeout, window 36–44 ms). A finer timer is not \
+     measured",
+    |r| Evidence::reading(r, "the 40 ms timeout fired after", &UnitKey::FiredAfter),
+);
+
+/// Threat: the multi-thread runtime's worker count and placement on this machine.
+pub static WORKERS: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-workers",
+    &DESIGNS,
+    "The multi-thread runtime starts one worker per CPU, wherever the OS puts them, so its \
+     figures hold this machine's CPU count and placement",
+    "Runs every design on a current-thread runtime (one thread) in the same rounds; shown \
+     here for design 1. Pinned workers are not measured",
+    |r| {
+        Evidence::readings(
+            r,
+            ("multi-thread", &DesignKey::new(Design::StdMutexTask, MT)),
+            ("current-thread", &DesignKey::new(Design::StdMutexTask, CT)),
+        )
+    },
+)
+.better(Better::Lower);
 
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
@@ -45,5 +152,6 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         views::LOCK, views::GUARD, views::DESIGN2, views::SLOT, views::DESIGN4, views::FLAVOUR,
+        BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS,
     ],
 );

@@ -4,14 +4,15 @@
 
 use crate::os;
 use crate::timeout::{Sample, Timeout};
-use crate::waits::{LOCKS, RECEIVES, SENDS, lock, watch};
+use crate::waits::{RECEIVES, SENDS, lock, lock_tokio, watch};
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
+use tokio::sync::{MutexGuard, mpsc};
+use tokio::task::coop::unconstrained;
 use tokio::time::timeout_at;
 
 /// What an expired timeout sends to its handler in the channel designs.
@@ -135,7 +136,7 @@ pub async fn tokio_mutex_channel(
             let (tx, starts) = (tx.clone(), Arc::clone(&spawner_starts));
             tokio::spawn(async move {
                 let start = Instant::now();
-                watch(&LOCKS, starts.lock()).await.push_back(start);
+                lock_queue(&starts, Budgeted::Yes).await.push_back(start);
                 let timeout = Timeout::new(after);
                 timeout.expire().await;
                 let fired = Fired {
@@ -146,9 +147,35 @@ pub async fn tokio_mutex_channel(
             });
         }
     });
-    handle_with_queue(rx, starts, n, give_up).await
+    handle_with_queue(rx, starts, n, give_up, Budgeted::Yes).await
 }
 // ANCHOR_END: tokio_mutex
+
+/// Whether a `lock()` of the tokio mutex counts against the task's cooperative budget:
+/// as written (`Yes`), or wrapped in `tokio::task::coop::unconstrained` (`No`), design
+/// 3's control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budgeted {
+    Yes,
+    No,
+}
+
+// ANCHOR: lock_queue
+/// Locks the start-time queue of designs 2 and 3, counted (`lock_tokio`). Tokio 1.54.1's
+/// `Acquire::poll` (`tokio/src/sync/batch_semaphore.rs`) takes the mutex first and then
+/// asks the budget (`coop::poll_proceed`, `tokio/src/task/coop/mod.rs`): a task whose
+/// budget is spent gets *Pending* from a `lock()` that now holds the mutex, and every
+/// other `lock()` queues behind it until that task is polled again. `unconstrained`
+/// (`tokio/src/task/coop/unconstrained.rs`) polls the `lock()` with no budget through
+/// `with_unconstrained`, whose `with_budget` (`tokio/src/task/coop/mod.rs`) puts the
+/// task's budget back afterwards, so its other operations still count.
+async fn lock_queue(starts: &AsyncStarts, budget: Budgeted) -> MutexGuard<'_, VecDeque<Instant>> {
+    match budget {
+        Budgeted::Yes => lock_tokio(starts, starts.lock()).await,
+        Budgeted::No => lock_tokio(starts, unconstrained(starts.lock())).await,
+    }
+}
+// ANCHOR_END: lock_queue
 
 // ANCHOR: handler
 /// The handler of designs 2 and 3: one message per expiry, then the shared queue.
@@ -158,13 +185,14 @@ pub async fn handle_with_queue(
     starts: AsyncStarts,
     n: usize,
     give_up: Instant,
+    budget: Budgeted,
 ) -> Vec<Sample> {
     let mut samples = Vec::with_capacity(n);
     while samples.len() < n {
         let Ok(Some(fired)) = timeout_at(give_up.into(), watch(&RECEIVES, rx.recv())).await else {
             break; // past the bound, or every sender gone
         };
-        let fifo_start = watch(&LOCKS, starts.lock()).await.pop_front();
+        let fifo_start = lock_queue(&starts, budget).await.pop_front();
         samples.push(Sample::new(
             fired.start,
             fired.deadline,
@@ -183,12 +211,14 @@ pub const TWO_RUNTIMES_CAPACITY: usize = 100_000;
 /// Design 3: the timeouts run under `join_all` on a second OS thread with its own
 /// runtime; the handler runs on `handler`'s runtime and hears of each expiry over a
 /// channel of capacity 100,000. Start times share a `tokio::sync::Mutex<VecDeque>`.
+/// `budget`: `Budgeted::No` is the control, every `lock()` out of the budget.
 pub fn two_runtimes(
     handler: &tokio::runtime::Runtime,
     timer_runtime: tokio::runtime::Runtime,
     n: usize,
     after: Duration,
     give_up: Instant,
+    budget: Budgeted,
 ) -> Vec<Sample> {
     let (tx, rx) = mpsc::channel::<Fired>(TWO_RUNTIMES_CAPACITY);
     let starts: AsyncStarts = Arc::new(tokio::sync::Mutex::new(VecDeque::with_capacity(n)));
@@ -199,7 +229,7 @@ pub fn two_runtimes(
                 let (tx, starts) = (tx.clone(), Arc::clone(&timer_starts));
                 async move {
                     let start = Instant::now();
-                    watch(&LOCKS, starts.lock()).await.push_back(start);
+                    lock_queue(&starts, budget).await.push_back(start);
                     let timeout = Timeout::new(after);
                     timeout.expire().await;
                     let fired = Fired {
@@ -213,7 +243,7 @@ pub fn two_runtimes(
         });
         timer_runtime.shutdown_timeout(Duration::from_millis(100));
     });
-    let samples = handler.block_on(handle_with_queue(rx, starts, n, give_up));
+    let samples = handler.block_on(handle_with_queue(rx, starts, n, give_up, budget));
     join_until(timers, give_up + Duration::from_millis(500));
     samples
 }
@@ -279,11 +309,13 @@ pub enum Design {
     TokioMutexCap1,
     TokioMutexCapN,
     TwoRuntimes,
+    /// Design 3 with every `lock()` out of the cooperative budget: its control.
+    TwoRuntimesFreeLock,
     Fix,
 }
 
 impl Design {
-    pub const ALL: [Design; 9] = [
+    pub const ALL: [Design; 10] = [
         Design::Baseline,
         Design::BaselineUnconstrained,
         Design::TaskEach,
@@ -292,6 +324,7 @@ impl Design {
         Design::TokioMutexCap1,
         Design::TokioMutexCapN,
         Design::TwoRuntimes,
+        Design::TwoRuntimesFreeLock,
         Design::Fix,
     ];
 
@@ -306,6 +339,7 @@ impl Design {
             Design::TokioMutexCap1 => "tokio-mutex-cap1",
             Design::TokioMutexCapN => "tokio-mutex-cap-n",
             Design::TwoRuntimes => "two-runtimes",
+            Design::TwoRuntimesFreeLock => "two-runtimes-free-lock",
             Design::Fix => "fix",
         }
     }
@@ -322,6 +356,7 @@ impl Design {
             Design::TokioMutexCap1 => "2: tokio mutex, channel(1)",
             Design::TokioMutexCapN => "2′: channel(N)",
             Design::TwoRuntimes => "3: two runtimes",
+            Design::TwoRuntimesFreeLock => "3, lock out of the budget",
             Design::Fix => "fix",
         }
     }
@@ -345,6 +380,7 @@ impl Design {
                 | Design::TokioMutexCap1
                 | Design::TokioMutexCapN
                 | Design::TwoRuntimes
+                | Design::TwoRuntimesFreeLock
         )
     }
 }

@@ -722,6 +722,10 @@ mod tests {
         );
         assert_eq!(mt(Design::TokioMutexCapN), "2′: channel(N) · multi-thread");
         assert_eq!(mt(Design::TwoRuntimes), "3: two runtimes · multi-thread");
+        assert_eq!(
+            mt(Design::TwoRuntimesFreeLock),
+            "3, lock out of the budget · multi-thread"
+        );
         assert_eq!(mt(Design::Fix), "fix · multi-thread");
         assert_eq!(
             stored(&DesignKey::new(

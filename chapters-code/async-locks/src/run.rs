@@ -3,7 +3,7 @@
 //! and reads its counters.
 
 use crate::designs::{
-    Design, baseline, baseline_unconstrained, own_deadline_channel, std_mutex_inline,
+    Budgeted, Design, baseline, baseline_unconstrained, own_deadline_channel, std_mutex_inline,
     std_mutex_task_each, task_each, tokio_mutex_channel, two_runtimes,
 };
 use crate::os;
@@ -87,7 +87,12 @@ pub fn run_design(
     let cpu0 = harness::process_cpu_time();
     let t0 = Instant::now();
     let samples = match design {
-        Design::TwoRuntimes => two_runtimes(&rt, flavour.runtime()?, n, after, give_up),
+        Design::TwoRuntimes => {
+            two_runtimes(&rt, flavour.runtime()?, n, after, give_up, Budgeted::Yes)
+        }
+        Design::TwoRuntimesFreeLock => {
+            two_runtimes(&rt, flavour.runtime()?, n, after, give_up, Budgeted::No)
+        }
         Design::Baseline => rt.block_on(all_or_nothing(baseline(n, after), give_up)),
         Design::BaselineUnconstrained => {
             rt.block_on(all_or_nothing(baseline_unconstrained(n, after), give_up))

@@ -31,6 +31,9 @@ pub struct Tally {
     pub calls: AtomicU64,
     pub waited: AtomicU64,
     pub refused: AtomicU64,
+    /// Polls of a tokio `lock()` that took the mutex and still returned *Pending*
+    /// (see [`lock_tokio`]).
+    pub held: AtomicU64,
 }
 
 impl Tally {
@@ -39,6 +42,7 @@ impl Tally {
             calls: AtomicU64::new(0),
             waited: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            held: AtomicU64::new(0),
         }
     }
 
@@ -47,6 +51,7 @@ impl Tally {
             calls: self.calls.swap(0, Ordering::Relaxed),
             waited: self.waited.swap(0, Ordering::Relaxed),
             refused: self.refused.swap(0, Ordering::Relaxed),
+            held: self.held.swap(0, Ordering::Relaxed),
         }
     }
 }
@@ -83,12 +88,54 @@ pub async fn watch<F: Future>(tally: &Tally, fut: F) -> F::Output {
 }
 // ANCHOR_END: watch
 
+// ANCHOR: lock_tokio
+/// Awaits `lock`, a `lock()` of the tokio mutex `m` (or the same out of the budget),
+/// counting in [`LOCKS`] as the std mutex's [`lock`] does: a locking *found it taken*
+/// when a `try_lock` just before its first poll failed (the probe's guard is dropped at
+/// once, so `lock` itself is what takes the mutex). A poll made while the mutex was free
+/// and the task's budget was spent that still returned *Pending* is counted in `held`:
+/// tokio 1.54.1's `Acquire::poll` (`tokio/src/sync/batch_semaphore.rs`) takes the permit
+/// in `poll_acquire` and only then asks `coop::poll_proceed` (`tokio/src/task/coop/mod.rs`),
+/// which answers *Pending* once the budget is spent, so that `lock()` keeps the mutex
+/// until its task is polled again. (Another thread taking the mutex between the probe and
+/// the poll would be counted there too; the designs' other locker, the handler, locks
+/// only after an expiry.)
+pub async fn lock_tokio<'a, T, F>(m: &'a tokio::sync::Mutex<T>, lock: F) -> F::Output
+where
+    F: Future<Output = tokio::sync::MutexGuard<'a, T>>,
+{
+    LOCKS.calls.fetch_add(1, Ordering::Relaxed);
+    let mut lock = std::pin::pin!(lock);
+    let mut first = true;
+    std::future::poll_fn(|cx| {
+        let budget_left = tokio::task::coop::has_budget_remaining();
+        if !budget_left {
+            LOCKS.refused.fetch_add(1, Ordering::Relaxed);
+        }
+        let free = m.try_lock().is_ok();
+        if first && !free {
+            LOCKS.waited.fetch_add(1, Ordering::Relaxed);
+        }
+        first = false;
+        let poll = lock.as_mut().poll(cx);
+        if free && !budget_left && poll.is_pending() {
+            LOCKS.held.fetch_add(1, Ordering::Relaxed);
+        }
+        poll
+    })
+    .await
+}
+// ANCHOR_END: lock_tokio
+
 /// One [`Tally`] after a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tallied {
     pub calls: u64,
     pub waited: u64,
     pub refused: u64,
+    /// Polls that returned *Pending* holding the mutex (tokio's mutex only).
+    #[serde(default)]
+    pub held: u64,
 }
 
 /// The waits of one run.

@@ -33,6 +33,19 @@ fn each_design_counts_the_waits_it_can_have() {
     let w = run(Design::BaselineUnconstrained, ct).waits;
     assert_eq!(w.timers.refused, 0);
 
+    // Design 3: its timer task spends its budget at the start, and a `lock()` refused
+    // by the budget returns Pending holding the mutex; with every `lock()` out of the
+    // budget, none does.
+    for fl in Flavour::ALL {
+        let w = run(Design::TwoRuntimes, fl).waits;
+        eprintln!("design 3, {}: {:?}", fl.label(), w.locks);
+        assert_eq!(w.locks.calls, 2 * n);
+        assert!(w.locks.held >= 1, "{:?}", w.locks);
+        let w = run(Design::TwoRuntimesFreeLock, fl).waits;
+        eprintln!("design 3 unconstrained, {}: {:?}", fl.label(), w.locks);
+        assert_eq!((w.locks.calls, w.locks.held), (2 * n, 0));
+    }
+
     // The process counters are read where the OS offers them.
     let r = run(Design::Baseline, Flavour::MultiThread);
     if cfg!(target_os = "linux") {

@@ -36,8 +36,15 @@ pub enum Kind {
     /// Socket pairs, tasks spread over two threads: members alternate between two
     /// current-thread runtimes, each on its own thread, so every hop wakes the other
     /// thread (what the multi-thread runtime does when a woken task lands on another
-    /// worker, made to happen at every hop).
+    /// worker, made to happen at every hop). The two threads are pinned to two CPUs,
+    /// so every hop also crosses CPUs (Linux; elsewhere not measured).
     AsyncSpreadSocket,
+    /// The same two threads pinned to one CPU: a change of thread at every hop, never
+    /// a change of CPU (Linux; elsewhere not measured).
+    AsyncSpreadOneCpu,
+    /// The same two threads unpinned, where the kernel places them: the threats table's
+    /// "before" for the two pinned arms.
+    AsyncSpreadUnpinned,
     /// One thread does every read and write of a socket brigade itself.
     OneThread,
 }
@@ -54,6 +61,8 @@ impl Kind {
             Kind::AsyncMultiChannel => "async multi-thread · channel",
             Kind::AsyncCurrentPipe => "async current-thread · in-memory pipe",
             Kind::AsyncSpreadSocket => "async on two threads · socket",
+            Kind::AsyncSpreadOneCpu => "async on two threads, one CPU · socket",
+            Kind::AsyncSpreadUnpinned => "async on two threads, unpinned · socket",
             Kind::OneThread => "one thread · socket",
         }
     }
@@ -69,7 +78,9 @@ impl Kind {
             Kind::AsyncCurrentChannel => "async ct, channel",
             Kind::AsyncMultiChannel => "async mt, channel",
             Kind::AsyncCurrentPipe => "async ct, mem pipe",
-            Kind::AsyncSpreadSocket => "async 2 threads, socket",
+            Kind::AsyncSpreadSocket => "async 2 CPUs, socket",
+            Kind::AsyncSpreadOneCpu => "async 2 threads, 1 CPU, socket",
+            Kind::AsyncSpreadUnpinned => "async 2 threads, unpinned, socket",
             Kind::OneThread => "one thread, socket",
         }
     }
@@ -87,6 +98,8 @@ impl Kind {
                 | Kind::AsyncCurrentSocket
                 | Kind::AsyncMultiSocket
                 | Kind::AsyncSpreadSocket
+                | Kind::AsyncSpreadOneCpu
+                | Kind::AsyncSpreadUnpinned
                 | Kind::OneThread
         )
     }
@@ -144,6 +157,30 @@ fn first_cpu() -> Option<core_affinity::CoreId> {
     core_affinity::get_core_ids().and_then(|c| c.into_iter().next())
 }
 
+/// The first two CPUs, where the spread brigade's two threads run.
+#[cfg(target_os = "linux")]
+fn two_cpus() -> Option<(core_affinity::CoreId, core_affinity::CoreId)> {
+    let mut ids = core_affinity::get_core_ids()?.into_iter();
+    Some((ids.next()?, ids.next()?))
+}
+
+/// Runs `f` on a scoped thread pinned to `cpu`, where a pinned brigade's laps are
+/// driven from.
+#[cfg(target_os = "linux")]
+fn on_cpu<T: Send>(
+    cpu: core_affinity::CoreId,
+    f: impl FnOnce() -> io::Result<T> + Send,
+) -> io::Result<T> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            core_affinity::set_for_current(cpu);
+            f()
+        })
+        .join()
+        .map_err(|_| io::Error::other("the pinned driver panicked"))?
+    })
+}
+
 impl Brigade {
     /// Builds a brigade of `kind` with up to `tasks` members. A limit that leaves
     /// fewer than [`MIN_MEMBERS`] is [`Refused::Limit`]: such a brigade is closed at
@@ -160,8 +197,28 @@ impl Brigade {
             Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => {
                 AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Socket)
             }
+            #[cfg(target_os = "linux")]
+            Kind::AsyncSpreadSocket => {
+                let cpus = two_cpus().ok_or(Refused::Unsupported(
+                    "fewer than two CPUs here to pin the two threads to",
+                ))?;
+                SpreadBrigade::build(tasks, caps, Some(cpus)).map(Brigade::Spread)
+            }
+            #[cfg(target_os = "linux")]
+            Kind::AsyncSpreadOneCpu => {
+                let cpu = first_cpu().ok_or(Refused::Unsupported(
+                    "this system does not let a program pick a thread's CPU",
+                ))?;
+                SpreadBrigade::build(tasks, caps, Some((cpu, cpu))).map(Brigade::Spread)
+            }
             #[cfg(unix)]
-            Kind::AsyncSpreadSocket => SpreadBrigade::build(tasks, caps).map(Brigade::Spread),
+            Kind::AsyncSpreadUnpinned => {
+                SpreadBrigade::build(tasks, caps, None).map(Brigade::Spread)
+            }
+            #[cfg(all(unix, not(target_os = "linux")))]
+            Kind::AsyncSpreadSocket | Kind::AsyncSpreadOneCpu => Err(Refused::Unsupported(
+                "this OS does not let a program pin a thread to one CPU",
+            ))?,
             #[cfg(unix)]
             Kind::Thread => {
                 build_thread_brigade(tasks, caps, None).map(|b| Brigade::Threads(b, false))
@@ -231,16 +288,15 @@ impl Brigade {
     pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
         match self {
             #[cfg(target_os = "linux")]
-            Brigade::Threads(b, true) => std::thread::scope(|s| {
-                s.spawn(|| {
-                    if let Some(core) = first_cpu() {
-                        core_affinity::set_for_current(core);
-                    }
-                    b.laps(warmup, laps, deadline)
-                })
-                .join()
-                .map_err(|_| io::Error::other("the pinned driver panicked"))?
-            }),
+            Brigade::Threads(b, true) => match first_cpu() {
+                Some(cpu) => on_cpu(cpu, || b.laps(warmup, laps, deadline)),
+                None => b.laps(warmup, laps, deadline),
+            },
+            #[cfg(target_os = "linux")]
+            Brigade::Spread(b) if b.driver_cpu.is_some() => {
+                let cpu = b.driver_cpu.expect("checked");
+                on_cpu(cpu, || b.laps(warmup, laps, deadline))
+            }
             #[cfg(unix)]
             Brigade::Threads(b, _) => b.laps(warmup, laps, deadline),
             #[cfg(unix)]
@@ -284,12 +340,15 @@ pub fn measure(
 ) -> Result<(Laps, Option<Stop>), Refused> {
     os::trim_heap();
     let rss0 = os::resident_bytes();
+    let built = Instant::now();
     let mut b = Brigade::build(kind, tasks, caps)?;
+    let build_ns = built.elapsed().as_nanos() as f64;
     let stop = b.stop();
     let timed = b.laps(warmup, laps, deadline);
     let rss1 = os::resident_bytes();
     let counts = b.finish();
     let mut r = timed.map_err(Refused::Failed)?;
+    r.build_ns = Some(build_ns);
     r.resident_added = match (rss0, rss1) {
         (Some(a), Some(b)) => Some(b as f64 - a as f64),
         _ => None,

@@ -11,8 +11,9 @@ use crate::experiments::{
     VariantsKey, VariantsRound,
 };
 use crate::{Kind, experiments, headline, views};
+use harness::render::sig3;
 use harness::stats::Better;
-use harness::{Evidence, Finding, Headline, Results, Why};
+use harness::{Evidence, Finding, Headline, Results, Unit, Why};
 
 /// The chapter: its experiments, views, headline figures and findings.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
@@ -38,6 +39,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         THREAD_OR_TASK, CHANNEL_OR_SOCKET, RUNTIME, SPAWN, MEMORY, HOW_MANY_TASKS,
+        PLACEMENT, SPREAD_PLACEMENT, CREATION, FIRST_LAP, ONE_SIZE,
     ],
 );
 
@@ -183,12 +185,148 @@ pub static HOW_MANY_TASKS: Finding<LimitsRound> = Finding::new(
     |r: &Results<LimitsRound>| {
         Evidence::reading(
             r,
-            "tasks built",
+            "largest brigade the sweep ran",
             &ProbeKey(Kind::AsyncCurrentPipe, Probe::Members),
         )
     },
 )
-.always("Count on at least this many tasks here")
+.always("Count on at least this many waiting tasks here")
 .why(Why::Counter(
     "the *stopped by* column of the limit runs names what ended each build",
 ));
+
+// ---------------------------------------------------------------------------------
+// threats to validity (`table threats`): what could make a figure wrong, what the
+// chapter does about it, and the figure before and after that control
+
+/// The median over rounds of a brigade's migrations per hop (the scheduler moving one
+/// of the process's threads to another CPU), as the threats table's labels show it.
+fn moves(r: &Results<VariantsRound>, kind: Kind) -> String {
+    r.estimate_of(|x| x.find(kind)?.per_hop.as_ref()?.migrations)
+        .map_or_else(
+            || "moves not counted".into(),
+            |e| format!("{} moves a hop", sig3(e.median)),
+        )
+}
+
+/// Placement: unpinned members hop within one CPU or across two, in a mix the kernel
+/// picks; the pinned brigade runs every hop on one CPU.
+pub static PLACEMENT: Finding<VariantsRound> = Finding::threat(
+    "brigades-threat-placement",
+    &VARIANTS,
+    "Where the threads run: the kernel places and moves unpinned members, so a hop stays \
+     on one CPU or crosses to another, in a mix that changes between rounds",
+    "Pins every thread member and the driver to one CPU; no verdict compares two \
+     placements. Before: the unpinned thread brigade; after: the pinned one (each with \
+     the scheduler's moves to another CPU per hop)",
+    |r| {
+        let a = format!("unpinned ({})", moves(r, Kind::Thread));
+        let b = format!("pinned ({})", moves(r, Kind::ThreadOneCpu));
+        Evidence::readings(
+            r,
+            (&a, &VariantsKey::hop(Kind::Thread)),
+            (&b, &VariantsKey::hop(Kind::ThreadOneCpu)),
+        )
+    },
+)
+.better(Better::Lower);
+
+/// The two-thread brigade's placement: unpinned, the kernel may keep both threads on
+/// one CPU, and then no hop crosses CPUs.
+pub static SPREAD_PLACEMENT: Finding<VariantsRound> = Finding::threat(
+    "brigades-threat-spread-placement",
+    &VARIANTS,
+    "Where the two-thread brigade's threads run: unpinned, the kernel may keep both on \
+     one CPU, and then no hop crosses CPUs",
+    "Pins the two threads, as two arms: both to one CPU, or one to each of two CPUs. \
+     Before: the two threads unpinned; after: pinned to two CPUs, the placement the \
+     pair *a change of CPU* needs",
+    |r| {
+        // The moves per hop would not tell the mix: two threads that never move may
+        // share a CPU or not. The two pinned arms do.
+        Evidence::readings(
+            r,
+            ("unpinned", &VariantsKey::hop(Kind::AsyncSpreadUnpinned)),
+            (
+                "pinned to two CPUs",
+                &VariantsKey::hop(Kind::AsyncSpreadSocket),
+            ),
+        )
+    },
+)
+.better(Better::Lower);
+
+/// Creating the members: a thread's or a task's start inside a timed lap would be
+/// counted as a hop.
+pub static CREATION: Finding<VariantsRound> = Finding::threat(
+    "brigades-threat-creation",
+    &VARIANTS,
+    "Creating members inside the timed laps: a thread's start costs several hops",
+    "Builds the whole brigade (links, then threads or tasks) before the first lap and \
+     times the build apart. Before: the pinned thread brigade's build ÷ members plus its \
+     hop (our sum: the build inside the lap); after: the hop as timed",
+    |r| {
+        let k = Kind::ThreadOneCpu;
+        let c = r.compare_of(
+            |x| {
+                let v = x.find(k)?;
+                Some(v.build_per_member_ns? + v.hop_p50_ns)
+            },
+            |x| Some(x.find(k)?.hop_p50_ns),
+        )?;
+        Some(Evidence::pair(
+            "build inside the lap",
+            "the timed hop alone",
+            Unit::Nanos,
+            c,
+        ))
+    },
+)
+.better(Better::Lower);
+
+/// The first lap through a fresh brigade: a new runtime's first tick, each member's
+/// first wake, the first touch of every stack and socket buffer.
+pub static FIRST_LAP: Finding<VariantsRound> = Finding::threat(
+    "brigades-threat-first-lap",
+    &VARIANTS,
+    "The first lap through a fresh brigade: a new tokio runtime's first poll of each \
+     task, the first touch of each socket and buffer",
+    "Runs untimed warm-up laps (2 in the quick profile, 20 in the full one) before the \
+     timed ones. Before: the first lap ÷ members of the tasks on one thread (socket \
+     pairs), on a fresh runtime; after: the median timed lap ÷ members",
+    |r| {
+        let k = Kind::AsyncCurrentSocket;
+        let c = r.compare_of(|x| x.find(k)?.first_hop_ns, |x| Some(x.find(k)?.hop_p50_ns))?;
+        Some(Evidence::pair(
+            "the first lap",
+            "the timed laps",
+            Unit::Nanos,
+            c,
+        ))
+    },
+)
+.better(Better::Lower);
+
+/// The size memory is read at: one size's resident memory ÷ members carries the
+/// runtime's fixed cost, or misses what the allocator already held.
+pub static ONE_SIZE: Finding<SweepRound> = Finding::threat(
+    "brigades-threat-one-size",
+    &SWEEP,
+    "Memory per member read at one size: the runtime's fixed cost, or memory the \
+     allocator already held, moves a small brigade's figure up or down",
+    "Fits a line through three or more sizes per round and reports its slope. Before: \
+     resident memory added ÷ members at 100 members (tasks on one thread, socket \
+     pairs); after: the slope",
+    |r: &Results<SweepRound>| {
+        let k = Kind::AsyncCurrentSocket;
+        let c = r.compare_of(
+            |x| {
+                let p = x.find(k)?.at(100)?;
+                Some(p.resident_delta? / p.tasks as f64)
+            },
+            |x| x.find(k)?.bytes_per_task(),
+        )?;
+        Some(Evidence::pair("one size", "the slope", Unit::Bytes, c))
+    },
+)
+.better(Better::Smaller);

@@ -184,11 +184,13 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 // variants
 
 /// The brigades of the variants experiment, in the order the tables list them.
-pub const VARIANT_KINDS: [Kind; 8] = [
+pub const VARIANT_KINDS: [Kind; 10] = [
     Kind::Thread,
     Kind::ThreadOneCpu,
     Kind::AsyncCurrentSocket,
     Kind::AsyncMultiSocket,
+    Kind::AsyncSpreadUnpinned,
+    Kind::AsyncSpreadOneCpu,
     Kind::AsyncSpreadSocket,
     Kind::AsyncCurrentChannel,
     Kind::AsyncMultiChannel,
@@ -209,11 +211,13 @@ const fn arm(kind: Kind) -> Arm {
 
 /// Every arm of a variants round: the brigades, and a twin of the cheapest (the
 /// current-thread channel brigade, about a tenth of a microsecond a hop).
-pub const VARIANT_ARMS: [Arm; 9] = [
+pub const VARIANT_ARMS: [Arm; 11] = [
     arm(Kind::Thread),
     arm(Kind::ThreadOneCpu),
     arm(Kind::AsyncCurrentSocket),
     arm(Kind::AsyncMultiSocket),
+    arm(Kind::AsyncSpreadUnpinned),
+    arm(Kind::AsyncSpreadOneCpu),
     arm(Kind::AsyncSpreadSocket),
     arm(Kind::AsyncCurrentChannel),
     arm(Kind::AsyncMultiChannel),
@@ -262,7 +266,8 @@ fn est_hop_ns(kind: Kind) -> f64 {
         Kind::ThreadOneCpu => 12_000.0,
         Kind::AsyncCurrentSocket => 4_200.0,
         Kind::AsyncMultiSocket => 4_700.0,
-        Kind::AsyncSpreadSocket => 12_000.0,
+        Kind::AsyncSpreadSocket => 30_000.0,
+        Kind::AsyncSpreadOneCpu | Kind::AsyncSpreadUnpinned => 9_000.0,
         Kind::OneThread => 1_900.0,
         Kind::AsyncCurrentChannel => 110.0,
         Kind::AsyncMultiChannel => 250.0,
@@ -274,7 +279,11 @@ fn est_hop_ns(kind: Kind) -> f64 {
 fn est_build_ns(kind: Kind) -> f64 {
     match kind {
         Kind::Thread | Kind::ThreadOneCpu => 90_000.0,
-        Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket | Kind::AsyncSpreadSocket => 25_000.0,
+        Kind::AsyncCurrentSocket
+        | Kind::AsyncMultiSocket
+        | Kind::AsyncSpreadSocket
+        | Kind::AsyncSpreadOneCpu
+        | Kind::AsyncSpreadUnpinned => 25_000.0,
         Kind::OneThread => 10_000.0,
         Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 3_000.0,
     }
@@ -318,6 +327,13 @@ pub struct Variant {
     /// Resident memory the brigade added (once its laps had run) ÷ its members.
     #[serde(default)]
     pub resident_per_member: Option<f64>,
+    /// The first lap through the fresh brigade ÷ its members (untimed warm-up laps
+    /// keep it out of `hop_p50_ns`).
+    #[serde(default)]
+    pub first_hop_ns: Option<f64>,
+    /// Building the brigade ÷ its members: timed apart, before the first lap.
+    #[serde(default)]
+    pub build_per_member_ns: Option<f64>,
 }
 
 impl Variant {
@@ -340,6 +356,8 @@ impl Variant {
             per_hop: r.usage.map(|u| u.per(hops)),
             cores_busy: r.usage.filter(|_| wall > 0.0).map(|u| u.cpu_ns / wall),
             resident_per_member: r.resident_added.map(|b| b / n),
+            first_hop_ns: r.first_ns.map(|x| x / n),
+            build_per_member_ns: r.build_ns.map(|x| x / n),
         })
     }
 }
@@ -1123,6 +1141,8 @@ mod tests {
             per_hop: None,
             cores_busy: None,
             resident_per_member: None,
+            first_hop_ns: None,
+            build_per_member_ns: None,
         };
         let round = VariantsRound {
             tasks: 2,

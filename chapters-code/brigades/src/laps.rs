@@ -20,6 +20,12 @@ pub struct Laps {
     pub laps_run: u64,
     /// Resident memory the brigade added (read after its laps, before it closed).
     pub resident_added: Option<f64>,
+    /// The very first lap through the fresh brigade (a warm-up lap where there are
+    /// any), kept apart: the threats table sets it beside the steady laps.
+    pub first_ns: Option<f64>,
+    /// Building the brigade (its links, threads or tasks), timed apart before the
+    /// first lap: no member is created inside a timed lap.
+    pub build_ns: Option<f64>,
 }
 
 fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
@@ -60,6 +66,7 @@ pub fn drive(
         let got = lap(sent)?;
         let took = start.elapsed();
         round_trip_check(sent, got, tasks)?;
+        out.first_ns = out.first_ns.or(Some(took.as_nanos() as f64)); // lap 0, kept apart
         out.laps_run += 1;
         if i >= warmup {
             out.ns.push(took.as_nanos() as f64);

@@ -1,5 +1,14 @@
 //! What starting costs: `n` threads that do nothing against `n` tokio tasks that do
 //! nothing.
+//!
+//! From std 1.95's source (`$(rustc --print sysroot)/lib/rustlib/src/rust/library/std/
+//! src/`): `thread/lifecycle.rs`, `spawn_unchecked`, asks for a stack of `RUST_MIN_STACK`
+//! or `sys/thread/unix.rs`'s `DEFAULT_MIN_STACK_SIZE` (2 MiB on Linux); `sys/thread/
+//! unix.rs`, `Thread::new`, sets it with `pthread_attr_setstacksize` and calls
+//! `pthread_create`. What `pthread_create` does then (map the stack, call `clone`) is
+//! the C library's, not read here: the page marks it as our hypothesis. From tokio
+//! 1.54.1's source: `src/runtime/task/list.rs`, `OwnedTasks::bind`, allocates the
+//! task (`task::new_task`) before the scheduler queues it.
 
 use std::io;
 use std::time::{Duration, Instant};

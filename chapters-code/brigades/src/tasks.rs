@@ -72,6 +72,15 @@ async fn shut<W: tokio::io::AsyncWrite + Unpin>(mut tx: W) {
 #[cfg(unix)]
 pub struct SocketLink;
 
+// From tokio 1.54.1's source (`~/.cargo/registry/src/*/tokio-1.54.1/`):
+// `src/io/poll_evented.rs`, `PollEvented::poll_read`: a read is tried only while the
+// reactor marks the socket readable; a read that returns `WouldBlock` (`EAGAIN`)
+// clears that mark and the task waits. A read that fills less than its buffer also
+// clears it (epoll and kqueue), but `read_byte`'s one-byte buffer is always filled, so
+// a member's next read is the one that returns `EAGAIN`. The wait:
+// `src/runtime/io/driver.rs`, `Driver::turn` calls `self.poll.poll` (mio's `epoll_wait`
+// on Linux) when the current-thread scheduler parks (`src/runtime/scheduler/
+// current_thread/mod.rs`, `Context::park`).
 // ANCHOR: socket_link
 /// A socket pair as an async link: a read that finds no byte returns `EAGAIN` inside
 /// tokio, which parks the task until epoll reports the socket readable.
@@ -97,7 +106,9 @@ impl Link for SocketLink {
 // ANCHOR_END: socket_link
 
 /// tokio's in-memory pipe (`tokio::io::simplex`): the same read/write calls as a
-/// socket, no file descriptor, no system call.
+/// socket, no file descriptor, no system call. From tokio 1.54.1's source,
+/// `src/io/util/mem.rs`, `simplex` and `SimplexStream`: a `BytesMut` buffer and two
+/// wakers, behind a mutex.
 pub struct PipeLink;
 
 impl Link for PipeLink {
@@ -123,6 +134,10 @@ impl Link for PipeLink {
 /// A bounded tokio channel of capacity one: no I/O at all.
 pub struct ChannelLink;
 
+// From tokio 1.54.1's source, `src/runtime/scheduler/current_thread/mod.rs`,
+// `impl Schedule for Arc<Handle>`, `schedule`: a task woken on the runtime's own thread
+// is pushed onto its local queue (`Core::push_task`), with no system call; one woken
+// from another thread goes to the inject queue and the driver is unparked.
 // ANCHOR: channel_link
 /// A tokio `mpsc` channel of capacity one as an async link: no socket, no system call
 /// while both ends are on one thread.
@@ -151,13 +166,22 @@ impl Link for ChannelLink {
 /// Which tokio scheduler runs the brigade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Flavor {
-    /// Every task on the driver's own thread.
+    /// Every task on the driver's own thread. tokio 1.54.1, `src/runtime/mod.rs`
+    /// (module docs, "Current-Thread Scheduler") and `src/runtime/scheduler/
+    /// current_thread/mod.rs`, `CoreGuard::block_on`: tasks run only inside
+    /// `Runtime::block_on`, so a brigade's members are first polled in its first lap.
     CurrentThread,
-    /// tokio's default: one worker per CPU, with work stealing.
+    /// tokio's default: `src/runtime/runtime.rs`, `Runtime::new` builds
+    /// `Builder::new_multi_thread`. Work stealing: `src/runtime/scheduler/multi_thread/
+    /// worker.rs`, `Core::steal_work`.
     MultiThread,
 }
 
-/// Worker threads of a multi-thread runtime here: one per logical CPU, tokio's default.
+/// Worker threads of a multi-thread runtime here: one per logical CPU, tokio's default
+/// (tokio 1.54.1, `src/runtime/builder.rs`, `build_threaded_runtime`: `worker_threads`
+/// or `loom::sys::num_cpus`, which is `src/loom/std/mod.rs`'s `TOKIO_WORKER_THREADS`
+/// or else `std::thread::available_parallelism`). Set explicitly, so that variable
+/// does not change it.
 pub fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -291,7 +315,9 @@ impl<L: Link> AsyncBrigade<L> {
 /// N async tasks over socket pairs, spread over two threads: member `i` runs on one of
 /// two current-thread runtimes, alternately, so each hop hands the byte to a task on
 /// the other thread, which epoll must wake. The driver's thread runs one runtime (in
-/// `block_on`), a thread of its own the other.
+/// `block_on`), a thread of its own the other. Where `cpus` is given, the second
+/// runtime's thread is pinned to the second CPU and the laps are driven from a thread
+/// pinned to the first: every hop then crosses CPUs, in every round.
 #[cfg(unix)]
 pub struct SpreadBrigade {
     rt: tokio::runtime::Runtime,
@@ -304,6 +330,8 @@ pub struct SpreadBrigade {
     tail: tokio::net::UnixStream,
     members: Vec<tokio::task::JoinHandle<io::Result<u64>>>,
     pub stop: Option<Stop>,
+    /// The CPU the driver's laps run on, where the brigade is pinned.
+    pub driver_cpu: Option<core_affinity::CoreId>,
 }
 
 /// A member on whichever runtime polls it: its link ends are registered with that
@@ -320,8 +348,13 @@ async fn spread_member(from: UnixStream, to: UnixStream) -> io::Result<u64> {
 
 #[cfg(unix)]
 impl SpreadBrigade {
-    /// Builds up to `tasks` members; the second runtime needs one thread.
-    pub fn build(tasks: usize, caps: &Caps) -> Result<SpreadBrigade, Stop> {
+    /// Builds up to `tasks` members; the second runtime needs one thread, pinned to
+    /// `cpus.1` where `cpus` is given.
+    pub fn build(
+        tasks: usize,
+        caps: &Caps,
+        cpus: Option<(core_affinity::CoreId, core_affinity::CoreId)>,
+    ) -> Result<SpreadBrigade, Stop> {
         let none = |limit: String| Stop::new(tasks, 0, limit);
         if caps.threads < 1 {
             return Err(none(caps.threads_why.clone()));
@@ -338,6 +371,9 @@ impl SpreadBrigade {
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .spawn(move || {
+                if let Some((_, other)) = cpus {
+                    core_affinity::set_for_current(other);
+                }
                 rt2.block_on(async {
                     let _ = stop_rx.await;
                 });
@@ -382,6 +418,7 @@ impl SpreadBrigade {
             tail,
             members,
             stop,
+            driver_cpu: cpus.map(|c| c.0),
         })
     }
 
@@ -389,6 +426,7 @@ impl SpreadBrigade {
         self.members.len()
     }
 
+    /// Times laps on the calling thread, which the caller pins to `driver_cpu`.
     pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
         let n = self.members.len();
         runtime_laps::<SocketLink>(

@@ -63,6 +63,8 @@ fn every_kind_measures_and_checks_its_counts() {
         Kind::AsyncMultiChannel,
         Kind::AsyncCurrentPipe,
         Kind::AsyncSpreadSocket,
+        Kind::AsyncSpreadOneCpu,
+        Kind::AsyncSpreadUnpinned,
         Kind::OneThread,
     ] {
         match brigades::measure(kind, 30, 2, 5, &Caps::none(), soon()) {

@@ -18,6 +18,9 @@ use crate::render::{Align, Table, escape_html};
 /// The name of the table a chapter's findings render as (`table answer`).
 pub const ANSWER_VIEW: &str = "answer";
 
+/// The name of the table a chapter's threats to validity render as (`table threats`).
+pub const THREATS_VIEW: &str = "threats";
+
 /// One finding and what its result gave: the evidence, or why there is none.
 pub struct Row<'a> {
     pub finding: &'a dyn AnyFinding,
@@ -68,7 +71,7 @@ impl<'a> Row<'a> {
         let e = self.outcome.as_ref().ok()?;
         let [figure, interval, rounds] = evidence_cells(e, self.finding.better());
         Some(format!(
-            "{}: {}. On this machine: {figure} (interval {interval}; rounds {rounds}).",
+            "{}: {}. On this machine: {figure} (interval {interval}; {rounds}).",
             self.finding.situation().trim_end_matches('.'),
             self.advice()?.trim_end_matches('.')
         ))
@@ -193,13 +196,18 @@ pub fn provenance_of(used: &[&Record]) -> String {
 /// A chapter's answer: its findings, each read from the record of its experiment
 /// (`records`: the chapter's results; a finding whose experiment has none says so).
 pub fn chapter_answer(findings: &[&dyn AnyFinding], records: &[Record]) -> String {
+    let findings: Vec<&dyn AnyFinding> = findings
+        .iter()
+        .copied()
+        .filter(|f| !f.is_threat())
+        .collect();
     let record_of = |f: &dyn AnyFinding| records.iter().find(|r| r.experiment == f.experiment());
     let rows: Vec<Row> = findings
         .iter()
         .map(|f| Row::of(*f, record_of(*f)))
         .collect();
     let mut used: Vec<&Record> = Vec::new();
-    for f in findings {
+    for f in &findings {
         if let Some(r) = record_of(*f)
             && !used.iter().any(|u| std::ptr::eq(*u, r))
         {
@@ -212,4 +220,47 @@ pub fn chapter_answer(findings: &[&dyn AnyFinding], records: &[Record]) -> Strin
         whys(&rows),
         provenance_of(&used)
     )
+}
+
+/// A chapter's threats to validity, from its findings marked as threats
+/// ([`crate::finding::Finding::threat`]): what could make a figure wrong, what the
+/// chapter does about it, and the figures before and after that control, judged by the
+/// same rule as every comparison.
+pub fn chapter_threats(findings: &[&dyn AnyFinding], records: &[Record]) -> String {
+    let mut t = Table::new([
+        "what could make a figure wrong",
+        "what this chapter does",
+        "before and after, on this machine",
+        "interval",
+        "rounds",
+    ])
+    .align(0, Align::Left)
+    .align(1, Align::Left)
+    .align(2, Align::Left);
+    let mut used: Vec<&Record> = Vec::new();
+    for f in findings.iter().filter(|f| f.is_threat()) {
+        let record = records.iter().find(|r| r.experiment == f.experiment());
+        if let Some(r) = record
+            && !used.iter().any(|u| std::ptr::eq(*u, r))
+        {
+            used.push(r);
+        }
+        let row = Row::of(*f, record);
+        let [figure, interval, rounds] = match &row.outcome {
+            Ok(e) => evidence_cells(e, f.better()),
+            Err(why) => [
+                format!("no figure: {}", escape_html(why)),
+                "–".into(),
+                "–".into(),
+            ],
+        };
+        t.row([
+            f.situation().to_string(),
+            f.advice().a.to_string(),
+            figure,
+            interval,
+            rounds,
+        ]);
+    }
+    format!("{}\n{}", t.to_markdown(), provenance_of(&used))
 }

@@ -176,8 +176,17 @@ where
                     return ExitCode::from(2);
                 }
             };
-            if kind == ViewKind::Table && name == crate::answer::ANSWER_VIEW {
-                return answer(ch, profile, &overrides, &dir);
+            if kind == ViewKind::Table
+                && [crate::answer::ANSWER_VIEW, crate::answer::THREATS_VIEW]
+                    .contains(&name.as_str())
+            {
+                return answer(
+                    ch,
+                    name == crate::answer::THREATS_VIEW,
+                    profile,
+                    &overrides,
+                    &dir,
+                );
             }
             let view = ch.view(kind, name).expect("validated by clap");
             let exp = ch
@@ -201,9 +210,15 @@ where
 /// The chapter's decision table: every experiment its findings read is obtained
 /// (measured when missing, as any view's is), then the findings are rendered from
 /// those results. An experiment that cannot be obtained leaves its rows saying so.
-fn answer(ch: &'static Chapter, profile: Profile, overrides: &[Override], dir: &Path) -> ExitCode {
+fn answer(
+    ch: &'static Chapter,
+    threats: bool,
+    profile: Profile,
+    overrides: &[Override],
+    dir: &Path,
+) -> ExitCode {
     let mut records = Vec::new();
-    for f in ch.findings {
+    for f in ch.findings.iter().filter(|f| f.is_threat() == threats) {
         if records
             .iter()
             .any(|r: &crate::Record| r.experiment == f.experiment())
@@ -218,7 +233,11 @@ fn answer(ch: &'static Chapter, profile: Profile, overrides: &[Override], dir: &
             Err(e) => eprintln!("error: {}/{}: {e}", ch.name, f.experiment()),
         }
     }
-    print!("{}", crate::answer::chapter_answer(ch.findings, &records));
+    if threats {
+        print!("{}", crate::answer::chapter_threats(ch.findings, &records));
+    } else {
+        print!("{}", crate::answer::chapter_answer(ch.findings, &records));
+    }
     ExitCode::SUCCESS
 }
 

@@ -304,12 +304,12 @@ fn coverage_note(e: &Estimate) -> String {
 /// The decision table's cells for one finding's evidence: what this machine showed,
 /// the interval of the figure it rests on, and how many rounds agree.
 ///
-/// - a pair the rule decides: "spinning 12.3× faster (0.91 µs against 11.2 µs)", the
-///   interval of that ratio, "8 of 8" (rounds on the winner's side);
+/// - a pair the rule decides: "spinning 12.3× faster than blocking (0.91 µs against
+///   11.2 µs)", the interval of that ratio, "8 of 8 agree" (rounds on the winner's side);
 /// - a pair it leaves undecided: "no clear difference (0.91 µs against 1.10 µs)" or
 ///   "about the same (within 5 %) (…)", the interval of a ÷ b, the rounds;
 /// - a figure: "`sleep(1 ms)` 2.10 ms", its interval, its rounds;
-/// - a count: "deadlocked in 3 of 3 rounds", no interval, "3 of 3".
+/// - a count: "deadlocked in 3 of 3 rounds", no interval, "3 rounds".
 pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
     match e {
         Evidence::Pair {
@@ -324,8 +324,8 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                 Pairing::Unpaired => (None, None),
             };
             let rounds = |k: Option<u32>| match (c.pairing, k) {
-                (Pairing::Paired { .. }, Some(k)) => format!("{k} of {}", c.rounds()),
-                (Pairing::Paired { .. }, None) => c.rounds().to_string(),
+                (Pairing::Paired { .. }, Some(k)) => format!("{k} of {} agree", c.rounds()),
+                (Pairing::Paired { .. }, None) => format!("{} rounds", c.rounds()),
                 (Pairing::Unpaired, _) => "measured apart".to_string(),
             };
             match e.favours(better) {
@@ -386,12 +386,12 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
         } => [
             format!("{what} {}", unit.format(estimate.median)),
             interval_cell(estimate, *unit),
-            estimate.n.to_string(),
+            format!("{} rounds", estimate.n),
         ],
         Evidence::Count { what, k, n } => [
             format!("{what} in {k} of {n} rounds"),
             "–".to_string(),
-            format!("{k} of {n}"),
+            format!("{n} rounds"),
         ],
     }
 }

@@ -125,6 +125,12 @@ pub trait AnyFinding: Sync {
     fn advice(&self) -> Advice;
     fn why(&self) -> Why;
     fn guide(&self) -> Option<&'static str>;
+    /// A threat to validity, not a finding: a row of the chapter's threats table
+    /// (`table threats`), where the situation is what could make a figure wrong and the
+    /// advice is what the chapter does about it.
+    fn is_threat(&self) -> bool {
+        false
+    }
     /// The evidence in `record` (a result of [`AnyFinding::experiment`]); `Ok(None)`
     /// when the record lacks what the finding reads.
     fn evidence(&self, record: &Record) -> anyhow::Result<Option<Evidence>>;

@@ -642,9 +642,12 @@ impl Chapter {
     /// The names `table` and `plot` take: the views, and for a chapter with findings
     /// the decision table, `answer`, first.
     pub fn view_names(&self, kind: ViewKind) -> Vec<&'static str> {
-        let answer = (kind == ViewKind::Table && !self.findings.is_empty()).then_some("answer");
+        let table = kind == ViewKind::Table;
+        let answer = (table && self.findings.iter().any(|f| !f.is_threat())).then_some("answer");
+        let threats = (table && self.findings.iter().any(|f| f.is_threat())).then_some("threats");
         answer
             .into_iter()
+            .chain(threats)
             .chain(
                 self.views
                     .iter()
@@ -717,9 +720,15 @@ impl Chapter {
                 ));
             }
         }
-        if !self.findings.is_empty() && !seen.insert(("table", "answer")) {
+        if self.findings.iter().any(|f| !f.is_threat()) && !seen.insert(("table", "answer")) {
             return Err(format!(
                 "{}: a view is named `answer`, the name of the findings' decision table",
+                self.name
+            ));
+        }
+        if self.findings.iter().any(|f| f.is_threat()) && !seen.insert(("table", "threats")) {
+            return Err(format!(
+                "{}: a view is named `threats`, the name of the threats-to-validity table",
                 self.name
             ));
         }

@@ -29,6 +29,8 @@ pub struct Finding<R: 'static> {
     pub why: Why,
     /// The guide section it belongs in, if any (`what-to-use-when`'s section names).
     pub guide: Option<&'static str>,
+    /// A threat to validity rather than a finding ([`Finding::threat`]).
+    pub threat: bool,
     pub evidence: fn(&Results<R>) -> Option<Evidence>,
 }
 
@@ -47,6 +49,32 @@ impl<R> Finding<R> {
             advice: Advice::always(""),
             why: Why::Hypothesis(""),
             guide: None,
+            threat: false,
+            evidence,
+        }
+    }
+
+    /// A threat to validity: what could make a figure of the chapter wrong (`risk`),
+    /// what the chapter does about it (`control`), and the figures before and after the
+    /// control (`evidence`: best a pair, the figure without the control as `a` and with
+    /// it as `b`, judged by the same rule). It renders in the chapter's threats table
+    /// (`table threats`), never in the decision table or the guide.
+    pub const fn threat(
+        id: &'static str,
+        experiment: &'static Experiment<R>,
+        risk: &'static str,
+        control: &'static str,
+        evidence: fn(&Results<R>) -> Option<Evidence>,
+    ) -> Finding<R> {
+        Finding {
+            id,
+            experiment,
+            situation: risk,
+            better: Better::Lower,
+            advice: Advice::always(control),
+            why: Why::Hypothesis(""),
+            guide: None,
+            threat: true,
             evidence,
         }
     }
@@ -107,6 +135,9 @@ impl<R: DeserializeOwned + Sync + 'static> AnyFinding for Finding<R> {
     }
     fn guide(&self) -> Option<&'static str> {
         self.guide
+    }
+    fn is_threat(&self) -> bool {
+        self.threat
     }
     fn evidence(&self, record: &Record) -> anyhow::Result<Option<Evidence>> {
         Ok((self.evidence)(&Results::decode(record)?))

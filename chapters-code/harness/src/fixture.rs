@@ -463,11 +463,24 @@ pub fn golden_views(
 /// The chapter's decision table (`table answer`) from its findings over the golden
 /// records, as the page shows it; `None` for a chapter without findings.
 pub fn golden_answer(chapter: &Chapter) -> anyhow::Result<Option<String>> {
-    if chapter.findings.is_empty() {
+    if !chapter.findings.iter().any(|f| !f.is_threat()) {
         return Ok(None);
     }
     let records = golden_records(chapter)?;
     Ok(Some(crate::answer::chapter_answer(
+        chapter.findings,
+        &records,
+    )))
+}
+
+/// The chapter's threats table (`table threats`) over the golden records; `None` for a
+/// chapter that declares no threat.
+pub fn golden_threats(chapter: &Chapter) -> anyhow::Result<Option<String>> {
+    if !chapter.findings.iter().any(|f| f.is_threat()) {
+        return Ok(None);
+    }
+    let records = golden_records(chapter)?;
+    Ok(Some(crate::answer::chapter_threats(
         chapter.findings,
         &records,
     )))
@@ -531,6 +544,19 @@ macro_rules! golden_tests {
                     differ.push("table-answer".to_string());
                 }
             }
+            if let Some(page) =
+                $crate::fixture::golden_threats(&$chapter).unwrap_or_else(|e| panic!("{e:#}"))
+            {
+                assert!(
+                    !page.contains("no figure:"),
+                    "a threat has no figure:\n{page}"
+                );
+                if std::panic::catch_unwind(|| insta::assert_snapshot!("table-threats", page))
+                    .is_err()
+                {
+                    differ.push("table-threats".to_string());
+                }
+            }
             for (name, view, record) in views {
                 let page = $crate::render::render_view(
                     view,
@@ -561,8 +587,11 @@ macro_rules! golden_tests {
             let views =
                 $crate::fixture::golden_views(&$chapter).unwrap_or_else(|e| panic!("{e:#}"));
             let mut names: Vec<&str> = views.iter().map(|(name, _, _)| name.as_str()).collect();
-            if !$chapter.findings.is_empty() {
+            if $chapter.findings.iter().any(|f| !f.is_threat()) {
                 names.push("table-answer");
+            }
+            if $chapter.findings.iter().any(|f| f.is_threat()) {
+                names.push("table-threats");
             }
             let stale = $crate::fixture::stale_snapshots($chapter.dir, &names);
             assert!(

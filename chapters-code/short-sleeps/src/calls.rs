@@ -135,7 +135,9 @@ impl Call {
 
     /// Whether the call arms a timer on Linux, so that timer slack can lengthen it
     /// (measured a second time with the slack set low). `thread::sleep(0)` returns
-    /// without a system call and `pselect(0)` without a timer.
+    /// without a system call (std 1.95, `sys/thread/unix.rs`, `sleep`: its loop runs
+    /// while time is left) and `pselect(0)`, by our reading of the kernel, without a
+    /// timer. That slack applies to the others is our reading of the kernel too.
     pub fn sleeps(self) -> bool {
         let linux = cfg!(target_os = "linux");
         match self {
@@ -158,13 +160,17 @@ impl Call {
     }
 }
 
-/// `std::thread::sleep`, as a fallible call for [`per_call`].
+/// `std::thread::sleep`, as a fallible call for [`per_call`]. On Linux, std 1.95
+/// (`library/std/src/sys/thread/unix.rs`, `sleep`) calls
+/// `clock_nanosleep(CLOCK_MONOTONIC, 0, …)` with the relative request, again with the
+/// remainder after `EINTR`, while any of it is left: a zero request makes no call.
 fn std_sleep(d: Duration) -> io::Result<()> {
     std::thread::sleep(d);
     Ok(())
 }
 
-/// `std::thread::yield_now`, as a fallible call for [`per_call`].
+/// `std::thread::yield_now`, as a fallible call for [`per_call`]: on Unix, std 1.95's
+/// `yield_now` (`library/std/src/sys/thread/unix.rs`) is `libc::sched_yield()`.
 fn yield_now() -> io::Result<()> {
     std::thread::yield_now();
     Ok(())

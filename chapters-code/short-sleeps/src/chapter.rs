@@ -6,9 +6,9 @@
 
 use crate::experiments::{CALLS_EXP, CallsKey, CallsRound, MS_EXP, SWEEP_EXP, SweepKey};
 use crate::experiments::{SweepRound, YIELD_EXP};
-use crate::{Call, MS1, Mode, NS1, Timerfd, fmt_slack, headline, views};
+use crate::{Call, MS1, Mode, NS1, Sample, Timerfd, fmt_slack, headline, views};
 use harness::stats::Better;
-use harness::{Evidence, Finding, Headline, Results, Why};
+use harness::{Evidence, Finding, Headline, Results, Unit, Why};
 
 /// The chapter: its experiments, views, headline figures and findings.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
@@ -32,7 +32,11 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             .params(&["sleeps"])
             .about("how much later than asked a 1 ms std::thread::sleep returns, from the sweep designed to measure it"),
     ],
-    findings: [SHORTEST, SLACK, TIMERFD, YIELD, ONE_MS, TOKIO],
+    findings: [
+        SHORTEST, SLACK, TIMERFD, YIELD, ONE_MS, TOKIO,
+        THREAT_SLACK, THREAT_FIRST_TICK, THREAT_FIRST_CALL, THREAT_CLOCK, THREAT_CPU_WAIT,
+        THREAT_NO_BLOCK,
+    ],
 );
 
 /// The low slack a result was measured with (1 ns unless set).
@@ -52,8 +56,9 @@ pub static SHORTEST: Finding<CallsRound> = Finding::new(
 )
 .always("Expect this, not 1 ns, from the shortest sleep")
 .why(Why::Counter(
-    "the kernel may wake a sleeper as late as the thread's timer slack, shown in the \
-     slack table's header.",
+    "by our reading of the kernel, a sleeper may wake as late as the thread's timer \
+     slack (the slack table's header); the slack table's *slack 1 ns* column measures \
+     that part.",
 ));
 
 /// The same sleep with the thread's slack set to 1 ns (Linux).
@@ -75,7 +80,7 @@ pub static SLACK: Finding<CallsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Set `prctl(PR_SET_TIMERSLACK, 1)` on the sleeping thread",
+    "Set the sleeping thread's timer slack to 1 ns (`libc::prctl`)",
     "Keep the default slack: 1 ns cost time here",
     "Keep the default slack: 1 ns bought no clear gain here",
 )
@@ -128,7 +133,7 @@ pub static YIELD: Finding<CallsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Yield with `sched_yield()`, not a 1 ns sleep",
+    "Yield (`std::thread::yield_now`, `sched_yield` on Linux), not sleep 1 ns",
     "Sleep 1 ns: the yield took longer here",
     "Either: neither returned sooner here",
 )
@@ -164,7 +169,151 @@ pub static TOKIO: Finding<CallsRound> = Finding::new(
     |r| Evidence::reading(r, "it took", &CallsKey::of(Call::TokioSleep(MS1))),
 )
 .always("Budget this, not 1 ms, per tokio sleep")
-.why(Why::Hypothesis(
-    "tokio counts whole 1 ms ticks and rounds a sleep up to them. The tick plot tests \
-     it.",
+.why(Why::Counter(
+    "tokio 1.54.1's source rounds the deadline up to a whole 1 ms tick and parks for \
+     whole ticks from the current tick, rounded down (`runtime/time/source.rs`, \
+     `runtime/time/mod.rs`): 1 ms late. The tick plot measures it.",
 ));
+
+// ---------------------------------------------------------------------------------
+// Threats to validity (`table threats`): what could make a figure wrong, what the
+// chapter does about it, and the figure without the control (`a`) and with it (`b`).
+// ---------------------------------------------------------------------------------
+
+/// A loop's sample in one round.
+fn sample(r: &CallsRound, key: &CallsKey) -> Option<Sample> {
+    r.find(key).map(|l| l.sample)
+}
+
+/// Two per-round values of the `calls` loops, judged on their pairs.
+fn pair_of(
+    r: &Results<CallsRound>,
+    (a, fa): (&str, impl Fn(&CallsRound) -> Option<f64>),
+    (b, fb): (&str, impl Fn(&CallsRound) -> Option<f64>),
+) -> Option<Evidence> {
+    Some(Evidence::pair(a, b, Unit::Nanos, r.compare_of(fa, fb)?))
+}
+
+const NANOSLEEP_1NS: CallsKey = CallsKey::of(Call::Nanosleep(NS1));
+const TOKIO_1MS: CallsKey = CallsKey::of(Call::TokioSleep(MS1));
+
+/// Timer slack: before, the thread's own; after, 1 ns.
+pub static THREAT_SLACK: Finding<CallsRound> = Finding::threat(
+    "sleeps-threat-slack",
+    &CALLS_EXP,
+    "Timer slack: by our reading of the kernel, a sleep may end as much as the thread's \
+     slack late, so a sleep's figure holds for one slack only",
+    "Records the measuring thread's slack in every round, and times each sleeping call \
+     twice: with that slack, and at 1 ns (`prctl(PR_SET_TIMERSLACK, 1)`)",
+    |r| {
+        Evidence::readings(
+            r,
+            ("`nanosleep(1 ns)`, default slack", &NANOSLEEP_1NS),
+            (
+                &format!("slack {}", fmt_slack(low_slack(r))),
+                &CallsKey::low_slack(Call::Nanosleep(NS1), low_slack(r)),
+            ),
+        )
+    },
+);
+
+/// tokio's first tick: before, a fresh runtime's first sleep; after, the later ones.
+pub static THREAT_FIRST_TICK: Finding<CallsRound> = Finding::threat(
+    "sleeps-threat-first-tick",
+    &CALLS_EXP,
+    "tokio: a fresh runtime's first sleep may not be like the later ones",
+    "Times each loop's first sleep on its fresh runtime alone, outside the loop; the \
+     figures hold later sleeps only, and the millisecond experiment sleeps once, \
+     untimed, before its arms",
+    |r| {
+        pair_of(
+            r,
+            ("the first `tokio::time::sleep(1 ms)`", |d| {
+                sample(d, &TOKIO_1MS)?.first_ns
+            }),
+            ("the later ones", |d| Some(sample(d, &TOKIO_1MS)?.ns)),
+        )
+    },
+);
+
+/// Warm-up: before, the first call of a sleep in its cell; after, the loop's calls.
+pub static THREAT_FIRST_CALL: Finding<CallsRound> = Finding::threat(
+    "sleeps-threat-first-call",
+    &CALLS_EXP,
+    "The first call of each sleep in a round may cost more than the later ones",
+    "Makes three single calls before each loop, to size it; they warm the call up, and \
+     the loop times only later calls",
+    |r| {
+        pair_of(
+            r,
+            ("the first `thread::sleep(1 ns)`", |d| {
+                sample(d, &SLEEP_1NS)?.probe_first_ns
+            }),
+            ("the loop's", |d| Some(sample(d, &SLEEP_1NS)?.ns)),
+        )
+    },
+);
+
+/// The clock inside the window: before, a read per call; after, the loop's share.
+pub static THREAT_CLOCK: Finding<CallsRound> = Finding::threat(
+    "sleeps-threat-clock",
+    &CALLS_EXP,
+    "The clock read that ends a timed window lies inside it",
+    "Stamps once at each end of a loop of many calls, so a read adds its cost ÷ the calls; \
+     the empty loop (ground truth) is that floor. The sweep's single sleeps each hold \
+     one read",
+    |r| {
+        pair_of(
+            r,
+            ("one `Instant::now()` read", |d| d.clock_read_ns),
+            ("the empty loop, per call", |d| {
+                Some(sample(d, &CallsKey::of(Call::Nothing))?.ns)
+            }),
+        )
+    },
+)
+.better(Better::Smaller);
+
+/// Another thread's load: before, the figure; after, the figure less the run-queue wait.
+pub static THREAT_CPU_WAIT: Finding<CallsRound> = Finding::threat(
+    "sleeps-threat-cpu-wait",
+    &CALLS_EXP,
+    "Load on the other CPUs: a woken sleeper may wait for a CPU, inside its figure",
+    "Reads the thread's wait for a CPU (`/proc/thread-self/schedstat`) around each loop, \
+     outside its window: the calls table's *waiting for a CPU*. The sleeper is not \
+     pinned; a pinned arm is not measured",
+    |r| {
+        pair_of(
+            r,
+            ("`thread::sleep(1 ns)` as timed", |d| {
+                Some(sample(d, &SLEEP_1NS)?.ns)
+            }),
+            ("less its wait for a CPU", |d| {
+                let s = sample(d, &SLEEP_1NS)?;
+                Some(s.ns - s.run_delay_ns?)
+            }),
+        )
+    },
+);
+
+/// A sleep that does not block: its time is all CPU time and waiting for a CPU.
+pub static THREAT_NO_BLOCK: Finding<CallsRound> = Finding::threat(
+    "sleeps-threat-no-block",
+    &CALLS_EXP,
+    "A sleeping call that returns without blocking (*blocked* 0.00 in the slack table) \
+     is read as a sleep",
+    "Reads the thread's voluntary switches, CPU time and wait for a CPU around each \
+     loop. For `nanosleep(1 ns)` at 1 ns of slack: if the thread never slept, those two \
+     make up its whole time per call",
+    |r| {
+        let key = CallsKey::low_slack(Call::Nanosleep(NS1), low_slack(r));
+        pair_of(
+            r,
+            ("time per call", |d| Some(sample(d, &key)?.ns)),
+            ("CPU time + wait for a CPU", |d| {
+                let s = sample(d, &key)?;
+                Some(s.cpu_ns? + s.run_delay_ns?)
+            }),
+        )
+    },
+);

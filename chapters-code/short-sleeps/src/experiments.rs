@@ -661,6 +661,9 @@ fn ms_round(ctx: &mut Ctx) -> anyhow::Result<MsRound> {
     let before_ms = ctx.int(&BEFORE_MS) as u32;
     let thread_slack_ns = read_slack(ctx);
     let (rt, ticks) = timer_runtime()?;
+    // The runtime's first sleep is in no arm: the `calls` experiment times a fresh
+    // runtime's first sleep apart (a threat row), and every arm here is a later sleep.
+    rt.block_on(async { tokio::time::sleep(crate::MS1).await });
     let arms = ms_plan(before_ms);
     let mut cells: Vec<Option<MsCell>> = vec![None; arms.len()];
     'arms: for i in ctx.rotated(&(0..arms.len()).collect::<Vec<_>>()) {
@@ -970,6 +973,8 @@ mod tests {
             voluntary: None,
             involuntary: None,
             run_delay_ns: None,
+            first_ns: None,
+            probe_first_ns: None,
         };
         let cells = plan();
         let low = 7;

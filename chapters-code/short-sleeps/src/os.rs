@@ -236,7 +236,8 @@ fn set_timer_slack(ns: u64) -> io::Result<()> {
 
 // ANCHOR: slack_guard
 /// Sets the calling thread's timer slack and puts the old value back when dropped.
-/// Slack is per thread, so the guard cannot be sent to another thread.
+/// Slack is per thread, so the guard cannot be sent to another thread. Which timers
+/// the kernel lets the slack delay is our reading of the kernel, not measured here.
 #[cfg(target_os = "linux")]
 pub struct SlackGuard {
     previous: u64,

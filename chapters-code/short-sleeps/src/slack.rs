@@ -45,7 +45,9 @@ pub const PROBE_CALLS: u32 = 3;
 
 /// One loop of `planned` calls, under the slack given (`None`: the thread's own), made
 /// shorter if it would not end within `limit`: a few single calls first tell, by their
-/// median, how long one call takes here. The sample says how many calls it made.
+/// median, how long one call takes here. They also warm the call up: the loop times
+/// only later calls, and the sample keeps the first probe's time apart
+/// (`probe_first_ns`). The sample says how many calls it made.
 pub fn bounded_loop(
     call: Call,
     slack_ns: Option<u64>,
@@ -56,10 +58,15 @@ pub fn bounded_loop(
         let mut probe = (0..PROBE_CALLS)
             .map(|_| run_loop(call, 1).map(|s| s.ns))
             .collect::<io::Result<Vec<f64>>>()?;
+        let first = probe[0];
         probe.sort_by(f64::total_cmp);
         let one = probe[probe.len() / 2].max(1.0);
         let fits = (limit.as_nanos() as f64 / one) as u32;
-        run_loop(call, planned.min(fits).max(1))
+        let sample = run_loop(call, planned.min(fits).max(1))?;
+        Ok(Sample {
+            probe_first_ns: Some(first),
+            ..sample
+        })
     };
     match slack_ns {
         None => run(),

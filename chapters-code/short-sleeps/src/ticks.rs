@@ -11,7 +11,9 @@ pub const TICK_NS: u64 = 1_000_000;
 
 // ANCHOR: ticks
 /// Where tokio's ticks lie. tokio's timer counts whole milliseconds (*ticks*) from the
-/// moment its runtime was built (`TimeSource::new`, inside `build()`), so that moment
+/// moment its runtime was built (tokio 1.54.1, `src/runtime/time/source.rs`:
+/// `TimeSource::new` stores `clock.now()`; `runtime/time/mod.rs`, `Driver::new`, calls
+/// it while `build()` creates the time driver), so that moment
 /// lies between two clock reads around `build()`; the tick grid is taken from their
 /// midpoint, so a phase is known to within half their distance.
 pub struct Ticks {
@@ -130,13 +132,15 @@ pub fn phased_sleep(
 
 // ANCHOR: tick_models
 /// How late a tokio sleep of `request_ns` begun `phase_ns` into a tick ends, before
-/// the wake-up's own cost, by each reading of its timer (`runtime/time/source.rs` and
-/// `park_internal` in `runtime/time/mod.rs`, tokio 1.54). Both round the deadline up
-/// to the end of its millisecond (`deadline_to_tick`). *Next tick*: the thread wakes
-/// at that tick. *Whole ticks*: the driver parks for the number of whole ticks from
-/// the tick it is in (`now`, rounded down) to the deadline's, counted from the moment
-/// it parks, so it wakes as far past the deadline's tick as the sleep began past its
-/// own.
+/// the wake-up's own cost: *whole ticks*, what tokio 1.54.1's source does, and *next
+/// tick*, the contrast. Both round the deadline up to the end of its millisecond
+/// (`src/runtime/time/source.rs`, `TimeSource::deadline_to_tick`: + 999,999 ns, then
+/// whole ms). *Whole ticks* (`src/runtime/time/mod.rs`, `Driver::park_internal`): the
+/// driver parks for the whole ticks from the tick it is in (`TimeSource::now`, rounded
+/// down) to the deadline's, counted from the moment it parks, and `Handle::process`
+/// fires the timer once the tick, rounded down, reaches the deadline's; so it wakes as
+/// far past the deadline's tick as the sleep began past its own. *Next tick*: a timer
+/// that woke at the deadline's tick.
 pub fn tick_models(request_ns: f64, phase_ns: f64) -> (f64, f64) {
     let tick = TICK_NS as f64;
     let deadline = phase_ns + request_ns;

@@ -23,6 +23,14 @@ pub struct Sample {
     /// Time per call the thread spent runnable but waiting for a CPU (Linux).
     #[serde(default)]
     pub run_delay_ns: Option<f64>,
+    /// tokio's loops: the first sleep on the loop's fresh runtime, timed alone before
+    /// the loop's bracket opens (ns); the loop's figure holds the later sleeps only.
+    #[serde(default)]
+    pub first_ns: Option<f64>,
+    /// The first of the single calls made before the loop to size it
+    /// ([`crate::bounded_loop`]): this call's first in its cell of the round (ns).
+    #[serde(default)]
+    pub probe_first_ns: Option<f64>,
 }
 
 // ANCHOR: bracket
@@ -62,6 +70,8 @@ impl Bracket {
             voluntary: per_op.voluntary,
             involuntary: per_op.involuntary,
             run_delay_ns: per_op.run_delay_ns,
+            first_ns: None,
+            probe_first_ns: None,
         }
     }
 }
@@ -85,17 +95,36 @@ pub fn per_call(calls: u32, mut call: impl FnMut() -> io::Result<()>) -> io::Res
 
 // ANCHOR: tokio_sleep
 /// `tokio::time::sleep(request)` awaited `calls` times on a current-thread runtime
-/// that runs on the calling thread (so that thread's timer slack applies to it).
+/// that runs on the calling thread (so that thread's timer slack applies to it). The
+/// runtime's first sleep is timed alone, before the loop: a threat row compares it.
+///
+/// What tokio 1.54.1 does here, read from its source (`tokio/src/`):
+/// - `time/sleep.rs`, `sleep`: the deadline is `Instant::now() + request`;
+///   `Sleep::poll_elapsed` registers it as a tick, `TimeSource::deadline_to_tick`
+///   (`runtime/time/source.rs`): whole milliseconds since the runtime was built
+///   (`TimeSource::new`, from `build()`), rounded *up*.
+/// - `runtime/time/mod.rs`, `Driver::park_internal`: the thread parks for
+///   `when - now` whole milliseconds, `now` rounded *down* (`instant_to_tick`);
+///   `Handle::process` then fires the timers whose tick is at most the new `now`.
+/// - `runtime/park.rs`, `Inner::park_timeout`: without an I/O driver the park is
+///   std's `Condvar::wait_timeout`, a futex wait with an absolute monotonic timeout
+///   (std 1.95, `library/std/src/sys/pal/unix/futex.rs`, `futex_wait`).
 pub fn tokio_sleep(calls: u32, request: Duration) -> io::Result<Sample> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()?;
     Ok(rt.block_on(async {
+        let first = Instant::now();
+        tokio::time::sleep(request).await;
+        let first_ns = first.elapsed().as_nanos() as f64;
         let bracket = Bracket::open();
         for _ in 0..calls {
             tokio::time::sleep(request).await;
         }
-        bracket.close(calls)
+        Sample {
+            first_ns: Some(first_ns),
+            ..bracket.close(calls)
+        }
     }))
 }
 // ANCHOR_END: tokio_sleep

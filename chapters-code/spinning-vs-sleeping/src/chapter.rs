@@ -2,10 +2,11 @@
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
-use crate::experiments::{FLOOR, FloorKey, GAPS, PINNING, RunKey, VARIANTS};
+use crate::experiments::{FLOOR, FloorKey, FloorRound, GAPS, PINNING, RunKey, Runs, VARIANTS};
 use crate::{Placement, Runtime, Transport, Wait};
 use crate::{headline, views};
-use harness::Headline;
+use harness::render::Better;
+use harness::{Evidence, Finding, Headline, Unit};
 
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
@@ -31,6 +32,125 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         views::SPIN_OR_BLOCK, views::CPU, views::GAP, views::PLACEMENT, views::FLOOR_FIGURE,
-        views::TOKIO_TASK,
+        views::TOKIO_TASK, PLACEMENT_MIX, PROBE_READS, FIRST_MESSAGE, CLOCK_STEP, FLOOR_OUTLIER,
     ],
+);
+
+// The chapter's threats to validity: what could make one of its figures wrong, what the
+// chapter does about it, and the figures before and after that control.
+
+const CHAN_BLOCK: RunKey = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Block);
+
+/// Unpinned, rounds differ in where the receiver lands: the blocking std channel
+/// unpinned against the same pinned to different CPUs, in the same rounds.
+pub static PLACEMENT_MIX: Finding<Runs> = Finding::threat(
+    "threat-placement-mix",
+    &VARIANTS,
+    "Unpinned, the scheduler puts the receiver on the sender's CPU in some rounds and not in \
+     others, so an unpinned median mixes two placements",
+    "Spin against block is judged with both threads pinned to different CPUs, in the same \
+     rounds as the unpinned variants; the cost table's same CPU column gives the unpinned \
+     runs' share (blocking std channel: unpinned, then pinned)",
+    |r| {
+        Evidence::readings(
+            r,
+            ("unpinned", &CHAN_BLOCK),
+            ("pinned", &CHAN_BLOCK.placed(Placement::OtherCpu)),
+        )
+    },
+);
+
+/// The receiver's own bookkeeping after each message lands in its CPU time: timed on
+/// its thread, then taken off.
+pub static PROBE_READS: Finding<Runs> = Finding::threat(
+    "threat-probe-reads",
+    &VARIANTS,
+    "The receiver's CPU per message includes its own reads after each message (the clock, \
+     its CPU, `/proc/thread-self/schedstat`, `getrusage`)",
+    "The receiver times those reads on its own thread; the page's figures keep them in. \
+     Blocking std channel, pinned to different CPUs: its CPU with them, then without",
+    |r| {
+        let k = CHAN_BLOCK.placed(Placement::OtherCpu);
+        let with = |x: &Runs| x.find(&k)?.receiver_cpu_per_message_ns;
+        let c = r.compare_of(with, |x| {
+            let run = x.find(&k)?;
+            Some(run.receiver_cpu_per_message_ns? - run.probe_per_message_ns?)
+        })?;
+        Some(Evidence::pair("with the reads", "without", Unit::Nanos, c))
+    },
+)
+.better(Better::Smaller);
+
+/// A channel's first message pays for its first use: one warm-up message, untimed.
+pub static FIRST_MESSAGE: Finding<Runs> = Finding::threat(
+    "threat-first-message",
+    &VARIANTS,
+    "A channel's first message pays for first use (allocation, cold caches)",
+    "Each run sends one warm-up message first, untimed; the gap-why table shows it. \
+     Unpinned blocking std channel: the first message, then the timed median",
+    |r| {
+        let c = r.compare_of(
+            |x| x.find(&CHAN_BLOCK)?.first_ns,
+            |x| x.find(&CHAN_BLOCK)?.p50_ns,
+        )?;
+        Some(Evidence::pair("first", "timed", Unit::Nanos, c))
+    },
+);
+
+/// The floor is a few tens of nanoseconds, and each sample holds a clock read.
+pub static CLOCK_STEP: Finding<FloorRound> = Finding::threat(
+    "threat-clock-step",
+    &FLOOR,
+    "The floor is a few tens of ns, timed by a clock that moves in steps",
+    "Half a round trip per sample, medians of many samples; the floor table gives one \
+     clock read's cost. The clock's step (machine page), then the floor on different CPUs",
+    |r| {
+        let step = r
+            .record
+            .provenance
+            .machine
+            .underneath
+            .as_ref()?
+            .clock
+            .step_ns?;
+        let floor = FloorKey(Placement::OtherCpu);
+        let c = r.compare_of(
+            |_| Some(step),
+            |x| {
+                x.runs
+                    .iter()
+                    .find(|f| FloorKey(f.placement) == floor)?
+                    .p50_ns
+            },
+        )?;
+        Some(Evidence::pair("clock step", "one way", Unit::Nanos, c))
+    },
+)
+.better(Better::Smaller);
+
+/// A round that reads far from the others, which the stopping rule does not look for.
+pub static FLOOR_OUTLIER: Finding<FloorRound> = Finding::threat(
+    "threat-floor-outlier",
+    &FLOOR,
+    "A floor round can read far from the others (a spinner descheduled), and a short run \
+     stops at the first round whose interval is tight",
+    "Each round is a fresh process and the figure a median over rounds; this row counts \
+     the rounds on different CPUs whose median is over twice the median over rounds",
+    |r| {
+        let floor = FloorKey(Placement::OtherCpu);
+        let all = r.estimate(&floor)?;
+        let p50 = |x: &FloorRound| {
+            x.runs
+                .iter()
+                .find(|f| FloorKey(f.placement) == floor)?
+                .p50_ns
+        };
+        let rounds: Vec<f64> = r.data().filter_map(p50).collect();
+        let far = rounds.iter().filter(|v| **v > 2.0 * all.median).count();
+        Some(Evidence::count(
+            "rounds over twice the median",
+            far as u32,
+            rounds.len() as u32,
+        ))
+    },
 );

@@ -57,12 +57,12 @@ const ROUND_TRIPS: Param = Param::int("round_trips", 100, 100_000_000)
 
 pub static VARIANTS: Experiment<Runs> = Experiment::new(
     "variants",
-    "the write-up's 12 variants: mpsc, TCP, UDP × std, tokio × blocking, spinning; bounded-blocking and spawned-tokio arms beside them",
+    "the write-up's 12 variants: mpsc, TCP, UDP × std, tokio × blocking, spinning; bounded-blocking and spawned-tokio arms beside them; the std channel pinned to different CPUs",
     variants,
     Runs::readings,
 )
 .params(&[VARIANT_MESSAGES, ARM_MESSAGES, WARMUP, GAP_MS, PATIENCE_MS])
-.budget(|p| p.pick(Budget::quick(8), Budget::full(220, 10)));
+.budget(|p| p.pick(Budget::quick(8), Budget::full(240, 10)));
 
 pub static GAPS: Experiment<Runs> = Experiment::new(
     "gaps",
@@ -126,6 +126,11 @@ pub struct Run {
     /// thread that ran the receiving task, between two messages on the same thread).
     #[serde(default)]
     pub receiver_cpu_per_message_ns: Option<f64>,
+    /// The receiver's own bookkeeping per message (its probe reads: the CPU it is on,
+    /// its counters, the next bound), timed on its thread: the mean span, so that it
+    /// can be taken off `receiver_cpu_per_message_ns`, which includes it.
+    #[serde(default)]
+    pub probe_per_message_ns: Option<f64>,
     /// The latency of the run's first message: the channel's first, with no gap,
     /// untimed in every other figure.
     #[serde(default)]
@@ -233,6 +238,8 @@ impl Run {
             lost: outcome.lost,
             cpu_per_message_ns: outcome.cpu_ns.filter(|_| n > 0).map(|c| c / n as f64),
             receiver_cpu_per_message_ns: receiver.cpu_ns,
+            probe_per_message_ns: (!outcome.probe_ns.is_empty())
+                .then(|| outcome.probe_ns.iter().sum::<f64>() / outcome.probe_ns.len() as f64),
             first_ns: outcome.first_ns,
             gap_p50_ns: (!gaps.is_empty()).then(|| harness::stats::median_sorted(&gaps)),
             cores_busy: outcome
@@ -262,9 +269,13 @@ impl Run {
     }
 
     /// The reading this run gives: its variant, with the gap or placement where the
-    /// experiment (`with`) varies those, its arm and whether it is the twin.
+    /// experiment (`with`) varies those (or where a pinned arm sits among unpinned
+    /// variants), its arm and whether it is the twin.
     pub fn key(&self, with: Extra) -> RunKey {
         let detail = match with {
+            Extra::None if self.placement != Placement::Unpinned => {
+                Detail::Placement(self.placement)
+            }
             Extra::None => Detail::None,
             Extra::Gap => Detail::Gap(self.gap_us),
             Extra::Placement => Detail::Placement(self.placement),
@@ -595,6 +606,26 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<Runs> {
         Spec::new(Runtime::Std, Transport::Mpsc, Wait::Spin, gap, messages).arm(Arm::NoGap);
     specs.push(no_gap);
     specs.push(no_gap.twin());
+    // The std channel again with sender and receiver pinned each to a CPU of its own,
+    // blocking and spinning, in the same rounds: spin against block within one
+    // placement. Unpinned, some rounds put the receiver on the sender's CPU and others
+    // not, so an unpinned figure mixes two placements; and a spinner on the sender's
+    // CPU starves it, so different CPUs is the placement a spinner is meant for.
+    if crate::placement_supported(Placement::OtherCpu) {
+        for wait in [Wait::Block, Wait::Spin] {
+            specs.push(Spec {
+                placement: Placement::OtherCpu,
+                ..Spec::new(Runtime::Std, Transport::Mpsc, wait, gap, messages)
+            });
+        }
+    } else {
+        ctx.note(
+            NoteKind::Unsupported,
+            "the pinned std channel (different CPUs) needs thread pinning and at least two \
+             logical CPUs, which this system does not offer; only the unpinned figures, \
+             which mix placements, are measured",
+        );
+    }
     Ok(run_round(ctx, &specs, Extra::None, Duration::ZERO))
 }
 
@@ -799,6 +830,11 @@ mod tests {
             "std · mpsc · blocking · unpinned"
         );
         assert_eq!(stored(&FloorKey(Placement::OtherCpu)), "different CPUs");
+        // A pinned arm among the unpinned variants names its placement.
+        assert_eq!(
+            stored(&chan.placed(Placement::OtherCpu)),
+            "std · mpsc · spinning · different CPUs"
+        );
         // The table's name for a twin is its original's.
         assert_eq!(chan.twin().label(), chan.label());
     }

@@ -181,6 +181,7 @@ fn take(
                 }
                 return Step::Next;
             }
+            out.probe_from = harness::thread_cpu_time(); // the probe's span ends at `done`
             out.latencies_ns.push(latency);
             out.gap_ns.push(m.stamp.saturating_sub(released) as f64);
             out.same_cpu.push(probe.same_cpu()); // after the clock read
@@ -292,6 +293,12 @@ impl Receiving<'_> {
             self.meter = Some(Meter::start());
         }
         self.until = self.plan.wait_until(i + 1);
+        // The receiver's bookkeeping for this message, timed in CPU (not subtracted).
+        if let (Some(a), Some(b)) = (self.out.probe_from.take(), harness::thread_cpu_time()) {
+            self.out
+                .probe_ns
+                .push(b.saturating_sub(a).as_nanos() as f64);
+        }
         self.released = now_ns();
         self.pacer.done();
     }

@@ -19,7 +19,15 @@ impl Link for mpsc::Receiver<Msg> {
     }
 
     fn block(&mut self) -> Option<Msg> {
-        // Only a closed channel ends this wait without a message.
+        // Only a closed channel ends this wait without a message. What this wait is,
+        // read from std 1.95's source (`library/std/src/sync/`): `mpsc::channel` builds
+        // an unbounded list channel (`mpmc/mod.rs`, `channel`), whose `recv`
+        // (`mpmc/list.rs`, `Channel::recv` with no deadline) calls `start_recv` once
+        // (it spins with `Backoff` only while a sender installs a block: the channel's
+        // first, or the next at a block's end); on an empty channel it registers the
+        // thread as a waiting receiver and parks it in `Context::wait_until`
+        // (`mpmc/context.rs`: `thread.park()` until an operation is selected). No spin
+        // or yield precedes the park.
         self.recv().ok()
     }
 

@@ -243,4 +243,14 @@ pub struct Outcome {
     pub gap_ns: Vec<f64>,
     /// The sending thread's, where the sender is one thread (std).
     pub sender: Option<Counters>,
+    /// For each timed message: the receiving thread's CPU time over its own
+    /// bookkeeping, from just after the clock read that ends its latency to just before
+    /// it lets the sender go on (where it is, its counters, the next bound): what its
+    /// probe reads add to its CPU per message. A thread CPU clock, so that a preemption
+    /// in between does not count.
+    #[serde(default)]
+    pub probe_ns: Vec<f64>,
+    /// The receiving thread's CPU clock when that span began; `None` once it is noted.
+    #[serde(skip)]
+    pub probe_from: Option<Duration>,
 }

@@ -2,9 +2,13 @@
 //! command line, the book-wide measuring driver, the guide and the appendix find them.
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
-use crate::experiments::{NAIVE, OMISSION, RATES, RatesKey, SWEEP, SweepKey};
+use crate::experiments::{
+    Measure, NAIVE, OMISSION, OmissionRound, RATES, RateRun, RatesKey, RatesRound, SWEEP, SweepKey,
+    WRITEUP_RATE,
+};
 use crate::{Pacer, headline, views};
-use harness::Headline;
+use harness::stats::Better;
+use harness::{Evidence, Finding, Headline, Results, Unit};
 
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
@@ -31,6 +35,142 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         views::HOLD_1K, views::HOLD_10K, views::NAIVE_1K, views::STALL_TICKS, views::OMITTED,
-        views::CPU_10K,
+        views::CPU_10K, FIRST_TICK_RATE, FIRST_TICK_WAIT, CPU_PER_SECOND, OMISSION_SEND,
+        SLEEP_OVERSHOOT, READER_THREAD,
     ],
 );
+
+// ------------------------------------------------------------ threats to validity
+
+/// Two per-run values of the runs at `target`, paired by round.
+fn paired(
+    r: &Results<RatesRound>,
+    (a, b): (&str, &str),
+    unit: Unit,
+    fa: impl Fn(&RatesRound) -> Option<f64>,
+    fb: impl Fn(&RatesRound) -> Option<f64>,
+) -> Option<Evidence> {
+    Some(Evidence::pair(a, b, unit, r.compare_of(fa, fb)?))
+}
+
+/// Operations over the run's whole wall time (its start-up and first wait included):
+/// what a loop timed from end to end would report.
+fn wall_rate(x: &RateRun) -> Option<f64> {
+    (x.wall_ns > 0.0).then(|| x.ran as f64 * 1e9 / x.wall_ns)
+}
+
+fn tokio_at(d: &RatesRound, target: f64) -> Option<&RateRun> {
+    d.find(Pacer::TokioBurst, target)
+}
+
+/// A fresh runtime's first tick (tokio 1.54.1: see the comment in `pacers.rs`,
+/// `tokio_interval`), in a rate: counted over the wall time against the reading.
+pub static FIRST_TICK_RATE: Finding<RatesRound> = Finding::threat(
+    "throttles-threat-first-tick-rate",
+    &RATES,
+    "tokio's first `interval` tick, on a fresh runtime, waits about a millisecond: a rate timed over the whole run counts it (tokio Burst, 1,000/s)",
+    "Every rate counts from a run's second start to its last; before: operations over the run's wall time, after: the reading",
+    |r| {
+        let t = WRITEUP_RATE;
+        paired(
+            r,
+            ("over the wall time", "second start to last"),
+            Unit::OpsPerSec,
+            |d| wall_rate(tokio_at(d, t)?),
+            |d| tokio_at(d, t)?.reading(),
+        )
+    },
+)
+.better(Better::Higher);
+
+/// The first tick's wait, measured, against a steady tick's wait in the same runs.
+pub static FIRST_TICK_WAIT: Finding<RatesRound> = Finding::threat(
+    "throttles-threat-first-tick-wait",
+    &RATES,
+    "The first sample is special: tokio's first tick waits for the timer's millisecond, whatever the period (tokio Burst, 10,000/s)",
+    "The first wait (runtime and `interval` built → first operation) is kept out of every rate, gap and lateness; before: that first wait, after: a steady wait between operations",
+    |r| {
+        let t = 10_000.0;
+        paired(
+            r,
+            ("first tick's wait", "steady wait per op"),
+            Unit::Nanos,
+            |d| tokio_at(d, t)?.first_wait_ns,
+            |d| tokio_at(d, t)?.wait_per_op_ns,
+        )
+    },
+)
+.better(Better::Lower);
+
+/// The deadline throttle's CPU over tokio's, per wall second and per operation.
+fn cpu_ratio(d: &RatesRound, per: fn(&RateRun) -> Option<f64>) -> Option<f64> {
+    let t = 10_000.0;
+    let (a, b) = (per(d.find(Pacer::Deadline, t)?)?, per(tokio_at(d, t)?)?);
+    (b > 0.0).then(|| a / b)
+}
+
+pub static CPU_PER_SECOND: Finding<RatesRound> = Finding::threat(
+    "throttles-threat-cpu-per-second",
+    &RATES,
+    "CPU per wall second counts tokio's idle first millisecond in its favour (deadline ÷ tokio Burst CPU, 10,000/s)",
+    "CPU is divided by operations, not by wall time; before: the ratio of CPU per wall second, after: of CPU per operation",
+    |r| {
+        paired(
+            r,
+            ("per wall second", "per operation"),
+            Unit::Number,
+            |d| cpu_ratio(d, RateRun::cpu_share),
+            |d| cpu_ratio(d, |x| (x.ran > 0).then_some(x.cpu_ns? / x.ran as f64)),
+        )
+    },
+)
+.better(Better::Smaller);
+
+pub static OMISSION_SEND: Finding<OmissionRound> = Finding::threat(
+    "throttles-threat-omission",
+    &OMISSION,
+    "Coordinated omission: a closed-loop client times a held-up request from its late send, so the stall vanishes from the latency (p90)",
+    "Latency is timed from the send the schedule intended; before: from the actual send, after: from the intended send",
+    |r| {
+        Evidence::readings(
+            r,
+            ("from the actual send", &Measure::FromSend),
+            ("from the intended send", &Measure::FromIntent),
+        )
+    },
+)
+.better(Better::Higher);
+
+pub static SLEEP_OVERSHOOT: Finding<RatesRound> = Finding::threat(
+    "throttles-threat-sleep-overshoot",
+    &RATES,
+    "Every sleep ends late (timer slack, the wake-up), and a loop that sleeps a period per operation pays it every time (1,000/s)",
+    "The throttles keep an absolute schedule that absorbs the overshoot; the sweep measures the overshoot and reads the timer slack. Before: the naive loop's rate, after: the deadline throttle's",
+    |r| {
+        let t = WRITEUP_RATE;
+        Evidence::readings(
+            r,
+            ("naive loop", &RatesKey::rate(Pacer::Naive, t)),
+            ("deadline throttle", &RatesKey::rate(Pacer::Deadline, t)),
+        )
+    },
+)
+.better(Better::Higher);
+
+pub static READER_THREAD: Finding<RatesRound> = Finding::threat(
+    "throttles-threat-reader-thread",
+    &RATES,
+    "A thread of the process that reads every datagram is woken by each send, a cost the write-up never had (deadline, 1,000/s)",
+    "Runs send to a port nobody holds, as the write-up did; control arms send to a reader thread. Before: time in a send with that thread, after: without",
+    |r| {
+        let t = WRITEUP_RATE;
+        paired(
+            r,
+            ("with a reader thread", "to a closed port"),
+            Unit::Nanos,
+            |d| d.control(Pacer::Deadline, t)?.send_ns_per_op,
+            |d| d.find(Pacer::Deadline, t)?.send_ns_per_op,
+        )
+    },
+)
+.better(Better::Lower);

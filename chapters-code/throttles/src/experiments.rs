@@ -417,6 +417,10 @@ pub struct RateRun {
     /// An A/A twin: the same code as the run it twins, measured as a separate arm.
     #[serde(default)]
     pub twin: bool,
+    /// From the throttle's set-up (after tokio's runtime and `interval` are built) to
+    /// the first operation's start: the first wait, or the first tick's.
+    #[serde(default)]
+    pub first_wait_ns: Option<f64>,
 }
 
 /// One operation took `hiccup_ms` longer than the others; what the throttle did next.
@@ -594,7 +598,7 @@ pub fn measure_rate(
     let stop_at = deadline.min(start + 2 * planned + Duration::from_millis(20));
     let cpu0 = harness::thread_cpu_time();
     let counters0 = Counters::thread();
-    let (starts, waiting, busy) = {
+    let (starts, waiting, busy, ready) = {
         let mut done = 0;
         let mut send = || {
             done += 1;
@@ -606,7 +610,7 @@ pub fn measure_rate(
         let mut run = Run::new(&mut send, ops as usize, stop_at);
         pacer.drive(rate, &mut run)?;
         let waiting = run.waiting();
-        (run.starts, waiting, run.busy)
+        (run.starts, waiting, run.busy, run.ready)
     };
     let counters = Counters::thread().since(&counters0);
     let cpu = harness::thread_cpu_time()
@@ -678,6 +682,10 @@ pub fn measure_rate(
         short_gaps,
         per_op: counters.per_op(n),
         twin: false,
+        first_wait_ns: starts
+            .first()
+            .zip(ready)
+            .map(|(&first, ready)| first.saturating_duration_since(ready).as_nanos() as f64),
     })
 }
 

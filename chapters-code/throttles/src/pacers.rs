@@ -17,6 +17,9 @@ pub struct Run<'a> {
     /// Time spent inside the operations, all of them, and the last one alone.
     pub busy: Duration,
     pub last_busy: Duration,
+    /// When the throttle was set up and about to wait for its first operation (a
+    /// runtime built, a schedule made): the first start less this is its first wait.
+    pub ready: Option<Instant>,
 }
 
 impl<'a> Run<'a> {
@@ -28,12 +31,18 @@ impl<'a> Run<'a> {
             starts: Vec::with_capacity(want.min(1 << 22)),
             busy: Duration::ZERO,
             last_busy: Duration::ZERO,
+            ready: None,
         }
     }
 
     /// Whether to go on: not enough operations yet, and still time.
     pub fn more(&self) -> bool {
         self.starts.len() < self.want && Instant::now() < self.stop_at
+    }
+
+    /// Notes that the throttle is set up: what comes next is its first wait.
+    pub fn ready(&mut self) {
+        self.ready = Some(Instant::now());
     }
 
     /// Runs the operation once, noting its start and how long it took.
@@ -101,6 +110,8 @@ impl Pacer {
     /// Drives `run` at `rate` operations per second with this throttle.
     pub fn drive(self, rate: f64, run: &mut Run<'_>) -> anyhow::Result<()> {
         let period = Duration::from_nanos(period_ns(rate)?.round() as u64);
+        // A throttle with set-up of its own (tokio's runtime) marks itself again.
+        run.ready();
         match self {
             Pacer::Naive => naive(period, run),
             Pacer::DebtAsPublished => debt_as_published(period, run),
@@ -201,6 +212,14 @@ pub fn tokio_interval(
     rt.block_on(async {
         let mut ticks = tokio::time::interval(period);
         ticks.set_missed_tick_behavior(behavior);
+        // The first tick's wait starts here. tokio 1.54.1: `interval` (time/interval.rs)
+        // makes its first deadline `Instant::now()`; `Sleep::poll_elapsed`
+        // (time/sleep.rs) turns it into a millisecond tick with
+        // `TimeSource::deadline_to_tick` (runtime/time/source.rs), which rounds up to
+        // the end of a millisecond, so `Wheel::insert` (runtime/time/wheel/mod.rs)
+        // finds it not yet due, and `Driver::park_internal` (runtime/time/mod.rs)
+        // parks for whole milliseconds until it is.
+        run.ready();
         while run.more() {
             ticks.tick().await;
             run.op();

@@ -4,7 +4,7 @@
 //! the chapters open with, and ends in the recommendation the first of them supports on
 //! this machine ("advice — here: figure"). Where a result is missing, the row says so.
 
-use all_results::{CHAPTERS, all_shown, records};
+use all_results::{all_shown, records};
 use harness::Profile;
 use harness::Record;
 use harness::answer::{Row, decision_table, provenance_of, whys};
@@ -13,25 +13,9 @@ use std::path::Path;
 /// The guide's sections, in page order.
 pub const SECTIONS: [&str; 5] = ["waiting", "handoffs", "sleeps", "throttles", "locks"];
 
-/// The rows of a section: every chapter's findings tagged for it, in chapter order,
-/// each read from the record of its experiment and linked to its chapter.
+/// The rows of a section: every chapter's findings tagged for it, in chapter order.
 pub fn rows<'a>(section: &str, records: &'a [Record]) -> (Vec<Row<'static>>, Vec<&'a Record>) {
-    let mut rows = Vec::new();
-    let mut used: Vec<&Record> = Vec::new();
-    for ch in CHAPTERS {
-        for f in ch.findings.iter().filter(|f| f.guide() == Some(section)) {
-            let record = records
-                .iter()
-                .find(|r| r.chapter == ch.name && r.experiment == f.experiment());
-            if let Some(r) = record
-                && !used.iter().any(|u| std::ptr::eq(*u, r))
-            {
-                used.push(r);
-            }
-            rows.push(Row::of(*f, record).linked(format!("{}.md", ch.name)));
-        }
-    }
-    (rows, used)
+    all_results::finding_rows(records, |f| f.guide() == Some(section))
 }
 
 /// One section of the guide from `records`: the decision table, the recommendation, why

@@ -17,7 +17,7 @@ const fn on(design: Design, flavour: crate::Flavour) -> DesignKey {
 pub static LOCK: Finding<DesignsRound> = Finding::new(
     "async-locks-brief-std-mutex",
     &DESIGNS,
-    "A sync callback locks a `std::sync::Mutex` briefly",
+    "10,000 timeouts: a sync callback locks a `std::sync::Mutex` briefly",
     |r| {
         Evidence::readings(
             r,
@@ -75,15 +75,18 @@ pub static DESIGN2: Finding<DesignsRound> = Finding::new(
     |r| {
         Evidence::readings(
             r,
-            ("design 2", &on(TokioMutexCap1, MT)),
-            ("design 1", &on(StdMutexTask, MT)),
+            ("tokio mutex + channel (design 2)", &on(TokioMutexCap1, MT)),
+            (
+                "std mutex in the callback (design 1)",
+                &on(StdMutexTask, MT),
+            ),
         )
     },
 )
 .better(Better::Lower)
 .advice(
     "The tokio mutex and channel paid off here",
-    "Keep the std mutex: the async redesign was later",
+    "Keep the std mutex: the async redesign handled timeouts later",
     "Keep the simpler std mutex: the redesign gained nothing",
 )
 .why(Why::Counter(
@@ -121,15 +124,15 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
     |r| {
         Evidence::readings(
             r,
-            ("design 4", &on(Design::Fix, MT)),
-            ("design 1", &on(StdMutexTask, MT)),
+            ("one handler, data in the message (design 4)", &on(Design::Fix, MT)),
+            ("std mutex in the callback (design 1)", &on(StdMutexTask, MT)),
         )
     },
 )
 .better(Better::Lower)
 .advice(
     "Send the data in the message: it was quicker here",
-    "Keep design 1's brief lock: one handler was later",
+    "Keep the brief lock: one handler task handled timeouts later",
     "Choose for clarity: the rounds did not separate them",
 )
 .why(Why::Hypothesis(
@@ -140,7 +143,7 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
     "async-locks-runtime-flavour",
     &DESIGNS,
-    "Design 1 on one thread (`#[tokio::test]`) or on many",
+    "The std-mutex design on one thread (`#[tokio::test]`) or many",
     |r| {
         Evidence::readings(
             r,

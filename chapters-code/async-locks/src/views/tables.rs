@@ -145,6 +145,7 @@ pub fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         "sender found slot full",
         "handler found channel empty",
         "budget refusals per timeout",
+        "lock() Pending holding it",
     ]);
     let cell = |design: Design, f: fn(&DesignRun) -> Option<f64>, pct: bool| {
         let one = |fl| {
@@ -175,13 +176,30 @@ pub fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
                 |x| x.per_timeout(Some(x.waits.timers.refused)),
                 false
             ),
+            cell(
+                design,
+                |x| tokio_lock(x).then_some(x.waits.locks.held as f64),
+                false
+            ),
         ]);
     }
     Ok(format!(
         "{}\nEach cell: multi-thread · current-thread runtime, the median over rounds of one \
-         run's figure. A dash: the design has no such wait.\n",
+         run's figure. A dash: the design has no such wait. *lock() Pending holding it*: \
+         polls of a tokio `lock()` that took the mutex and returned *Pending*, per run.\n",
         t.to_markdown()
     ))
+}
+
+/// Whether a design's queue sits behind tokio's mutex (designs 2 and 3).
+fn tokio_lock(x: &DesignRun) -> bool {
+    matches!(
+        x.design,
+        Design::TokioMutexCap1
+            | Design::TokioMutexCapN
+            | Design::TwoRuntimes
+            | Design::TwoRuntimesFreeLock
+    )
 }
 
 /// The FIFO pairing of the queue designs against each timeout's own start,
@@ -303,7 +321,7 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
             let locks = runs.iter().fold(Tallied::default(), |a, x| Tallied {
                 calls: a.calls + x.locks.calls,
                 waited: a.waited + x.locks.waited,
-                refused: 0,
+                ..Tallied::default()
             });
             let vs_unlocked = (h == Hazard::LongUnderLock)
                 .then(|| {

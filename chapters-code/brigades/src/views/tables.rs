@@ -81,16 +81,16 @@ const PAIRS: [(Kind, Kind, &str, &str); 7] = [
         "the runtime",
     ),
     (
-        Kind::ThreadOneCpu,
-        Kind::Thread,
-        "threads on one CPU ÷ unpinned threads",
-        "pinning",
+        Kind::AsyncSpreadOneCpu,
+        Kind::AsyncCurrentSocket,
+        "tasks on two threads, one CPU ÷ tasks on one thread",
+        "a change of thread at every hop",
     ),
     (
         Kind::AsyncSpreadSocket,
-        Kind::AsyncCurrentSocket,
-        "tasks on two threads ÷ tasks on one thread",
-        "a change of thread at every hop",
+        Kind::AsyncSpreadOneCpu,
+        "tasks on two threads: two CPUs ÷ one CPU",
+        "a change of CPU at every hop",
     ),
     (
         Kind::OneThread,

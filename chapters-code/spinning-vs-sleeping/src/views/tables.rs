@@ -11,10 +11,29 @@ use harness::cells;
 use harness::render::{
     Align, Cell, Table, Tails, fmt_count, fmt_estimate, fmt_opt_estimate, ratio_cell,
 };
-use harness::{Dist, Results, Unit};
+use harness::{Dist, Estimate, Results, Summary, Unit};
 
 fn lost(r: &Results<Runs>, key: &RunKey) -> u32 {
     r.data().filter_map(|x| x.find(key)).map(|x| x.lost).sum()
+}
+
+/// A latency row: the label, the median over rounds, then the pooled samples, minimum
+/// and the tails they support.
+fn latency_row(label: String, e: Option<Estimate>, s: &Summary, tails: Tails) -> Vec<Cell> {
+    let mut row = cells![
+        label,
+        fmt_opt_estimate(e, Unit::Nanos),
+        fmt_count(s.n),
+        Unit::Nanos.format(s.min),
+    ]
+    .to_vec();
+    row.extend(
+        tails
+            .tail_cells(s, |v| Unit::Nanos.format(v))
+            .into_iter()
+            .map(Cell::from),
+    );
+    row
 }
 
 /// Latency of each variant: the median over rounds of each round's median, with its
@@ -32,19 +51,7 @@ pub(super) fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut t = Table::new(headers);
     for (k, d) in keys.iter().zip(&dists) {
         let Some(s) = d.summary() else { continue };
-        let mut row = cells![
-            k.label(),
-            fmt_opt_estimate(r.estimate(k), Unit::Nanos),
-            fmt_count(s.n),
-            Unit::Nanos.format(s.min),
-        ]
-        .to_vec();
-        row.extend(
-            tails
-                .tail_cells(&s, |v| Unit::Nanos.format(v))
-                .into_iter()
-                .map(Cell::from),
-        );
+        let mut row = latency_row(k.label(), r.estimate(k), &s, tails);
         if any_lost {
             row.push(lost(r, k).to_string().into());
         }
@@ -158,6 +165,14 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
             ));
         }
     }
+    // The std channel pinned to different CPUs: one placement, the answer's row.
+    let (b, s) = (super::chan(Wait::Block), super::chan(Wait::Spin));
+    let p = crate::Placement::OtherCpu;
+    pairs.push((
+        b.placed(p),
+        s.placed(p),
+        format!("std · mpsc · {}", p.label()),
+    ));
     let headers = [
         "runtime · transport",
         "blocking",
@@ -332,20 +347,7 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
         let Some(s) = d.summary() else { continue };
         let e = r.estimate(&FloorKey(*placement));
         estimates.extend(e);
-        let mut row = cells![
-            placement.label().to_string(),
-            fmt_opt_estimate(e, Unit::Nanos),
-            fmt_count(s.n),
-            Unit::Nanos.format(s.min),
-        ]
-        .to_vec();
-        row.extend(
-            tails
-                .tail_cells(&s, |v| Unit::Nanos.format(v))
-                .into_iter()
-                .map(Cell::from),
-        );
-        t.row(row);
+        t.row(latency_row(placement.label().to_string(), e, &s, tails));
     }
     let mut lines = Vec::new();
     if let Some(e) = r.estimate_of(|x| x.clock_read_ns) {

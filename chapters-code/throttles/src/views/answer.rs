@@ -24,7 +24,7 @@ fn deadline_vs_tokio(
 }
 
 fn closest(r: &Results<RatesRound>, target: f64) -> Option<Evidence> {
-    let arms = ("deadline miss", "tokio Burst miss");
+    let arms = ("deadline throttle (ours), % off", "tokio `interval`, % off");
     deadline_vs_tokio(r, target, arms, Unit::Number, miss)
 }
 
@@ -123,14 +123,14 @@ pub static CPU_10K: Finding<RatesRound> = Finding::new(
     &RATES,
     "CPU per operation, pacing 10,000 ops/s",
     |r| {
-        let arms = ("deadline CPU", "tokio Burst CPU");
+        let arms = ("deadline throttle CPU", "tokio `interval` CPU");
         deadline_vs_tokio(r, 10_000.0, arms, Unit::Nanos, cpu_per_op)
     },
 )
 .better(Better::Smaller)
 .advice(
-    "Prefer the deadline throttle where CPU is scarce",
-    "Prefer `interval` where CPU is scarce",
+    "If CPU is scarcer than accuracy, the deadline throttle costs less",
+    "If CPU is scarcer than accuracy, `interval` costs less",
     "Decide on accuracy: CPU per operation came out alike",
 )
 .why(Why::Counter(
