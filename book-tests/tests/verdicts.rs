@@ -111,7 +111,11 @@ fn view_lines_where(matches: impl Fn(&str) -> bool) -> Vec<String> {
     let root = book_root();
     let mut found = Vec::new();
     for (_, views) in chapter_views() {
-        let rel = views.strip_prefix(&root).unwrap().to_string_lossy().to_string();
+        let rel = views
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         for (n, line) in code_lines(&views) {
             if matches(&line) {
                 found.push(format!("{rel}:{n}: {}", line.trim()));

@@ -177,10 +177,10 @@ pub fn records(shown: &[Shown]) -> Vec<Record> {
 /// The rows of the chapters' findings that `keep` selects, in chapter order, each read
 /// from the record of its experiment and linked to its chapter; with the records used.
 /// The appendix shows every finding; the guide a section's.
-pub fn finding_rows<'a>(
-    records: &'a [Record],
+pub fn finding_rows(
+    records: &[Record],
     keep: impl Fn(&dyn harness::AnyFinding) -> bool,
-) -> (Vec<harness::answer::Row<'static>>, Vec<&'a Record>) {
+) -> (Vec<harness::answer::Row<'static>>, Vec<&Record>) {
     let mut rows = Vec::new();
     let mut used: Vec<&Record> = Vec::new();
     for ch in CHAPTERS {
