@@ -252,7 +252,8 @@ fn main() -> ExitCode {
                     );
                 }
             }
-            // An import that imports nothing failed, whatever the reasons (named above).
+            // An import that imports nothing failed, whatever the reasons (named above):
+            // exit 1, apart from the 2 of a source that cannot be read at all.
             if done.copied == 0 && done.other_machines == 0 {
                 eprintln!(
                     "error: nothing imported from {}: {} files refused, {} skipped",

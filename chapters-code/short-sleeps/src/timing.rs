@@ -34,10 +34,9 @@ pub struct Sample {
 }
 
 // ANCHOR: bracket
-/// The readings around one loop, nested: scheduler counters outside, then the thread's
-/// CPU clock, then the monotonic clock, and the same in reverse after it. The wall
-/// window holds only the calls (a CPU-clock read is a system call), so CPU per call may
-/// exceed time per call by about one CPU-clock read and two clock reads ÷ the calls.
+/// The readings around one loop, nested: scheduler counters, the thread's CPU clock, the
+/// monotonic clock, then the same in reverse. The wall window holds only the calls, so
+/// CPU per call may exceed time per call by one CPU-clock read and two clock reads ÷ calls.
 pub struct Bracket {
     counters: harness::Counters,
     start: Instant,

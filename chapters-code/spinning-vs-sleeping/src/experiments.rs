@@ -62,7 +62,7 @@ pub static VARIANTS: Experiment<Runs> = Experiment::new(
     Runs::readings,
 )
 .params(&[VARIANT_MESSAGES, ARM_MESSAGES, WARMUP, GAP_MS, PATIENCE_MS])
-.budget(|p| p.pick(Budget::quick(8), Budget::full(240, 10)));
+.budget(|p| p.pick(Budget::quick(8), Budget::full(237, 10)));
 
 pub static GAPS: Experiment<Runs> = Experiment::new(
     "gaps",

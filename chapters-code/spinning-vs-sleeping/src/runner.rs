@@ -160,10 +160,9 @@ enum Step {
 }
 
 // ANCHOR: take
-/// Takes what one wait for message `i` gave: its latency (a warm-up message's kept
-/// apart), then, off the timed path, the side measurements; a late message, skipped by
-/// its sequence number; a loss, counted; or the run's end. `released`: when the
-/// receiver let the sender go on to this message.
+/// Takes what one wait for message `i` gave: its latency (a warm-up message's apart),
+/// then, off the timed path, the side measurements; a late message, skipped by its
+/// number; a loss, counted; or the run's end. `released`: when the sender went on.
 fn take(
     out: &mut Outcome,
     plan: &Plan,
