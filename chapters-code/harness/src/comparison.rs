@@ -514,4 +514,27 @@ mod tests {
             lists[0]
         );
     }
+
+    /// A count that never happened favours neither arm, so its row shows the advice
+    /// for that case (a review found "Never hold …" beside "in 0 of 3 rounds").
+    #[test]
+    fn a_count_of_nothing_chooses_the_neither_advice() {
+        let advice = crate::evidence::Advice {
+            a: "happened",
+            b: "b",
+            neither: "did not happen",
+        };
+        let never = Evidence::count("deadlocked", 0, 3);
+        assert_eq!(
+            advice.chosen(never.favours(Better::Lower)),
+            "did not happen"
+        );
+        let once = Evidence::count("deadlocked", 1, 3);
+        assert_eq!(advice.chosen(once.favours(Better::Lower)), "happened");
+        let [what, _, rounds] = evidence_cells(&never, Better::Lower);
+        assert_eq!(
+            (what.as_str(), rounds.as_str()),
+            ("deadlocked in 0 of 3 rounds", "3 rounds")
+        );
+    }
 }

@@ -60,7 +60,8 @@ impl Evidence {
 
     /// Which arm the rounds favour: `Some(true)` for `a`, `Some(false)` for `b`, `None`
     /// when the rule decides neither (no clear difference, or within the threshold).
-    /// A figure favours nothing; a count favours `a` when it happened in any round.
+    /// A figure favours `a` (its one piece of advice); a count favours `a` when it
+    /// happened in any round, and neither when it never did.
     pub fn favours(&self, better: Better) -> Option<bool> {
         match self {
             Evidence::Pair { comparison, .. } => match (comparison.verdict, better) {
@@ -71,7 +72,7 @@ impl Evidence {
                 (Verdict::Same | Verdict::Unclear, _) => None,
             },
             Evidence::Figure { .. } => Some(true),
-            Evidence::Count { k, .. } => Some(*k > 0),
+            Evidence::Count { k, .. } => (*k > 0).then_some(true),
         }
     }
 }
