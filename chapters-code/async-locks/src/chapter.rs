@@ -39,17 +39,18 @@ pub static BUDGET_LOCK: Finding<DesignsRound> = Finding::threat(
 pub static BUDGET_BASELINE: Finding<DesignsRound> = Finding::threat(
     "async-locks-threat-budget-baseline",
     &DESIGNS,
-    "The baseline read as a floor: all its timers share one task, whose budget turns most of \
-     their polls away when they fall due together",
+    "The baseline read as a floor: on the current-thread runtime all its timers share one \
+     task, whose budget turns most of their polls away when they fall due together",
     "Runs the baseline with the budget off for its task (*baseline, no budget*) in the same \
-     rounds, multi-thread runtime",
+     rounds; shown on the current-thread runtime, where the budget bites (on the \
+     multi-thread one the workers drive the timers and few polls are refused)",
     |r| {
         Evidence::readings(
             r,
-            ("baseline", &DesignKey::new(Design::Baseline, MT)),
+            ("baseline", &DesignKey::new(Design::Baseline, CT)),
             (
                 "no budget",
-                &DesignKey::new(Design::BaselineUnconstrained, MT),
+                &DesignKey::new(Design::BaselineUnconstrained, CT),
             ),
         )
     },
@@ -87,8 +88,10 @@ pub static FIRST_TICK: Finding<UnitRound> = Finding::threat(
 pub static TICK: Finding<UnitRound> = Finding::threat(
     "async-locks-threat-ms-tick",
     &UNIT_CHECK,
-    "Every lateness holds up to 1 ms of the timer's own: tokio rounds each deadline up to \
-     its next millisecond tick (`deadline_to_tick`, `tokio/src/runtime/time/source.rs`)",
+    "Every lateness holds about 1 ms of the timer's own, up to about 2: tokio rounds each \
+     deadline up to its next millisecond tick (`deadline_to_tick`, \
+     `tokio/src/runtime/time/source.rs`) and parks for whole milliseconds from a floored \
+     now (`Driver::park_internal`, `tokio/src/runtime/time/mod.rs`)",
     "Compares designs with one another, never with zero; the write-up's unit check times a \
      40 ms deadline alone (extended 20 ms timeout, window 36–44 ms). A finer timer is not \
      measured",
