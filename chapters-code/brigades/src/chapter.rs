@@ -99,8 +99,8 @@ pub static CHANNEL_OR_SOCKET: Finding<VariantsRound> = Finding::new(
     "Choose either link: the hop cost did not decide",
 )
 .why(Why::Hypothesis(
-    "a channel hop stays in user space; a socket-pair hop makes system calls, not \
-     counted here",
+    "a channel hop makes no system call of its own (the runtime still polls epoll every 61 \
+     task polls); a socket-pair hop makes system calls, not counted here",
 ));
 
 /// tokio's two runtimes, the same tasks over the same socket pairs.
@@ -181,16 +181,16 @@ pub static MEMORY: Finding<SweepRound> = Finding::new(
 pub static HOW_MANY_TASKS: Finding<LimitsRound> = Finding::new(
     "brigades-how-many-tasks",
     &LIMITS,
-    "Sizing how many waiting tasks this machine holds",
+    "Sizing how many waiting tasks (in-memory pipes) this machine holds",
     |r: &Results<LimitsRound>| {
         Evidence::reading(
             r,
-            "largest brigade the sweep ran",
+            "the limit run built all it asked for:",
             &ProbeKey(Kind::AsyncCurrentPipe, Probe::Members),
         )
     },
 )
-.always("Count on at least this many waiting tasks here")
+.always("Count on at least this many; socket pairs stop near 10,000 (open files)")
 .why(Why::Counter(
     "the *stopped by* column of the limit runs names what ended each build",
 ));
@@ -216,7 +216,7 @@ pub static PLACEMENT: Finding<VariantsRound> = Finding::threat(
     &VARIANTS,
     "Where the threads run: the kernel places and moves unpinned members, so a hop stays \
      on one CPU or crosses to another, in a mix that changes between rounds",
-    "Pins every thread member and the driver to one CPU; no verdict compares two \
+    "Pins every thread member and the driver to one CPU; no decision row compares two \
      placements. Before: the unpinned thread brigade; after: the pinned one (each with \
      the scheduler's moves to another CPU per hop)",
     |r| {

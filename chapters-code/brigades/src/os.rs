@@ -416,9 +416,11 @@ pub fn thread_guard_named() -> Guard {
         }
     }
     if let (Some(max), Some(own)) = (read_u64("/proc/sys/vm/max_map_count"), own_mappings()) {
-        // Two mappings per thread (stack and guard page); keep 1,000 for the allocator.
+        // Four mappings per std thread (glibc's stack and guard, std's signal stack and
+        // its guard page: std `sys/pal/unix/stack_overflow.rs`, `get_stack`); keep 1,000
+        // for the allocator.
         consider(
-            max.saturating_sub(own + 1000) / 2,
+            max.saturating_sub(own + 1000) / 4,
             format!("vm.max_map_count = {}", n(max)),
             format!(
                 ", less the {} mappings in use and 1,000 kept for the allocator, \

@@ -312,7 +312,7 @@ pub fn limits_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
         ("pids.max of this cgroup or a parent", s.cgroup_pids, 1),
         ("kernel.pid_max (system-wide)", num(l.pid_max), 1),
         ("kernel.threads-max (system-wide)", num(l.threads_max), 1),
-        ("vm.max_map_count (per process)", num(l.max_map_count), 2),
+        ("vm.max_map_count (per process)", num(l.max_map_count), 4),
     ] {
         t.row([what.to_string(), v.words(), threads(v, per)]);
     }
