@@ -120,7 +120,7 @@ pub static TIMERFD: Finding<CallsRound> = Finding::new(
 pub static YIELD: Finding<CallsRound> = Finding::new(
     "sleeps-yield",
     &CALLS_EXP,
-    "You only want to let other threads run",
+    "A yield or a 1 ns sleep, with no other thread waiting",
     |r| {
         let sleep = ("a 1 ns sleep", &SLEEP_1NS);
         Evidence::readings(
@@ -133,13 +133,14 @@ pub static YIELD: Finding<CallsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Yield (`std::thread::yield_now`, `sched_yield` on Linux), not sleep 1 ns",
+    "Yield (`std::thread::yield_now`), not sleep 1 ns; it is a no-op here",
     "Sleep 1 ns: the yield took longer here",
     "Either: neither returned sooner here",
 )
 .why(Why::Counter(
     "*blocked* per call, in the calls table: the sleep puts the thread to sleep, a \
-     yield need not.",
+     yield with no one waiting does not. With a thread waiting, the yield table shows what \
+     a yield that hands the CPU over costs.",
 ));
 
 /// How late a single 1 ms `thread::sleep` ends, from the sweep.
