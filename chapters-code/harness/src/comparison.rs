@@ -235,6 +235,13 @@ pub fn fmt_ratio_interval(r: &Estimate) -> String {
 /// clear difference", "about the same (within 5 %)"). A reader never meets "no clear
 /// difference" beside a ratio that says otherwise.
 pub fn ratio_cell(c: &Comparison) -> Formatted {
+    // Below the count the rule needs, the cell says so rather than "no clear difference".
+    if c.verdict == Verdict::Unclear && c.rounds() < VERDICT_MIN_ROUNDS {
+        return Formatted::plain(format!(
+            "too few rounds ({} of {VERDICT_MIN_ROUNDS})",
+            c.rounds()
+        ));
+    }
     match undecided_text(c.verdict) {
         Some(t) => Formatted::plain(t),
         None if c.is_paired() => fmt_ratio_estimate(&c.ratio),
