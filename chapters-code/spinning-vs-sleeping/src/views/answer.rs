@@ -117,7 +117,7 @@ pub static FLOOR_FIGURE: Finding<FloorRound> = Finding::new(
         .or_else(|| Evidence::reading(r, "one way, unpinned", &FloorKey(Placement::Unpinned)))
     },
 )
-.always("No hand-over between threads gets below this here")
+.always("Expect about this per hand-over here; rounds may split by vCPU placement")
 .why(Why::Hypothesis(
     "a cache line moving between two cores; the floor table shows the clock read and \
      step inside each sample",

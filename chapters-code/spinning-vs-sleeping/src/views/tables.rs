@@ -213,7 +213,9 @@ pub(super) fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
     }
     let mut notes = format!(
         "\n*Receiver CPU* is the receiving thread's own, including its probe reads after \
-         each message. The hybrid spins for {} (`hybrid_spin_us`) before it blocks. The \
+         each message. The hybrid spins for {} (`hybrid_spin_us`) before it blocks on \
+         the channel; over UDP, where each try is a system call and it reads the clock \
+         every 1,024 tries, it spins longer (its receiver CPU shows how long). The \
          bounded receive (`recv_timeout`) runs at every gap under {}.",
         r.param("hybrid_spin_us")
             .map_or_else(|| "–".into(), |us| Unit::Nanos.format(us * 1e3)),
