@@ -112,7 +112,7 @@ fn cpu_ratio(d: &RatesRound, per: fn(&RateRun) -> Option<f64>) -> Option<f64> {
 pub static CPU_PER_SECOND: Finding<RatesRound> = Finding::threat(
     "throttles-threat-cpu-per-second",
     &RATES,
-    "CPU per wall second counts tokio's idle first millisecond in its favour (deadline ÷ tokio Burst CPU, 10,000/s)",
+    "CPU per wall second counts tokio's longer wall time in its favour: runtime start-up and shut-down, its last tick's rounding (deadline ÷ tokio Burst CPU, 10,000/s)",
     "CPU is divided by operations, not by wall time; before: the ratio of CPU per wall second, after: of CPU per operation",
     |r| {
         paired(
