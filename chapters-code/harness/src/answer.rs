@@ -262,5 +262,9 @@ pub fn chapter_threats(findings: &[&dyn AnyFinding], records: &[Record]) -> Stri
             rounds,
         ]);
     }
-    format!("{}\n{}", t.to_markdown(), provenance_of(&used))
+    format!(
+        "<div class=\"cow-threats\">\n\n{}\n</div>\n\n{}",
+        t.to_markdown(),
+        provenance_of(&used)
+    )
 }

@@ -375,9 +375,18 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                         undecided_text(c.verdict).unwrap_or_default()
                     };
                     [
-                        format!("{what}: {a} {va}, {b} {vb}"),
+                        // The ratio is named here, so its interval cell stays a number
+                        // (a long label there would widen the table past the column).
                         if c.is_paired() {
-                            format!("{a} ÷ {b}: {}", ratio_interval_cell(&c.ratio))
+                            format!(
+                                "{what}: {a} {va}, {b} {vb} ({a} ÷ {b}: {})",
+                                fmt_ratio(Some(c.ratio.median))
+                            )
+                        } else {
+                            format!("{what}: {a} {va}, {b} {vb}")
+                        },
+                        if c.is_paired() {
+                            ratio_interval_cell(&c.ratio)
                         } else {
                             "measured apart".to_string()
                         },
