@@ -379,7 +379,7 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                         // (a long label there would widen the table past the column).
                         if c.is_paired() {
                             format!(
-                                "{what}: {a} {va}, {b} {vb} ({a} ÷ {b}: {})",
+                                "{what}: {a} {va}, {b} {vb} ({a} ÷ {b} = {})",
                                 fmt_ratio(Some(c.ratio.median))
                             )
                         } else {
