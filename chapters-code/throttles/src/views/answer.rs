@@ -24,14 +24,14 @@ fn deadline_vs_tokio(
 }
 
 fn closest(r: &Results<RatesRound>, target: f64) -> Option<Evidence> {
-    let arms = ("deadline throttle (ours), % off", "tokio `interval`, % off");
+    let arms = ("our deadline throttle", "tokio `interval`");
     deadline_vs_tokio(r, target, arms, Unit::Number, miss)
 }
 
 pub static HOLD_1K: Finding<RatesRound> = Finding::new(
     "throttles-hold-1k",
     &RATES,
-    "Pacing at 1,000 ops/s, the write-up's rate",
+    "Pacing at 1,000 ops/s (the write-up's rate): % off the target",
     |r| closest(r, 1_000.0),
 )
 .better(Better::Smaller)
@@ -49,7 +49,7 @@ pub static HOLD_1K: Finding<RatesRound> = Finding::new(
 pub static HOLD_10K: Finding<RatesRound> = Finding::new(
     "throttles-hold-10k",
     &RATES,
-    "Pacing at 10,000 ops/s",
+    "Pacing at 10,000 ops/s: % off the target",
     |r| closest(r, 10_000.0),
 )
 .better(Better::Smaller)
