@@ -81,7 +81,7 @@ fn verdict_phrases_are_written_in_one_file() {
     assert!(
         found.is_empty(),
         "verdict phrases outside {WORDING} (declare a finding, or word them with \
-         comparison_sentence, ratio_cell, undecided_text or undecided_lists):\n{}",
+         comparison_sentence, ratio_cell or undecided_text):\n{}",
         found.join("\n")
     );
 }

@@ -78,46 +78,47 @@ impl<'a> Row<'a> {
     }
 }
 
+/// The five columns of a decision or threats table under `headers`, one line per row:
+/// the first two texts from `texts` (situation and advice, or risk and control), then
+/// what the evidence shows, its interval and the rounds that agree.
+fn five_columns(headers: [&str; 5], rows: &[Row], texts: impl Fn(&Row) -> [String; 2]) -> Table {
+    let mut t = Table::new(headers)
+        .align(0, Align::Left)
+        .align(1, Align::Left)
+        .align(2, Align::Left);
+    for row in rows {
+        let [first, second] = texts(row);
+        let [figure, interval, rounds] = match &row.outcome {
+            Ok(e) => evidence_cells(e, row.finding.better()),
+            Err(why) => [
+                format!("no figure: {}", escape_html(why)),
+                "–".into(),
+                "–".into(),
+            ],
+        };
+        t.row([first, second, figure, interval, rounds]);
+    }
+    t
+}
+
 /// The table of rows, with the rule's footnote; the whole is the chapter's answer
 /// block (`cow-answer`).
 pub fn decision_table(rows: &[Row]) -> String {
-    let mut t = Table::new([
+    let headers = [
         "situation",
         "do this",
         "on this machine",
         "interval",
         "rounds",
-    ])
-    .align(0, Align::Left)
-    .align(1, Align::Left)
-    .align(2, Align::Left);
-    for row in rows {
+    ];
+    let t = five_columns(headers, rows, |row| {
         let situation = match &row.link {
             Some(page) => format!("{} ([chapter]({page}))", row.finding.situation()),
             None => row.finding.situation().to_string(),
         };
-        match &row.outcome {
-            Ok(e) => {
-                let [figure, interval, rounds] = evidence_cells(e, row.finding.better());
-                t.row([
-                    situation,
-                    row.advice().unwrap_or_default().to_string(),
-                    figure,
-                    interval,
-                    rounds,
-                ]);
-            }
-            Err(why) => {
-                t.row([
-                    situation,
-                    "–".to_string(),
-                    format!("no figure: {}", escape_html(why)),
-                    "–".to_string(),
-                    "–".to_string(),
-                ]);
-            }
-        }
-    }
+        let advice = row.advice().unwrap_or("–").to_string();
+        [situation, advice]
+    });
     format!(
         "<div class=\"cow-live cow-answer\">\n\n{}\n{}\n\n</div>\n",
         t.to_markdown(),
@@ -193,27 +194,31 @@ pub fn provenance_of(used: &[&Record]) -> String {
     )
 }
 
-/// A chapter's answer: its findings, each read from the record of its experiment
-/// (`records`: the chapter's results; a finding whose experiment has none says so).
-pub fn chapter_answer(findings: &[&dyn AnyFinding], records: &[Record]) -> String {
-    let findings: Vec<&dyn AnyFinding> = findings
-        .iter()
-        .copied()
-        .filter(|f| !f.is_threat())
-        .collect();
-    let record_of = |f: &dyn AnyFinding| records.iter().find(|r| r.experiment == f.experiment());
-    let rows: Vec<Row> = findings
-        .iter()
-        .map(|f| Row::of(*f, record_of(*f)))
-        .collect();
+/// The rows of a chapter's findings (`threats`: its threats to validity instead), each
+/// read from the record of its experiment, with the records used.
+fn chapter_rows<'a>(
+    findings: &[&'a dyn AnyFinding],
+    records: &'a [Record],
+    threats: bool,
+) -> (Vec<Row<'a>>, Vec<&'a Record>) {
+    let mut rows = Vec::new();
     let mut used: Vec<&Record> = Vec::new();
-    for f in &findings {
-        if let Some(r) = record_of(*f)
+    for f in findings.iter().filter(|f| f.is_threat() == threats) {
+        let record = records.iter().find(|r| r.experiment == f.experiment());
+        if let Some(r) = record
             && !used.iter().any(|u| std::ptr::eq(*u, r))
         {
             used.push(r);
         }
+        rows.push(Row::of(*f, record));
     }
+    (rows, used)
+}
+
+/// A chapter's answer: its findings, each read from the record of its experiment
+/// (`records`: the chapter's results; a finding whose experiment has none says so).
+pub fn chapter_answer(findings: &[&dyn AnyFinding], records: &[Record]) -> String {
+    let (rows, used) = chapter_rows(findings, records, false);
     format!(
         "{}\n{}\n{}",
         decision_table(&rows),
@@ -227,41 +232,20 @@ pub fn chapter_answer(findings: &[&dyn AnyFinding], records: &[Record]) -> Strin
 /// chapter does about it, and the figures before and after that control, judged by the
 /// same rule as every comparison.
 pub fn chapter_threats(findings: &[&dyn AnyFinding], records: &[Record]) -> String {
-    let mut t = Table::new([
+    let (rows, used) = chapter_rows(findings, records, true);
+    let headers = [
         "what could make a figure wrong",
         "what this chapter does",
         "before and after, on this machine",
         "interval",
         "rounds",
-    ])
-    .align(0, Align::Left)
-    .align(1, Align::Left)
-    .align(2, Align::Left);
-    let mut used: Vec<&Record> = Vec::new();
-    for f in findings.iter().filter(|f| f.is_threat()) {
-        let record = records.iter().find(|r| r.experiment == f.experiment());
-        if let Some(r) = record
-            && !used.iter().any(|u| std::ptr::eq(*u, r))
-        {
-            used.push(r);
-        }
-        let row = Row::of(*f, record);
-        let [figure, interval, rounds] = match &row.outcome {
-            Ok(e) => evidence_cells(e, f.better()),
-            Err(why) => [
-                format!("no figure: {}", escape_html(why)),
-                "–".into(),
-                "–".into(),
-            ],
-        };
-        t.row([
-            f.situation().to_string(),
-            f.advice().a.to_string(),
-            figure,
-            interval,
-            rounds,
-        ]);
-    }
+    ];
+    let t = five_columns(headers, &rows, |row| {
+        [
+            row.finding.situation().into(),
+            row.finding.advice().a.into(),
+        ]
+    });
     format!(
         "<div class=\"cow-threats\">\n\n{}\n</div>\n\n{}",
         t.to_markdown(),

@@ -3,10 +3,9 @@
 //! finding's [`Evidence`]. `book-tests/tests/verdicts.rs` checks that no other file
 //! writes verdict words.
 
-use crate::experiment::Results;
 use crate::finding::Evidence;
 use crate::fmt::*;
-use crate::record::{Keyed, Unit};
+use crate::record::Unit;
 use crate::stats::{Better, Comparison, Estimate, Pairing, VERDICT_MIN_ROUNDS, Verdict};
 
 /// The table cell for a comparison the verdict rule leaves undecided: "no clear
@@ -169,59 +168,6 @@ pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -
             "{an} is {better_word} than {bn}, by a factor of {ba}{}{short}",
             counts(better_word, below)
         ),
-    }
-}
-
-/// The pairs a set of comparisons left undecided, listed in one sentence each: "No
-/// clear difference (…): a and b; c and d" and "About the same (within 5 %): …". Each
-/// item is (the pair's names, its comparison); decided ones are skipped.
-pub fn undecided_lists(items: &[(String, Comparison)]) -> Vec<String> {
-    let names = |v: Verdict| {
-        items
-            .iter()
-            .filter(|(_, c)| c.verdict == v)
-            .map(|(n, _)| n.as_str())
-            .collect::<Vec<_>>()
-    };
-    let mut out = Vec::new();
-    let unclear = names(Verdict::Unclear);
-    if !unclear.is_empty() {
-        let how = if items.iter().all(|(_, c)| c.is_paired()) {
-            "the interval of the per-round ratio holds 1"
-        } else {
-            "intervals overlap"
-        };
-        out.push(format!(
-            "No clear difference ({how}): {}",
-            unclear.join("; ")
-        ));
-    }
-    let same = names(Verdict::Same);
-    if !same.is_empty() {
-        out.push(format!(
-            "About the same (a difference resolved, but within {}): {}",
-            threshold_text(),
-            same.join("; ")
-        ));
-    }
-    out
-}
-
-/// [`comparison_sentence`] for two readings of one result, asked for by its own keys and
-/// judged on their pairs ([`Record::compare`]); when no round has both, it says so.
-pub fn paired_sentence<R: Keyed>(
-    r: &Results<R>,
-    an: &str,
-    bn: &str,
-    ka: &R::Key,
-    kb: &R::Key,
-    better: Better,
-) -> String {
-    match r.compare(ka, kb) {
-        Some(c) => comparison_sentence(an, bn, &c, better),
-        None => {
-            format!("there is no clear difference between {an} and {bn} (no round measured both)")
-        }
     }
 }
 
@@ -520,15 +466,6 @@ mod tests {
         let c = Comparison::paired(&mixed, &spin).unwrap();
         let s = comparison_sentence("a", "b", &c, Better::Lower);
         assert!(s.contains("holds 1; a was slower in 5 of 9 rounds"), "{s}");
-        let lists = undecided_lists(&[("a and b".into(), c)]);
-        assert_eq!(lists.len(), 1);
-        assert!(
-            lists[0].starts_with(
-                "No clear difference (the interval of the per-round ratio holds 1): a and b"
-            ),
-            "{}",
-            lists[0]
-        );
     }
 
     /// A count that never happened favours neither arm, so its row shows the advice

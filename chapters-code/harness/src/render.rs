@@ -32,45 +32,6 @@ pub fn pooled<'a, R: 'a>(
     d
 }
 
-/// The block that opens a chapter: "On this machine", the computed sentences that
-/// answer the chapter's question (each already decided by the verdict rule), and one
-/// line with the write-up's own answer. Blank lines inside the `<div>` let the
-/// sentences keep their Markdown (code spans, emphasis); the sentences come from the
-/// chapter's code and the registry's names, never from a results file's text.
-pub fn answer_block<S: AsRef<str>>(
-    sentences: impl IntoIterator<Item = S>,
-    writeup: &str,
-) -> String {
-    let mut out = String::from(
-        "<div class=\"cow-live cow-answer\">\n\n**On this machine** (computed from the \
-         measurements on this page when it was built):\n\n",
-    );
-    out.push_str(&findings(sentences));
-    if !writeup.trim().is_empty() {
-        out.push_str(&format!("\n*The write-up:* {}\n", writeup.trim()));
-    }
-    out.push_str("\n</div>\n");
-    out
-}
-
-/// Findings as a Markdown list, one sentence each, capitalised and closed with a full
-/// stop: what a chapter's `findings` view prints.
-pub fn findings<S: AsRef<str>>(sentences: impl IntoIterator<Item = S>) -> String {
-    sentences
-        .into_iter()
-        .map(|s| format!("- {}.\n", capitalise(s.as_ref().trim_end_matches('.'))))
-        .collect()
-}
-
-/// The sentence with its first letter upper-case (a sentence that starts with code,
-/// `` `pselect(0)` is … ``, is left as it is).
-pub fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
-}
-
 /// Text for a page, from data: see [`crate::safe::text`] (HTML escaped, Markdown
 /// specials made inert, no newline that could end an HTML block).
 pub fn escape_html(s: &str) -> String {
@@ -300,35 +261,6 @@ mod tests {
             drift: None,
         };
         assert_eq!(fmt_ratio_estimate(&r).to_string(), "9.61× (8.10–11.2)");
-    }
-
-    #[test]
-    fn the_answer_block_is_a_live_block_of_sentences() {
-        let html = answer_block(
-            ["spinning saves 34 µs", "it costs a core."],
-            "spinning won.",
-        );
-        assert!(
-            html.starts_with("<div class=\"cow-live cow-answer\">\n\n"),
-            "{html}"
-        );
-        assert!(
-            html.contains("- Spinning saves 34 µs.\n- It costs a core.\n"),
-            "{html}"
-        );
-        assert!(html.contains("*The write-up:* spinning won."), "{html}");
-        assert!(html.ends_with("\n</div>\n"), "{html}");
-    }
-
-    #[test]
-    fn findings_are_sentences() {
-        assert_eq!(
-            findings(["there is no clear difference.", "a is faster"]),
-            "- There is no clear difference.\n- A is faster.\n"
-        );
-        assert_eq!(findings(Vec::<String>::new()), "");
-        assert_eq!(capitalise("`pselect(0)` is"), "`pselect(0)` is");
-        assert_eq!(capitalise(""), "");
     }
 
     #[test]
