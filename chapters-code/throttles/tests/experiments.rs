@@ -176,7 +176,7 @@ fn every_throttle_runs_at_every_rate_and_every_view_renders() {
         md.starts_with("<div class=\"cow-live cow-answer\">"),
         "{md}"
     );
-    assert!(md.contains("| Pacing at 10,000 ops/s |"), "{md}");
+    assert!(md.contains("| Pacing at 10,000 ops/s"), "{md}");
     assert_eq!(
         md.matches("no figure").count(),
         1,
