@@ -164,11 +164,11 @@ test-browser: check-browser publish
 	  if [ -n "$${GITHUB_STEP_SUMMARY:-}" ]; then echo "$$msg" >> "$$GITHUB_STEP_SUMMARY"; fi; \
 	else \
 	  if [ ! -f target/book-tests/hostile-html/index.html ]; then \
-	    echo "cargo test -p book-tests --test hostile   # the hostile build the browser loads"; \
-	    cargo test -p book-tests --test hostile; \
+	    echo "cargo test -p book-tests --test it hostile::   # the hostile build the browser loads"; \
+	    cargo test -p book-tests --test it hostile::; \
 	  fi; \
-	  echo "CHROMIUM=$(CHROMIUM) CHROMEDRIVER=$(CHROMEDRIVER) cargo test -p book-tests --test browser -- --ignored --test-threads=1"; \
-	  CHROMIUM="$(CHROMIUM)" CHROMEDRIVER="$(CHROMEDRIVER)" cargo test -p book-tests --test browser -- --ignored --test-threads=1; \
+	  echo "CHROMIUM=$(CHROMIUM) CHROMEDRIVER=$(CHROMEDRIVER) cargo test -p book-tests --test it -- --ignored --test-threads=1 browser::"; \
+	  CHROMIUM="$(CHROMIUM)" CHROMEDRIVER="$(CHROMEDRIVER)" cargo test -p book-tests --test it -- --ignored --test-threads=1 browser::; \
 	fi
 
 check-browser:

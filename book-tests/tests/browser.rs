@@ -11,8 +11,8 @@
 //! width is DevTools' device emulation. Screenshots go to `test-artifacts/browser/`.
 //!
 //! Every test is `#[ignore]`d so that `cargo test --workspace` needs no browser; run
-//! them with `make test-browser` (or `cargo test -p book-tests --test browser --
-//! --ignored --test-threads=1`). `COW_SITE` points them at another built site,
+//! them with `make test-browser` (or `cargo test -p book-tests --test it --
+//! --ignored --test-threads=1 browser::`). `COW_SITE` points them at another built site,
 //! `CHROMIUM` at another browser binary and `CHROMEDRIVER` at its matching driver.
 
 use axum::handler::HandlerWithoutStateExt;
@@ -1039,7 +1039,7 @@ fn a_book_built_from_hostile_results_runs_no_smuggled_script() {
         .join("hostile-html");
     assert!(
         root.join("index.html").exists(),
-        "no hostile build at {}: run `cargo test -p book-tests --test hostile` first \
+        "no hostile build at {}: run `cargo test -p book-tests --test it hostile::` first \
          (make test-browser does)",
         root.display()
     );

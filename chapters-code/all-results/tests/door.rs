@@ -6,7 +6,7 @@
 //! and `compare` blamed the wrong thing for a key given twice or a byte-order mark.
 //! Correctness only: no figure here is measured.
 
-mod common;
+use crate::common;
 use common::{all_results, calls_data, calls_record, fixture, results_folder, stderr, stdout};
 use harness::Record;
 use harness::machine::Machine;

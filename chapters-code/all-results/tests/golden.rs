@@ -3,7 +3,7 @@
 //! `tests/golden/records/`, see its `tests/golden.rs`), must read exactly as its
 //! snapshot in `tests/snapshots/`. A reworded sentence or a changed cell fails here.
 //!
-//! - A change you meant: `INSTA_UPDATE=always cargo test -p all-results --test golden`
+//! - A change you meant: `INSTA_UPDATE=always cargo test -p all-results --test it golden::`
 //!   rewrites the snapshots (or `cargo insta review` accepts them one by one); read the
 //!   diff, then commit it. Under `CI=true` insta writes nothing and the test fails.
 //! - Regenerated chapter records change these tables too: update these snapshots with
@@ -100,7 +100,7 @@ fn every_table_reads_as_its_snapshot() {
         let md = table(name, &shown);
         assert!(!md.contains("No result for"), "{name}:\n{md}");
         // Every table is compared before the test fails, naming all that differ.
-        if std::panic::catch_unwind(|| insta::assert_snapshot!(name, md)).is_err() {
+        if std::panic::catch_unwind(|| harness::golden_snapshot!(name, md)).is_err() {
             differ.push(name);
         }
     }

@@ -4,7 +4,7 @@
 //! would act on, and never write outside the results folder. The hostile files are
 //! kept in `book-tests/tests/fixtures/hostile/`.
 
-mod common;
+use crate::common;
 use common::{all_results, fixture, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

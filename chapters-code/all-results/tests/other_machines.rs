@@ -9,7 +9,7 @@
 //! write-up's figures. Without imports the section says how to add one. Correctness
 //! only: the figures are the fixtures'.
 
-mod common;
+use crate::common;
 use common::{all_results, calls_data, calls_record, results_folder};
 use harness::Record;
 use harness::machine::Machine;

@@ -3,10 +3,10 @@
 //! `tests/golden/records/`, must read exactly as its snapshot in `tests/snapshots/`.
 //! A reworded sentence, a changed cell or a moved plot fails here.
 //!
-//! - A change you meant: `INSTA_UPDATE=always cargo test -p async-locks --test golden`
+//! - A change you meant: `INSTA_UPDATE=always cargo test -p async-locks --test it golden::`
 //!   rewrites the snapshots (or `cargo insta review` accepts them one by one); read the
 //!   diff, then commit it. Under `CI=true` insta writes nothing and the test fails.
-//! - The records themselves: `COW_GOLDEN_RECORDS=1 cargo test -p async-locks --test golden
+//! - The records themselves: `COW_GOLDEN_RECORDS=1 cargo test -p async-locks --test it golden::
 //!   -- --ignored` measures every experiment afresh (quick profile, 6 rounds, in this
 //!   process) and writes them, with the machine, the date and the code key pinned
 //!   (`harness::fixture::pin_golden`); then update the snapshots as above.

@@ -507,6 +507,18 @@ pub fn stale_snapshots(crate_dir: &str, names: &[&str]) -> Vec<String> {
 
 /// The golden tests of a chapter, one line in its `tests/golden.rs`:
 /// `harness::golden_tests!(brigades::CHAPTER);` (the crate needs `insta` as a
+/// `insta::assert_snapshot!(name, page)` into `tests/snapshots/golden__<name>.snap`,
+/// whatever module the assertion sits in: a crate's integration tests are modules of one
+/// binary (`tests/main.rs`), where insta's default name would be `it__golden__<name>`.
+#[macro_export]
+macro_rules! golden_snapshot {
+    ($name:expr, $page:expr) => {
+        insta::with_settings!({ prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!(format!("golden__{}", $name), $page)
+        })
+    };
+}
+
 /// dev-dependency). It expands, in the calling test file, into three tests:
 ///
 /// - `every_view_reads_as_its_snapshot`: every view of the registry rendered as the page
@@ -538,7 +550,7 @@ macro_rules! golden_tests {
                     !page.contains("no figure:"),
                     "a finding has no figure:\n{page}"
                 );
-                if std::panic::catch_unwind(|| insta::assert_snapshot!("table-answer", page))
+                if std::panic::catch_unwind(|| $crate::golden_snapshot!("table-answer", page))
                     .is_err()
                 {
                     differ.push("table-answer".to_string());
@@ -551,7 +563,7 @@ macro_rules! golden_tests {
                     !page.contains("no figure:"),
                     "a threat has no figure:\n{page}"
                 );
-                if std::panic::catch_unwind(|| insta::assert_snapshot!("table-threats", page))
+                if std::panic::catch_unwind(|| $crate::golden_snapshot!("table-threats", page))
                     .is_err()
                 {
                     differ.push("table-threats".to_string());
@@ -570,7 +582,7 @@ macro_rules! golden_tests {
                     "{name} did not render:\n{page}"
                 );
                 // Every view is compared before the test fails, naming all that differ.
-                if std::panic::catch_unwind(|| insta::assert_snapshot!(name.as_str(), page))
+                if std::panic::catch_unwind(|| $crate::golden_snapshot!(name.as_str(), page))
                     .is_err()
                 {
                     differ.push(name);

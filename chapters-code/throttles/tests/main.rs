@@ -1,0 +1,7 @@
+//! Every integration test of this crate in one binary: each file beside this one is a
+//! module here, so the crate's dependencies are linked once, not once per file (run one
+//! with `cargo test -p throttles --test it MODULE::`).
+
+mod experiments;
+mod golden;
+mod throttle;
