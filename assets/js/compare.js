@@ -81,12 +81,15 @@ function figureRow(name, mine, theirs, rule) {
   cell(row, name);
   cell(row, mine ? estimate(mine) : '–');
   cell(row, theirs ? estimate(theirs) : '–');
-  cell(row, mine && theirs && mine.median > 0 ? ratio(theirs.median / mine.median) : '–');
+  var sameUnit = mine && theirs && mine.unit === theirs.unit;
+  cell(row, sameUnit && mine.median > 0 ? ratio(theirs.median / mine.median) : '–');
   var verdict = 'only in one';
   if (mine && theirs) {
-    verdict = params(mine) !== params(theirs)
-      ? 'not comparable: other parameters (' + params(mine) + ' / ' + params(theirs) + ')'
-      : difference(mine, theirs, rule);
+    // A size is no time: figures in other units are shown, not compared.
+    verdict = !sameUnit ? 'not comparable: other units (' + mine.unit + ' / ' + theirs.unit + ')'
+      : params(mine) !== params(theirs)
+        ? 'not comparable: other parameters (' + params(mine) + ' / ' + params(theirs) + ')'
+        : difference(mine, theirs, rule);
   }
   cell(row, verdict);
   return row;
@@ -131,25 +134,103 @@ function render(out, mine, theirs, fileName) {
 }
 
 // The door the book's own `all-results` reads results files through (`harness::safe`,
-// `harness::validate`), applied here too: at most 64 MB, no byte-order mark, no key
-// given twice, at most 64 levels of nesting; names of lower-case letters, digits and
-// `-`; a unit from the known set; finite numbers, none below zero, no larger than 1e18,
-// with lo <= median <= hi; a confidence between 0 and 1; whole rounds; numeric
-// parameters; texts without control or format characters or `{{`; a date that is a
-// date. The first thing that breaks it refuses the whole file.
+// `harness::validate`), applied here too, rule for rule (one list of fixtures,
+// book-tests' `HOSTILE_COMPARE_FILES`, is refused by both): at most 64 MB, no
+// byte-order mark, no key given twice in any object (a key's escaped spelling is the
+// same key), at most 64 levels of nesting; whole numbers where the book writes whole
+// numbers; names of lower-case letters, digits and `-`, parameter names of lower-case
+// letters, digits and `_`; a unit from the known set; finite numbers, none below zero,
+// no larger than 1e18, with lo <= median <= hi; a confidence between 0 and 1; numeric
+// parameters; in every text of the file, records included, no lone surrogate, no
+// control or format character and no `{{`, read after HTML character references
+// (`&#x202E;`) are decoded; in a round's data and reading names none of
+// `< > [ ] { } ` & * | \`; a date that is a date. The first thing that breaks it
+// refuses the whole file.
 var CAP = 64 * 1024 * 1024;
 var UNITS = ['ns', 'bytes', 'ops/s', '1'];
 var NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+var PARAM = /^[a-z0-9_]{1,64}$/;
 var DATE = /^[A-Za-z0-9 :.+-]{1,40}$/;
-// Control characters, Unicode format characters (bidirectional overrides, zero-width
-// characters) and the line and paragraph separators.
-var HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/;
+// Control characters and the Unicode format characters `harness::safe::is_format`
+// lists (bidirectional overrides, zero-width characters, tags, the line and paragraph
+// separators), the same ranges.
+var HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{110bd}\u{110cd}\u{13430}-\u{1343f}\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}]/u;
+var LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?:^|[^\ud800-\udbff])[\udc00-\udfff]/;
+var NOT_IN_DATA = /[<>\[\]{}`&*|\\]/;
+// HTML character references a page would show as a character, as
+// `harness::validate::decode_references` reads them.
+var NAMED = {
+  lt: '<', LT: '<', gt: '>', GT: '>', amp: '&', AMP: '&', quot: '"', QUOT: '"', apos: "'",
+  lbrace: '{', lcub: '{', rbrace: '}', rcub: '}', lsqb: '[', lbrack: '[', rsqb: ']', rbrack: ']',
+  grave: '`', ast: '*', midast: '*', verbar: '|', vert: '|', VerticalLine: '|', bsol: '\\',
+  lrm: '\u200e', rlm: '\u200f', zwj: '\u200d', zwnj: '\u200c', shy: '\u00ad',
+  ZeroWidthSpace: '\u200b', NegativeThinSpace: '\u200b', NegativeMediumSpace: '\u200b',
+  NegativeThickSpace: '\u200b', NegativeVeryThinSpace: '\u200b', NoBreak: '\u2060',
+  ApplyFunction: '\u2061', af: '\u2061', InvisibleTimes: '\u2062', it: '\u2062',
+  InvisibleComma: '\u2063', ic: '\u2063', NewLine: '\n', Tab: '\t',
+};
+function decodeReferences(s) {
+  return s.replace(/&([^;]{0,40});/g, function (whole, body) {
+    if (body[0] === '#') {
+      var hex = body[1] === 'x' || body[1] === 'X';
+      var digits = body.slice(hex ? 2 : 1);
+      if (!(hex ? /^[0-9a-fA-F]+$/ : /^[0-9]+$/).test(digits)) { return whole; }
+      var v = parseInt(digits, hex ? 16 : 10);
+      // No character (a surrogate, beyond U+10FFFF, NUL): refused as a control one.
+      if (v === 0 || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) { return '\u007f'; }
+      return String.fromCodePoint(v);
+    }
+    return Object.prototype.hasOwnProperty.call(NAMED, body) ? NAMED[body] : whole;
+  });
+}
 function number(x) {
   return typeof x === 'number' && isFinite(x) && x >= 0 && x <= 1e18;
 }
 function badText(s) {
-  return typeof s !== 'string' || s.length > 2048 || HIDDEN.test(s) || s.indexOf('{{') >= 0;
+  if (typeof s !== 'string' || s.length > 2048) { return true; }
+  var d = decodeReferences(s);
+  return LONE_SURROGATE.test(s) || HIDDEN.test(d) || d.indexOf('{{') >= 0;
 }
+// The first text anywhere in `v` (keys too) that breaks the text rules; in a round's
+// data (`data` true) also one that holds a character that could start markup.
+function badTexts(v, where, data, depth) {
+  if (depth > 64) { return where + ' nests deeper than 64 levels'; }
+  var check = function (s) {
+    if (badText(s)) {
+      return where + ' holds a lone surrogate, a control or format character, or an mdBook directive';
+    }
+    if (data && NOT_IN_DATA.test(s)) { return where + ' holds a character that could start markup'; }
+    return null;
+  };
+  if (typeof v === 'string') { return check(v); }
+  if (!v || typeof v !== 'object') { return null; }
+  var keys = Object.keys(v);
+  for (var i = 0; i < keys.length; i += 1) {
+    var why = (!Array.isArray(v) && check(keys[i])) || badTexts(v[keys[i]], where, data, depth + 1);
+    if (why) { return why; }
+  }
+  return null;
+}
+function recordProblem(r, i) {
+  var where = 'record ' + (i + 1);
+  if (!r || typeof r !== 'object' || !Array.isArray(r.rounds)) { return where + ' has no rounds'; }
+  if (typeof r.chapter !== 'string' || !NAME.test(r.chapter) || typeof r.experiment !== 'string' || !NAME.test(r.experiment)) {
+    return where + ' has no valid name';
+  }
+  var rest = {};
+  Object.keys(r).forEach(function (k) { if (k !== 'rounds') { rest[k] = r[k]; } });
+  var why = badTexts(rest, where, false, 0);
+  for (var j = 0; !why && j < r.rounds.length; j += 1) {
+    var round = r.rounds[j] || {};
+    why = badTexts(round.noise, where, false, 0) ||
+      badTexts((round.readings || []).map(function (x) { return x && x.key; }), where + ': a reading\'s name', true, 0) ||
+      badTexts(round.data, where + ': a round\'s data', true, 0);
+  }
+  return why;
+}
+
+// The keys whose numbers the book stores as whole numbers, near the top of a file.
+var WHOLE = ['rounds', 'version', 'format', 'index', 'measured_unix'];
 
 // Before JSON.parse, which takes the last of two equal keys and nests as deep as it is
 // told: walks the text once, outside strings, counting depth and the keys of each object.
@@ -164,11 +245,26 @@ function structure(text) {
       var top = stack[stack.length - 1];
       if (top && top.keys && top.expectKey) {
         var key = text.slice(i + 1, end);
+        // `"m\u0065dian"` is the key `median`: compared as JSON reads them.
+        try { key = JSON.parse('"' + key + '"'); } catch (notAString) { /* JSON.parse says why */ }
         if (top.keys.has(key)) { return 'it gives the key "' + key.slice(0, 40) + '" twice in one object'; }
         top.keys.add(key);
         top.expectKey = false;
+        top.last = key;
       }
       i = end + 1;
+      continue;
+    }
+    // A count the book stores as a whole number (`"rounds": 7.0` is not one).
+    if (c === '-' || (c >= '0' && c <= '9')) {
+      var tokenEnd = i;
+      while (tokenEnd < text.length && /[-+0-9.eE]/.test(text[tokenEnd])) { tokenEnd += 1; }
+      var owner = stack[stack.length - 1];
+      if (owner && owner.keys && WHOLE.indexOf(owner.last) >= 0 && stack.length <= 5 &&
+          !/^-?[0-9]+$/.test(text.slice(i, tokenEnd))) {
+        return 'its "' + owner.last + '" is ' + text.slice(i, tokenEnd).slice(0, 40) + ', not a whole number';
+      }
+      i = tokenEnd;
       continue;
     }
     if (c === '{' || c === '[') {
@@ -198,6 +294,9 @@ function problem(doc) {
     if (!f || typeof f.name !== 'string' || !NAME.test(f.name)) {
       return 'figure ' + (i + 1) + ' has no valid name';
     }
+    if (typeof f.chapter !== 'string' || !NAME.test(f.chapter)) {
+      return 'the figure ' + f.name + ' has no valid name for its chapter';
+    }
     if (UNITS.indexOf(f.unit) < 0) {
       return 'the figure ' + f.name + ' has an unknown unit';
     }
@@ -218,7 +317,7 @@ function problem(doc) {
     }
     var keys = Object.keys(f.params);
     for (var k = 0; k < keys.length; k += 1) {
-      if (!NAME.test(keys[k].replace(/_/g, '-')) || typeof f.params[keys[k]] !== 'number' || !isFinite(f.params[keys[k]])) {
+      if (!PARAM.test(keys[k]) || typeof f.params[keys[k]] !== 'number' || !isFinite(f.params[keys[k]])) {
         return 'the figure ' + f.name + ' has a parameter that is not a named number';
       }
     }
@@ -226,7 +325,13 @@ function problem(doc) {
       return 'the figure ' + f.name + ' has a machine text with control or format characters, or an mdBook directive';
     }
   }
-  return null;
+  if (doc.records !== undefined && !Array.isArray(doc.records)) { return 'its records are not a list'; }
+  var records = doc.records || [];
+  for (var r = 0; r < records.length; r += 1) {
+    var why = recordProblem(records[r], r);
+    if (why) { return why; }
+  }
+  return badTexts(doc, 'a text of the file', false, 0);
 }
 
 // ANCHOR: read

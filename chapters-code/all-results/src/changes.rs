@@ -79,6 +79,9 @@ pub fn load_snapshot(dir: &Path) -> Option<Vec<Record>> {
     let bytes = harness::safe::read_results_file(&path, harness::safe::BUNDLE_CAP)
         .map_err(|why| cache::warn_ignored(&path, &why))
         .ok()?;
+    harness::validate::check_values(&bytes, harness::validate::MAX_BUNDLE_VALUES)
+        .map_err(|why| cache::warn_ignored(&path, &why))
+        .ok()?;
     let records: Vec<Record> = serde_json::from_slice(&bytes)
         .map_err(|e| cache::warn_ignored(&path, &format!("it is not a previous run: {e}")))
         .ok()?;

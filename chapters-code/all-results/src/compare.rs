@@ -25,20 +25,23 @@ impl Row {
     /// B ÷ A of the medians, with the widest ratio the two intervals allow.
     pub fn ratio(&self) -> Option<(f64, f64, f64)> {
         let (a, b) = (self.a.as_ref()?, self.b.as_ref()?);
-        (a.median > 0.0 && a.lo > 0.0 && a.hi > 0.0)
+        (a.unit == b.unit && a.median > 0.0 && a.lo > 0.0 && a.hi > 0.0)
             .then(|| (b.median / a.median, b.lo / a.hi, b.hi / a.lo))
     }
 
     /// Whether the difference lies beyond both intervals and the practical threshold.
     pub fn differs(&self) -> Option<bool> {
         let (a, b) = (self.a.as_ref()?, self.b.as_ref()?);
+        if a.unit != b.unit {
+            return None;
+        }
         Some(moved(&b.estimate(), &a.estimate()))
     }
 
     /// Whether the intervals are apart but the medians within the threshold.
     fn resolved_but_small(&self) -> bool {
         match (&self.a, &self.b) {
-            (Some(a), Some(b)) => {
+            (Some(a), Some(b)) if a.unit == b.unit => {
                 Comparison::unpaired(b.estimate(), a.estimate()).verdict == Verdict::Same
             }
             _ => false,
@@ -50,6 +53,14 @@ impl Row {
         let (Some(a), Some(b)) = (&self.a, &self.b) else {
             return "only in one file".into();
         };
+        // A size is no time (issue 35, item 15: "68.8 KiB / 70.5 µs, 1.00×").
+        if a.unit != b.unit {
+            return format!(
+                "not comparable: other units ({} / {})",
+                a.unit.name(),
+                b.unit.name()
+            );
+        }
         if a.params != b.params {
             let show = |f: &Figure| {
                 f.params
@@ -242,6 +253,25 @@ mod tests {
         let md = markdown(&a, &bundle(vec![c]), "a", "c");
         assert!(
             md.contains("not comparable: other parameters ( / tasks = 500)"),
+            "{md}"
+        );
+    }
+
+    /// Issue 35, item 15: a figure in bytes was compared with one in nanoseconds
+    /// ("68.8 KiB / 70.5 µs, 1.00×, no clear difference").
+    #[test]
+    fn figures_in_other_units_are_not_compared() {
+        let a = bundle(vec![figure("x", 70_500.0, 70_000.0, 71_000.0)]);
+        let mut bytes = figure("x", 70_450.0, 70_000.0, 71_000.0);
+        bytes.unit = Unit::Bytes;
+        let b = bundle(vec![bytes]);
+        let r = rows(&a, &b);
+        assert_eq!(r[0].ratio(), None);
+        assert_eq!(r[0].differs(), None);
+        let md = markdown(&a, &b, "a", "b");
+        assert!(md.contains("not comparable: other units"), "{md}");
+        assert!(
+            !md.contains("1.00×") && !md.contains("no clear difference"),
             "{md}"
         );
     }

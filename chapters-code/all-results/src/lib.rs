@@ -281,6 +281,10 @@ impl Bundle {
             "{} starts with a byte-order mark, which JSON does not allow: save it as UTF-8 without one",
             path.display()
         );
+        // Counted before it is parsed: 64 MiB of zeros made a tree of gigabytes (issue 35,
+        // item 10).
+        harness::validate::check_values(&bytes, harness::validate::MAX_BUNDLE_VALUES)
+            .map_err(|why| anyhow::anyhow!("{} is refused: {why}", path.display()))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text, so not JSON", path.display()))?;
         // First only the tags (the rest is skipped, not built), then the typed bundle:

@@ -415,6 +415,7 @@ pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
 /// the schema), without the path.
 pub fn read_checked(path: &Path) -> Result<Record, String> {
     let bytes = crate::safe::read_results_file(path, crate::safe::RECORD_CAP)?;
+    validate::check_values(&bytes, validate::MAX_RECORD_VALUES)?;
     let r: Record = serde_json::from_slice(&bytes)
         .map_err(|e| format!("it is not a result of this book: {e}"))?;
     validate::record(&r)?;

@@ -173,10 +173,21 @@ impl Estimate {
         let m = drift.map_or(n, |rho| independent_rounds(n, rho));
         // The interval [x(k), x(m+1-k)] (1-based) of m independent rounds misses the
         // median with probability 2·P(B ≤ k-1). Take the largest k that still reaches
-        // the confidence.
-        let coverage = |k: u32| 1.0 - 2.0 * binomial_half_cdf(m, k - 1);
+        // the confidence. The tail P(B ≤ k-1) grows one term per step, as
+        // [`binomial_half_cdf`] sums it, so the search is linear in the rounds (issue
+        // 35, item 10: summing it afresh for every k was quadratic).
+        let ln_half_m = f64::from(m) * 0.5f64.ln();
+        let mut ln_choose = 0.0; // ln C(m, k-1)
+        let mut tail = ln_half_m.exp(); // P(B ≤ k-1), unclamped
+        let coverage_of = |tail: f64| 1.0 - 2.0 * tail.min(1.0);
         let mut k = 1;
-        while k < m.div_ceil(2) && coverage(k + 1) >= confidence {
+        while k < m.div_ceil(2) {
+            ln_choose += f64::from(m - k + 1).ln() - f64::from(k).ln();
+            let next = tail + (ln_choose + ln_half_m).exp();
+            if coverage_of(next) < confidence {
+                break;
+            }
+            tail = next;
             k += 1;
         }
         // The same share of n sorted rounds: the (k-1)·n/m rounds below the interval.
@@ -185,7 +196,7 @@ impl Estimate {
             median: median_sorted(&v),
             lo: v[below as usize],
             hi: v[(n - 1 - below) as usize],
-            confidence: coverage(k).max(0.0),
+            confidence: coverage_of(tail).max(0.0),
             n,
             drift,
         })
@@ -735,6 +746,15 @@ const DIST_SCALE: f64 = 1000.0;
 const DIST_LOW: u64 = 1;
 const DIST_HIGH: u64 = 1_000_000_000_000_000;
 
+/// The most samples one stored [`Dist`] (one round's) may hold: a sample every
+/// nanosecond for a thousand seconds. No round of the book records a thousandth of
+/// that (the longest round bound is minutes, and a sample costs at least a system
+/// call), and a pooled distribution of the most rounds a record may hold
+/// ([`crate::validate::MAX_ROUNDS`]) still counts far below `u64::MAX`. A stored
+/// distribution beyond it is refused when a round is decoded (issue 35, item 3: counts
+/// of `u64::MAX` overflowed the total).
+pub const MAX_DIST_SAMPLES: u64 = 1_000_000_000_000;
+
 /// The bucketing every [`Dist`] shares: an HdrHistogram with three significant digits
 /// from a thousandth of a unit to 10¹² units. Only its arithmetic is used (which values
 /// share a bucket); the counts live, sparsely, in each `Dist`.
@@ -762,13 +782,19 @@ impl Dist {
         Dist::default()
     }
 
+    /// Adds `count` samples of `scaled`; a count of zero adds nothing (no empty
+    /// bucket), and the total saturates rather than wraps.
     fn add(&mut self, scaled: u64, count: u64) {
+        if count == 0 {
+            return;
+        }
         let v = scaled.clamp(DIST_LOW, DIST_HIGH);
-        *self
+        let c = self
             .counts
             .entry(buckets().lowest_equivalent(v))
-            .or_insert(0) += count;
-        self.n += count;
+            .or_insert(0);
+        *c = c.saturating_add(count);
+        self.n = self.n.saturating_add(count);
     }
 
     /// Records one sample; negative and non-finite samples are clamped to the range.
@@ -788,9 +814,10 @@ impl Dist {
     /// Adds every sample of `other`.
     pub fn merge(&mut self, other: &Dist) {
         for (&k, &c) in &other.counts {
-            *self.counts.entry(k).or_insert(0) += c;
+            let mine = self.counts.entry(k).or_insert(0);
+            *mine = mine.saturating_add(c);
         }
-        self.n += other.n;
+        self.n = self.n.saturating_add(other.n);
     }
 
     pub fn len(&self) -> u64 {
@@ -811,7 +838,7 @@ impl Dist {
         let rank = ((q * self.n as f64).ceil() as u64).max(1);
         let mut seen = 0;
         for (&k, &c) in &self.counts {
-            seen += c;
+            seen = c.saturating_add(seen);
             if seen >= rank {
                 let v = if q == 0.0 {
                     k
@@ -827,6 +854,9 @@ impl Dist {
     /// The summary, with tails only where the sample count supports them.
     pub fn summary(&self) -> Option<Summary> {
         let n = self.n;
+        if n == 0 {
+            return None;
+        }
         let (&lo, _) = self.counts.first_key_value()?;
         let (&hi, _) = self.counts.last_key_value()?;
         let mid = |k: u64| buckets().median_equivalent(k) as f64;
@@ -842,14 +872,17 @@ impl Dist {
             .map(|(&k, &c)| (mid(k) - mean).powi(2) * c as f64)
             .sum::<f64>()
             / (n.max(2) - 1) as f64;
-        let q = |x: f64| self.quantile(x).expect("not empty");
         Some(Summary {
             n,
             min: lo as f64 / DIST_SCALE,
-            p50: q(0.50),
+            p50: self.quantile(0.50)?,
             mean: mean / DIST_SCALE,
-            p99: (n >= P99_MIN_SAMPLES).then(|| q(0.99)),
-            p999: (n >= P999_MIN_SAMPLES).then(|| q(0.999)),
+            p99: (n >= P99_MIN_SAMPLES)
+                .then(|| self.quantile(0.99))
+                .flatten(),
+            p999: (n >= P999_MIN_SAMPLES)
+                .then(|| self.quantile(0.999))
+                .flatten(),
             max: buckets().highest_equivalent(hi) as f64 / DIST_SCALE,
             stddev: if n > 1 { var.sqrt() / DIST_SCALE } else { 0.0 },
         })
@@ -862,9 +895,9 @@ impl Dist {
         }
         let count = count.max(2);
         (0..count)
-            .map(|i| {
+            .filter_map(|i| {
                 let q = i as f64 / (count - 1) as f64;
-                (q, self.quantile(q).expect("not empty"))
+                Some((q, self.quantile(q)?))
             })
             .collect()
     }
@@ -891,7 +924,14 @@ impl<'de> Deserialize<'de> for Dist {
             buckets: Vec<(u64, u64)>,
         }
         let mut dist = Dist::new();
+        let mut total: u64 = 0;
         for (v, c) in Stored::deserialize(d)?.buckets {
+            total = total.saturating_add(c);
+            if total > MAX_DIST_SAMPLES {
+                return Err(serde::de::Error::custom(format_args!(
+                    "a distribution holds more than {MAX_DIST_SAMPLES} samples, more than any round records"
+                )));
+            }
             dist.add(v, c);
         }
         Ok(dist)
@@ -1346,5 +1386,60 @@ mod tests {
         assert_eq!(Dist::new().summary(), None);
         let c = d.curve(3);
         assert_eq!(c.len(), 3);
+    }
+
+    /// Issue 35, items 3 and 4: stored bucket counts of zero made a summary panic
+    /// ("not empty"), counts of `u64::MAX` overflowed the total; counts of 2³²−1 are
+    /// answered from the (value, count) pairs, never expanded.
+    #[test]
+    fn a_stored_dist_with_zero_or_huge_counts_neither_panics_nor_expands() {
+        let zero: Dist = serde_json::from_str(r#"{"buckets": [[1000, 0], [5000, 0]]}"#).unwrap();
+        assert!(zero.is_empty());
+        assert_eq!(zero.summary(), None);
+        assert_eq!(zero.quantile(0.5), None);
+        assert!(zero.curve(5).is_empty());
+        let big = 4_294_967_295u64;
+        let huge: Dist =
+            serde_json::from_str(&format!(r#"{{"buckets": [[1000, {big}], [5000, {big}]]}}"#))
+                .unwrap();
+        assert_eq!(huge.len(), 2 * big);
+        let s = huge.summary().unwrap();
+        assert!(close(s.p50, 1.0, 0.01) && close(s.max, 5.0, 0.01), "{s:?}");
+        assert_eq!(huge.curve(4).len(), 4);
+        let max = u64::MAX;
+        let e = serde_json::from_str::<Dist>(&format!(
+            r#"{{"buckets": [[1000, {max}], [5000, {max}]]}}"#
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("more than"), "{e}");
+        // Merging saturates rather than wrapping.
+        let mut m = huge.clone();
+        for _ in 0..5 {
+            let copy = m.clone();
+            m.merge(&copy);
+        }
+        assert!(m.len() >= huge.len() && m.summary().is_some());
+    }
+
+    /// Issue 35, item 10: the interval's search sums the binomial tail as it goes (it
+    /// summed it afresh for each step, quadratic in rounds) and finds the same interval.
+    #[test]
+    fn the_linear_interval_search_matches_the_direct_one() {
+        for n in (1..=200).chain([1_000, 4_001]) {
+            let v: Vec<f64> = (0..n).map(|i| f64::from((i * 7919) % n)).collect();
+            let e = Estimate::of(&v).unwrap();
+            let coverage = |k: u32| 1.0 - 2.0 * binomial_half_cdf(n, k - 1);
+            let mut k = 1;
+            while k < n.div_ceil(2) && coverage(k + 1) >= CONFIDENCE {
+                k += 1;
+            }
+            assert_eq!(e.lo, f64::from(k - 1), "n = {n}");
+            assert_eq!(e.hi, f64::from(n - k), "n = {n}");
+            assert!(close(e.confidence, coverage(k).max(0.0), 1e-12), "n = {n}");
+        }
+        // Many rounds still give an interval (and quickly, though no test times it).
+        let many: Vec<f64> = (0..23_000).map(f64::from).collect();
+        let e = Estimate::of_rounds(&many).unwrap();
+        assert!(e.lo < e.median && e.median < e.hi);
     }
 }

@@ -17,7 +17,32 @@
 //!   strings of a round's own data and the reading names, which chapter views put into
 //!   tables as they are, hold none of `< > [ ] { } \``, which could start markup, a
 //!   link, an image or an mdbook include;
-//! - dates are short and made of digits, letters, spaces and `:.+-`.
+//! - dates are short and made of digits, letters, spaces and `:.+-`;
+//! - an HTML character reference (`&#x202E;`, `&lrm;`) is read as the character it
+//!   stands for before these checks, since a page renders it as that character; a
+//!   round's data and the reading names hold no `&` at all, nor `*`, `|` or `\`,
+//!   which Markdown would act on (issue 35, item 13).
+//!
+//! **Sizes** (issue 35, items 3 and 10). A record is bounded so that neither a reader
+//! nor the site can be exhausted by one, whatever its numbers say:
+//!
+//! - at most [`MAX_ROUNDS`] rounds (no profile runs more than 40), each with a distinct
+//!   index and at most [`MAX_READINGS`] readings; a record file holds at most
+//!   [`MAX_RECORD_VALUES`] JSON values and a bundle [`MAX_BUNDLE_VALUES`], counted
+//!   before the file is parsed ([`check_values`]), so a file of zeros inside the size
+//!   cap cannot make a tree of gigabytes;
+//! - every number of a round's data is no larger in size than [`MAX_VALUE`], and a
+//!   stored distribution holds at most [`crate::stats::MAX_DIST_SAMPLES`] samples
+//!   (checked as a round is decoded); views answer from (value, count) pairs and never
+//!   expand a count;
+//! - at most [`MAX_NOTES`] notes of at most [`MAX_NOTE`] characters, at most
+//!   [`MAX_DETAILS`] details (name at most 64, value at most 256 characters), an
+//!   isolation of at most 512 characters, texts in a round's data of at most
+//!   [`MAX_DATA_TEXT`] characters. What a page prints of a record beside its tables
+//!   (machine, isolation, notes, details) is then at most about 17 KiB per view, so the
+//!   book's hundred-odd views cannot grow the site by more than about 2 MB whatever
+//!   the records say; the tables' own cells come from the readings and data bounded
+//!   above.
 //!
 //! The book's own measurements pass by construction: [`sanitize`] applies the same
 //! rules to a fresh record before it is stored (a round's text that held one of those
@@ -31,12 +56,218 @@ use crate::safe::is_name;
 pub const MAX_VALUE: f64 = 1e18;
 /// The longest string a record may hold, in characters.
 pub const MAX_TEXT: usize = 4096;
-/// Characters a round's data and reading names may not hold.
-const NOT_IN_DATA: &[char] = &['<', '>', '[', ']', '{', '}', '`'];
+/// The most rounds a record may hold: no profile runs more than 40 (quick stops at 40,
+/// full runs the write-ups' 10 or 20), and `book-tests`' fuzz test checks every
+/// experiment's budget against it.
+pub const MAX_ROUNDS: usize = 100;
+/// The most readings one round may give (the book's most is 61).
+pub const MAX_READINGS: usize = 256;
+/// The most notes a record may carry, and the longest note.
+pub const MAX_NOTES: usize = 16;
+pub const MAX_NOTE: usize = 512;
+/// The most details a record may carry.
+pub const MAX_DETAILS: usize = 16;
+/// The longest text in a round's data or a reading's name.
+pub const MAX_DATA_TEXT: usize = 256;
+/// The most JSON values one record file may hold (the book's largest quick record
+/// holds about 270,000, all its records together about 490,000).
+pub const MAX_RECORD_VALUES: usize = 1_000_000;
+/// The most JSON values a bundle (`all-results json`) may hold: eight times the
+/// whole book's records, a parsed tree of at most a few hundred MB.
+pub const MAX_BUNDLE_VALUES: usize = 4_000_000;
+/// Characters a round's data and reading names may not hold: markup, links, includes,
+/// character references and Markdown's emphasis, table and escape characters.
+const NOT_IN_DATA: &[char] = &['<', '>', '[', ']', '{', '}', '`', '&', '*', '|', '\\'];
+
+/// How many JSON values `bytes` holds at most, counted without parsing (each `,`, `[`
+/// and `{` outside a string starts one more): the check that comes before a file is
+/// parsed into a tree.
+pub fn json_values(bytes: &[u8]) -> usize {
+    let (mut n, mut in_string, mut escaped) = (1usize, false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => n += 1,
+            _ => {}
+        }
+    }
+    n
+}
+
+/// Refuses a file of more than `max` JSON values ([`json_values`]) before it is parsed,
+/// and one that gives a key twice in one object anywhere, a round's data included
+/// (`"median"` and `"m\u0065dian"` are the same key): which of the two counts would be a
+/// guess, and the Compare page refuses it too (issue 35, item 12). Text that is not
+/// JSON passes here; the parser that follows says why.
+pub fn check_values(bytes: &[u8], max: usize) -> Result<(), String> {
+    let n = json_values(bytes);
+    if n > max {
+        return Err(format!(
+            "it holds about {n} JSON values, more than the {max} any results file of this book holds"
+        ));
+    }
+    match serde_json::from_slice::<Walk>(bytes) {
+        Err(e) if e.to_string().starts_with("duplicate field `") => {
+            let said = e.to_string();
+            let said = said.split(" at line").next().unwrap_or(&said);
+            Err(format!(
+                "it gives a key twice ({})",
+                crate::safe::terminal(&said.chars().take(120).collect::<String>())
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A walk over any JSON that keeps nothing but the keys of the object it is in, to find
+/// a key given twice.
+struct Walk;
+
+impl<'de> serde::Deserialize<'de> for Walk {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Walk, D::Error> {
+        d.deserialize_any(Walk)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Walk {
+    type Value = Walk;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Walk, E> {
+        Ok(Walk)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Walk, E> {
+        Ok(Walk)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Walk, E> {
+        Ok(Walk)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Walk, E> {
+        Ok(Walk)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Walk, E> {
+        Ok(Walk)
+    }
+    fn visit_unit<E>(self) -> Result<Walk, E> {
+        Ok(Walk)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Walk, A::Error> {
+        while a.next_element::<Walk>()?.is_some() {}
+        Ok(Walk)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Walk, A::Error> {
+        let mut keys = std::collections::HashSet::new();
+        while let Some(k) = a.next_key::<String>()? {
+            if keys.contains(&k) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate field `{k}`"
+                )));
+            }
+            a.next_value::<Walk>()?;
+            keys.insert(k);
+        }
+        Ok(Walk)
+    }
+}
+
+/// The character an HTML character reference at the start of `s` (just after its
+/// `&`) stands for, and its length: numeric ones (`#x202E;`, `#8238;`) and the named
+/// ones of invisible or markup characters. A page shows the character, so the text
+/// checks read it.
+fn reference(s: &str) -> Option<(char, usize)> {
+    let end = s.find(';').filter(|&e| e <= 40)?;
+    let body = &s[..end];
+    let c = if let Some(num) = body.strip_prefix('#') {
+        let v = match num.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+            None => num.parse::<u32>().ok()?,
+        };
+        // A reference to no character (a surrogate, beyond U+10FFFF, NUL) reads as
+        // the replacement character, as a browser shows it, and is refused as such.
+        char::from_u32(v).filter(|&c| c != '\0').unwrap_or('\u{7f}')
+    } else {
+        match body {
+            "lt" | "LT" => '<',
+            "gt" | "GT" => '>',
+            "amp" | "AMP" => '&',
+            "quot" | "QUOT" => '"',
+            "apos" => '\'',
+            "lbrace" | "lcub" => '{',
+            "rbrace" | "rcub" => '}',
+            "lsqb" | "lbrack" => '[',
+            "rsqb" | "rbrack" => ']',
+            "grave" => '`',
+            "ast" | "midast" => '*',
+            "verbar" | "vert" | "VerticalLine" => '|',
+            "bsol" => '\\',
+            "lrm" => '\u{200E}',
+            "rlm" => '\u{200F}',
+            "zwj" => '\u{200D}',
+            "zwnj" => '\u{200C}',
+            "shy" => '\u{AD}',
+            "ZeroWidthSpace"
+            | "NegativeThinSpace"
+            | "NegativeMediumSpace"
+            | "NegativeThickSpace"
+            | "NegativeVeryThinSpace" => '\u{200B}',
+            "NoBreak" => '\u{2060}',
+            "ApplyFunction" | "af" => '\u{2061}',
+            "InvisibleTimes" | "it" => '\u{2062}',
+            "InvisibleComma" | "ic" => '\u{2063}',
+            "NewLine" => '\n',
+            "Tab" => '\t',
+            _ => return None,
+        }
+    };
+    Some((c, end + 1))
+}
+
+/// `s` with its HTML character references replaced by the characters they stand for
+/// ([`reference`]), as a page would show it.
+pub fn decode_references(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('&') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        match reference(after) {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &after[len..];
+            }
+            None => {
+                out.push('&');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
 
 /// A text of at most `max` characters with no control character, no format
 /// character and no `{{`.
 pub fn check_text(what: &str, s: &str, max: usize) -> Result<(), String> {
+    let n = s.chars().count();
+    if n > max {
+        return Err(format!("{what} is {n} characters long (at most {max})"));
+    }
+    let decoded = decode_references(s);
+    let s: &str = &decoded;
     if let Some(c) = s.chars().find(|c| c.is_control()) {
         return Err(format!(
             "{what} holds the control character U+{:04X}",
@@ -54,15 +285,11 @@ pub fn check_text(what: &str, s: &str, max: usize) -> Result<(), String> {
             "{what} holds two `{{` in a row, the opening of an mdbook directive, which no measurement writes"
         ));
     }
-    let n = s.chars().count();
-    if n > max {
-        return Err(format!("{what} is {n} characters long (at most {max})"));
-    }
     Ok(())
 }
 
 fn check_data_text(what: &str, s: &str) -> Result<(), String> {
-    check_text(what, s, MAX_TEXT)?;
+    check_text(what, s, MAX_DATA_TEXT)?;
     if let Some(c) = s.chars().find(|c| NOT_IN_DATA.contains(c)) {
         return Err(format!("{what} holds `{c}`, which no measurement writes"));
     }
@@ -143,8 +370,12 @@ fn check_json(what: &str, v: &serde_json::Value, depth: usize) -> Result<(), Str
     match v {
         serde_json::Value::String(s) => check_data_text(what, s),
         // JSON has no NaN or infinity; a round's own numbers (counts, sizes, raw
-        // samples) are the views' to judge, so their size is not bounded here.
-        serde_json::Value::Number(_) => Ok(()),
+        // samples, which may be below zero) are bounded in size like every other
+        // number (issue 35, item 3: a count of u64::MAX overflowed a view's sum).
+        serde_json::Value::Number(x) => match x.as_f64() {
+            Some(v) => check_number(what, v),
+            None => Err(format!("{what} holds a number that is not a number")),
+        },
         serde_json::Value::Array(items) => items
             .iter()
             .try_for_each(|x| check_json(what, x, depth + 1)),
@@ -204,11 +435,17 @@ pub fn record(r: &Record) -> Result<(), String> {
         check_number(&format!("the parameter {}", pv.name), pv.value)?;
         check_text(&format!("the parameter {}'s unit", pv.name), &pv.unit, 64)?;
     }
-    for (k, v) in &r.details {
-        check_text("a detail's name", k, 256)?;
-        check_text("a detail", v, MAX_TEXT)?;
+    if r.details.len() > MAX_DETAILS {
+        return Err(format!(
+            "it carries {} details (at most {MAX_DETAILS})",
+            r.details.len()
+        ));
     }
-    check_text("the isolation", &r.isolation, MAX_TEXT)?;
+    for (k, v) in &r.details {
+        check_text("a detail's name", k, 64)?;
+        check_text("a detail", v, 256)?;
+    }
+    check_text("the isolation", &r.isolation, 512)?;
     match &r.status {
         // A good result has rounds: one with none would replace a good result with
         // "no result" and be called up to date (issue 35, item 5).
@@ -220,12 +457,38 @@ pub fn record(r: &Record) -> Result<(), String> {
         Status::Failed { error } => check_text("the error", error, MAX_TEXT)?,
         Status::Crashed { what } => check_text("the crash", what, MAX_TEXT)?,
     }
+    if r.notes.len() > MAX_NOTES {
+        return Err(format!(
+            "it carries {} notes (at most {MAX_NOTES})",
+            r.notes.len()
+        ));
+    }
     for n in &r.notes {
-        check_text("a note", &n.text, MAX_TEXT)?;
+        check_text("a note", &n.text, MAX_NOTE)?;
     }
     check_number("the time taken", r.wall_s)?;
+    if r.rounds.len() > MAX_ROUNDS {
+        return Err(format!(
+            "it holds {} rounds; no profile runs more than 40 (at most {MAX_ROUNDS})",
+            r.rounds.len()
+        ));
+    }
+    let mut indices: Vec<u32> = r.rounds.iter().map(|x| x.index).collect();
+    indices.sort_unstable();
+    if let Some(w) = indices.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!(
+            "it holds round {} twice, which a measurement never writes",
+            w[0]
+        ));
+    }
     for round in &r.rounds {
         let what = format!("round {}", round.index);
+        if round.readings.len() > MAX_READINGS {
+            return Err(format!(
+                "{what} gives {} readings (at most {MAX_READINGS})",
+                round.readings.len()
+            ));
+        }
         // The round loop moves a round's notes and details up to the run before it
         // stores it, so a stored round carries none.
         if !round.notes.is_empty() || !round.details.is_empty() {
@@ -314,9 +577,14 @@ pub fn sanitize(r: &mut Record) {
         while s.contains("{{") {
             *s = s.replace("{{", "{ {");
         }
+        // A character reference that stands for one of those reads as its text.
+        let decoded = decode_references(s);
+        if decoded.chars().any(unprintable) || decoded.contains("{{") {
+            *s = s.replace('&', "＆");
+        }
     }
     fn data_text(s: &mut String) {
-        text(s, MAX_TEXT);
+        text(s, MAX_DATA_TEXT);
         if s.contains(NOT_IN_DATA) {
             *s = s
                 .chars()
@@ -326,6 +594,10 @@ pub fn sanitize(r: &mut Record) {
                     '[' | '{' => '(',
                     ']' | '}' => ')',
                     '`' => '\'',
+                    '&' => '＆',
+                    '*' => '∗',
+                    '|' => '│',
+                    '\\' => '∖',
                     c => c,
                 })
                 .collect();
@@ -374,17 +646,19 @@ pub fn sanitize(r: &mut Record) {
     for pv in &mut r.params {
         text(&mut pv.unit, 64);
     }
+    r.details.truncate(MAX_DETAILS);
     for (k, v) in &mut r.details {
-        text(k, 256);
-        text(v, MAX_TEXT);
+        text(k, 64);
+        text(v, 256);
     }
-    text(&mut r.isolation, MAX_TEXT);
+    text(&mut r.isolation, 512);
     match &mut r.status {
         Status::Failed { error: s } | Status::Crashed { what: s } => text(s, MAX_TEXT),
         Status::Ok | Status::TimedOut { .. } => {}
     }
+    r.notes.truncate(MAX_NOTES);
     for n in &mut r.notes {
-        text(&mut n.text, MAX_TEXT);
+        text(&mut n.text, MAX_NOTE);
     }
     for round in &mut r.rounds {
         for x in &mut round.readings {
@@ -397,7 +671,7 @@ pub fn sanitize(r: &mut Record) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Note, NoteKind, Reading, Unit};
+    use crate::record::{Note, NoteKind, Reading, RoundRecord, Unit};
 
     #[test]
     fn a_negative_headline_figure_is_refused() {
@@ -562,5 +836,193 @@ mod tests {
             .clock
             .step_ns = Some(f64::NAN);
         assert!(record(&nan).unwrap_err().contains("smallest step"));
+    }
+
+    fn good() -> Record {
+        crate::fixture::record_of_readings(
+            "ch",
+            "exp",
+            vec![vec![Reading::new("x", Unit::Nanos, 1.0)]; 3],
+        )
+    }
+
+    /// Issue 35, items 3 and 10: a record of 23,000 rounds (quadratic intervals, a 6 s
+    /// table), 1,900 notes of 4 KB (a 319 MB site) or a count of u64::MAX in a
+    /// round's data (a panic) is refused at the door; a count of 2³²−1 is a number
+    /// like any other.
+    #[test]
+    fn a_record_beyond_the_size_caps_is_refused() {
+        let g = good();
+        assert_eq!(record(&g), Ok(()));
+        type Grow = fn(&mut Record);
+        let cases: &[(&str, Grow, &str)] = &[
+            (
+                "23,000 rounds",
+                |r| {
+                    r.rounds = (0..23_000)
+                        .map(|i| RoundRecord {
+                            index: i,
+                            ..r.rounds[0].clone()
+                        })
+                        .collect()
+                },
+                "23000 rounds",
+            ),
+            (
+                "a round twice",
+                |r| r.rounds[1].index = r.rounds[0].index,
+                "twice",
+            ),
+            (
+                "257 readings",
+                |r| {
+                    r.rounds[0].readings = (0..257)
+                        .map(|i| Reading::new(format!("x{i}"), Unit::Nanos, 1.0))
+                        .collect()
+                },
+                "257 readings",
+            ),
+            (
+                "1,900 notes",
+                |r| {
+                    r.notes = vec![
+                        Note {
+                            kind: NoteKind::Info,
+                            text: "a".repeat(400),
+                        };
+                        1_900
+                    ]
+                },
+                "1900 notes",
+            ),
+            (
+                "a 4 KB note",
+                |r| {
+                    r.notes.push(Note {
+                        kind: NoteKind::Info,
+                        text: "a".repeat(4_000),
+                    })
+                },
+                "4000 characters",
+            ),
+            (
+                "17 details",
+                |r| r.details = vec![("k".into(), "v".into()); 17],
+                "17 details",
+            ),
+            (
+                "a count of u64::MAX",
+                |r| {
+                    r.rounds[0].data = serde_json::json!({"buckets": [[1000, u64::MAX]]});
+                },
+                "beyond any measured value",
+            ),
+        ];
+        for (case, grow, why) in cases {
+            let mut r = g.clone();
+            grow(&mut r);
+            let e = record(&r).expect_err(case);
+            assert!(e.contains(why), "{case}: {e}");
+        }
+        let mut big = g.clone();
+        big.rounds[0].data = serde_json::json!({"buckets": [[1000, 4_294_967_295u64]]});
+        assert_eq!(record(&big), Ok(()));
+        // The book's own records are cut to the caps before they are stored.
+        let mut own = g.clone();
+        own.notes = vec![
+            Note {
+                kind: NoteKind::Info,
+                text: "a".repeat(4_000),
+            };
+            40
+        ];
+        own.details = vec![("k".repeat(100), "v".repeat(1_000)); 40];
+        own.isolation = "i".repeat(2_000);
+        sanitize(&mut own);
+        assert_eq!(record(&own), Ok(()));
+    }
+
+    /// Issue 35, item 10: 64 MiB of zeros inside the size cap made a tree of gigabytes;
+    /// the values are counted before anything is parsed.
+    #[test]
+    fn a_file_of_too_many_values_is_refused_before_it_is_parsed() {
+        let zeros = format!("[{}0]", "0,".repeat(MAX_RECORD_VALUES));
+        let e = check_values(zeros.as_bytes(), MAX_RECORD_VALUES).unwrap_err();
+        assert!(e.contains("JSON values"), "{e}");
+        // Commas, brackets and braces inside strings are text, not values.
+        assert_eq!(json_values(br#"{"a,[{": "x\",{", "b": [1, 2]}"#), 5);
+        let one = serde_json::to_vec(&good()).unwrap();
+        assert_eq!(check_values(&one, MAX_RECORD_VALUES), Ok(()));
+    }
+
+    /// Issue 35, item 12: a key given twice inside a round's data was read as its
+    /// last; an escaped spelling of a key is the same key.
+    #[test]
+    fn a_key_given_twice_anywhere_is_refused() {
+        for (json, key) in [
+            (r#"{"rounds": [{"data": {"n": 1, "n": 2}}]}"#, "n"),
+            (r#"{"median": 1, "m\u0065dian": 2}"#, "median"),
+            (r#"[{"a": {"b": [1, {"c": 1, "c": 1}]}}]"#, "c"),
+        ] {
+            let e = check_values(json.as_bytes(), MAX_RECORD_VALUES).unwrap_err();
+            assert!(
+                e.contains(&format!("gives a key twice (duplicate field `{key}`)")),
+                "{json}: {e}"
+            );
+        }
+        // The same key in two objects is no repeat; what is not JSON is the parser's.
+        for json in [r#"[{"n": 1}, {"n": 2}]"#, "{\"a\": ", "\u{feff}{}"] {
+            assert_eq!(check_values(json.as_bytes(), 10), Ok(()), "{json}");
+        }
+    }
+
+    /// Issue 35, item 13: `&#x202E;gnp.exe&#x202C; **bold**` in a round's text put a
+    /// raw U+202E and `<strong>` into a page. References are read as what they stand
+    /// for; a round's text holds no `&`, `*`, `|` or `\`.
+    #[test]
+    fn character_references_and_markdown_are_refused_where_they_would_act() {
+        let g = good();
+        let hostile = "&#x202E;gnp.exe&#x202C; **bold**";
+        let mut data = g.clone();
+        data.rounds[0].data = serde_json::json!({"label": hostile});
+        let e = record(&data).unwrap_err();
+        assert!(e.contains("U+202E"), "{e}");
+        data.rounds[0].data = serde_json::json!({"label": "gnp.exe **bold**"});
+        let e = record(&data).unwrap_err();
+        assert!(e.contains("`*`"), "{e}");
+        for (text, why) in [
+            ("&#x202E;gnp.exe", "U+202E"),
+            ("&#8238;gnp.exe", "U+202E"),
+            ("a&lrm;b", "U+200E"),
+            ("&#123;&#123;#include /etc/passwd}}", "mdbook directive"),
+            ("&lbrace;&lbrace;#include x}}", "mdbook directive"),
+            ("&#xD800;", "control character"),
+            ("&#27;[2J", "control character"),
+        ] {
+            let mut r = g.clone();
+            r.notes.push(Note {
+                kind: NoteKind::Info,
+                text: text.into(),
+            });
+            let e = record(&r).expect_err(text);
+            assert!(e.contains(why), "{text}: {e}");
+            sanitize(&mut r);
+            assert_eq!(record(&r), Ok(()), "{text}");
+        }
+        for text in ["a & b", "x &amp; y", "&lt;none&gt;", "&unknown;", "&#x41;"] {
+            let mut r = g.clone();
+            r.notes.push(Note {
+                kind: NoteKind::Info,
+                text: text.into(),
+            });
+            assert_eq!(record(&r), Ok(()), "{text}");
+        }
+        for mark in ["**bold**", "a | b", "a \\| b", "x & y"] {
+            let mut r = g.clone();
+            r.rounds[0].readings[0].key = mark.into();
+            assert!(record(&r).is_err(), "{mark}");
+            sanitize(&mut r);
+            assert_eq!(record(&r), Ok(()), "{mark}");
+        }
     }
 }
