@@ -68,17 +68,19 @@ pub fn snapshot(dir: &Path) -> anyhow::Result<usize> {
     Ok(records.len())
 }
 
-/// The previous run, if its file reads and every record in it passes the schema
+/// The previous run, if its file reads (it and its folder this user's or root's, and
+/// no one else can write them) and every record in it passes the schema
 /// (`harness::validate`); a file that fails is named with the first reason and
 /// read as absent.
 pub fn load_snapshot(dir: &Path) -> Option<Vec<Record>> {
     let path = snapshot_path(dir);
-    if !path.exists() {
+    if std::fs::symlink_metadata(&path).is_err() {
         return None;
     }
-    let bytes = harness::safe::read_results_file(&path, harness::safe::BUNDLE_CAP)
+    // Read as every stored result is: through its checked folder (issue 35).
+    let bytes = harness::safe::read_own_file(&path, harness::safe::BUNDLE_CAP)
         .map_err(|why| cache::warn_ignored(&path, &why))
-        .ok()?;
+        .ok()??;
     harness::validate::check_values(&bytes, harness::validate::MAX_BUNDLE_VALUES)
         .map_err(|why| cache::warn_ignored(&path, &why))
         .ok()?;
@@ -321,8 +323,9 @@ pub fn two_runs_path(dir: &Path) -> PathBuf {
 
 /// The comparisons remembered in `dir`, oldest first (at most [`KEPT`]).
 pub fn two_runs(dir: &Path) -> Vec<TwoRuns> {
-    harness::safe::read_results_file(&two_runs_path(dir), harness::safe::RECORD_CAP)
+    harness::safe::read_own_file(&two_runs_path(dir), harness::safe::RECORD_CAP)
         .ok()
+        .flatten()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
 }

@@ -160,6 +160,15 @@ fn main() -> ExitCode {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
+            // The lock, the folder probes and every other check come before anything is
+            // written, the previous run included (issue 35, items 6 and 7).
+            let ready = match session::prepare(profile, missing, &set, &dir) {
+                Ok(ready) => ready,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             // A session that measures everything is one of "two runs": it remembers
             // what the book showed, to say afterwards what moved.
             let before = if missing {
@@ -171,7 +180,7 @@ fn main() -> ExitCode {
                 }
                 Some(before)
             };
-            match session::measure(profile, missing, &set, &dir) {
+            match session::measure(profile, ready, &dir) {
                 Ok(outcome) => Ok(session::summary(&outcome, &dir, before.as_deref())),
                 Err(e) => {
                     eprintln!("error: {e}");

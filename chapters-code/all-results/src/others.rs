@@ -19,6 +19,7 @@
 use harness::Record;
 use harness::cache;
 use harness::machine::Machine;
+use harness::safe::{Folder, Kind, Trust};
 use std::path::{Path, PathBuf};
 
 /// The folder under the results folder that holds other machines' records.
@@ -124,27 +125,14 @@ pub fn read_source(from: &Path) -> Result<Read, String> {
             "{shown} is neither a results folder nor a results bundle (no such file or folder)"
         ));
     }
-    let mut out = cache::all_files(from);
-    // A flat folder: records copied without their chapter folders. The results folder's
-    // own files (the previous run, the two-runs history) are not records.
-    let mut flat: Vec<PathBuf> = std::fs::read_dir(from)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && !p
-                    .file_name()
-                    .is_some_and(|n| n == "previous-run.json" || n == "two-runs.json")
-        })
-        .collect();
-    flat.sort();
-    for p in flat {
-        let read = cache::read_checked(&p);
-        out.push((p, read));
-    }
-    if out.is_empty() && subfolders(&from.join(DIR)).is_empty() {
+    // Chapter folders, and records copied without their chapter folders (a flat
+    // folder); the results folder's own files (the previous run, the two-runs history)
+    // are not records. No symbolic link in it is followed: each is named with why
+    // (issue 35: an `x.json` link made import read the file it led to).
+    let out = cache::read_folder(from, Trust::Foreign, true);
+    if out.is_empty()
+        && machine_folders(&from.join(DIR), Trust::Foreign, &mut Vec::new()).is_empty()
+    {
         return Err(format!(
             "{shown} holds no results files; import takes a results folder (a checkout's results/, \
              or the COW_RESULTS_DIR it was measured into) or a results bundle (cost-of-waiting-results.json)"
@@ -191,8 +179,11 @@ pub fn import(from: &Path, to: &Path) -> Result<Imported, String> {
     }
     // Other machines the folder already keeps: every one of their records, whatever
     // its OS (a Linux runner's numbers stay another machine's on a Mac too).
+    // Read as the rest of the folder is: an `other-machines` that is a link (to `/`,
+    // say) or a machine folder that is one was refused above or is refused here, never
+    // followed (issue 35).
     if from.is_dir() {
-        for machine in subfolders(&from.join(DIR)) {
+        for machine in machine_folders(&from.join(DIR), Trust::Foreign, &mut done.refused) {
             for (path, read) in cache::all_files(&machine) {
                 match read {
                     Ok(r) => store_other(r, to, &mut done, path),
@@ -236,22 +227,47 @@ fn store_other(r: Record, to: &Path, done: &mut Imported, path: PathBuf) {
     }
 }
 
-/// The folders one level down in `dir` whose names are checked names, sorted.
+/// The folders one level down in `dir` whose names are checked names, sorted (a
+/// folder of this user's results: [`Trust::Read`]).
 fn subfolders(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    machine_folders(dir, Trust::Read, &mut Vec::new())
+}
+
+/// The machine folders in `dir` (an `other-machines` folder) whose names are checked
+/// names, sorted, opened as `trust` says; a symbolic link among them, or a folder
+/// refused, is added to `refused` with why, never followed. Nothing when `dir` is not
+/// there.
+fn machine_folders(dir: &Path, trust: Trust, refused: &mut Vec<(PathBuf, String)>) -> Vec<PathBuf> {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
         return Vec::new();
     };
-    let mut out: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(harness::safe::is_name)
-        })
-        .collect();
-    out.sort();
+    // An import names an `other-machines` link with the rest of its folder's entries
+    // ([`cache::read_folder`]).
+    if meta.file_type().is_symlink() && trust == Trust::Foreign {
+        return Vec::new();
+    }
+    let parent = dir.parent().unwrap_or(Path::new("/"));
+    let folder = match Folder::open(parent, trust, false).and_then(|p| p.child(DIR, false)) {
+        Ok(f) => f,
+        Err(why) => {
+            refused.push((dir.to_path_buf(), why));
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    for (name, kind) in folder.entries().unwrap_or_default() {
+        match kind {
+            Kind::Folder if harness::safe::is_name(&name) => out.push(dir.join(name)),
+            Kind::Link(to) => refused.push((
+                dir.join(&name),
+                format!(
+                    "it is a symbolic link (to {}), and no link is followed",
+                    harness::safe::terminal(&to)
+                ),
+            )),
+            _ => {}
+        }
+    }
     out
 }
 
@@ -277,7 +293,7 @@ pub fn machines(dir: &Path, chapter: &str, experiment: &str) -> Vec<OtherMachine
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_string();
-        let best = cache::all_files(&folder)
+        let best = cache::own_files(&folder)
             .into_iter()
             .filter_map(|(path, read)| read.map_err(|why| cache::warn_ignored(&path, &why)).ok())
             .filter(|r| {

@@ -95,16 +95,24 @@ pub fn check(profile: Profile, sets: &[String]) -> Result<(), String> {
     resolve_all(profile, sets).map(|_| ())
 }
 
-/// Measures every experiment of the book (with `missing`, only those the book has no
-/// good result for from the current code) in one interleaved session, storing each
-/// result as soon as its experiment stops. Bad parameters are refused before anything
-/// is measured.
-pub fn measure(
+/// A session ready to measure: what it will measure, with the measuring lock held and
+/// every folder it will write probed. Nothing has been written yet.
+pub struct Ready {
+    todo: Vec<Todo>,
+    _lock: Option<MeasureLock>,
+}
+
+/// Everything a session checks before it writes anything (issue 35, items 6 and 7):
+/// the parameters, what is up to date (with `missing`), the results folder and every
+/// chapter folder it will write (each made if missing, checked and probed), and the
+/// measuring lock, taken here. Only then may the caller remember the previous run. An
+/// `Err` is a refusal that changed nothing.
+pub fn prepare(
     profile: Profile,
     missing: bool,
     sets: &[String],
     dir: &Path,
-) -> Result<Outcome, String> {
+) -> Result<Ready, String> {
     let mut todo = resolve_all(profile, sets)?;
     // With `missing`, what is up to date is left out (said, with `why`).
     let drop_up_to_date = |todo: &mut Vec<Todo>, why: &str| {
@@ -119,28 +127,35 @@ pub fn measure(
     if missing {
         drop_up_to_date(&mut todo, "");
     }
-    let start = Instant::now();
     if todo.is_empty() {
-        return Ok(Outcome {
-            records: Vec::new(),
-            failed: 0,
-            took: start.elapsed(),
-        });
+        return Ok(Ready { todo, _lock: None });
     }
-    // A folder that cannot take the results is said now, not after measuring.
-    cache::check_writable(dir).map_err(|e| format!("{e:#}"))?;
-    let _lock = MeasureLock::acquire().map_err(|e| format!("{e:#}"))?;
+    // Folders that cannot take the results are said now, not after measuring.
+    let mut chapters: Vec<&str> = todo.iter().map(|t| t.chapter.name).collect();
+    chapters.dedup();
+    cache::check_writable_chapters(dir, &chapters).map_err(|e| format!("{e:#}"))?;
+    let lock = MeasureLock::acquire().map_err(|e| format!("{e:#}"))?;
     // A session that waited for another measurement looks again: what that one
     // measured is now up to date, and measuring it twice would only cost time.
     if missing {
         drop_up_to_date(&mut todo, " (measured while this session waited)");
-        if todo.is_empty() {
-            return Ok(Outcome {
-                records: Vec::new(),
-                failed: 0,
-                took: start.elapsed(),
-            });
-        }
+    }
+    Ok(Ready {
+        todo,
+        _lock: Some(lock),
+    })
+}
+
+/// Measures what [`prepare`] made ready in one interleaved session, storing each
+/// result as soon as its experiment stops.
+pub fn measure(profile: Profile, ready: Ready, dir: &Path) -> Result<Outcome, String> {
+    let Ready { todo, _lock } = ready;
+    if todo.is_empty() {
+        return Ok(Outcome {
+            records: Vec::new(),
+            failed: 0,
+            took: Duration::ZERO,
+        });
     }
     // The session's time, not counting a wait for another measurement to end.
     let start = Instant::now();

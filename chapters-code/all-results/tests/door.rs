@@ -112,7 +112,8 @@ fn mkfifo(path: &Path) {
 
 /// Items 5 and 6: a FIFO named `*.json` hung `import` (and every reader of results);
 /// a huge record was read whole and stored; a link to /dev/zero was read until memory
-/// ran out. Each is refused now, without blocking, and the rest is imported.
+/// ran out. Each is refused now, without blocking (the link without being followed),
+/// and the rest is imported.
 #[cfg(unix)]
 #[test]
 fn a_fifo_a_device_and_a_huge_file_are_refused_without_reading_them() {
@@ -130,7 +131,12 @@ fn a_fifo_a_device_and_a_huge_file_are_refused_without_reading_them() {
     assert!(start.elapsed() < Duration::from_secs(60), "it blocked");
     assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
     let err = stderr(&out);
-    for why in ["named pipe (FIFO)", "a device", "more than the 8 MB"] {
+    // The link to /dev/zero is not followed at all (issue 35, item 16).
+    for why in [
+        "named pipe (FIFO)",
+        "symbolic link (to /dev/zero)",
+        "more than the 8 MB",
+    ] {
         assert!(err.contains(why), "{why}: {err}");
     }
     // The same FIFO in the results folder: a page marker's reader passes it by.
@@ -245,4 +251,317 @@ fn compare_names_the_real_cause() {
     );
     assert!(out.status.success(), "{out:?}");
     assert!(!stdout(&out).contains("1.00 ns"), "{}", stdout(&out));
+}
+
+// Issue 35, round 3: trust decided by owner and mode, and nothing refused changes
+// anything. A test that needs a second user makes a file of another uid with `chown`
+// when it runs as root, else with `sudo -n chown` or a user namespace with subordinate
+// uids (`unshare --map-root-user --map-auto`); where none of them can, it says so on
+// stderr and checks nothing else (it never passes silently: the line names the test).
+
+/// Hands `path` (not what a link there leads to) to another user, uid 4242 where it can
+/// choose; returns the uid it now has, or why no other user can be made here.
+#[cfg(unix)]
+fn give_to_another_user(path: &Path) -> Result<u32, String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = std::fs::symlink_metadata(path).unwrap().uid();
+    if me == 0 {
+        std::os::unix::fs::lchown(path, Some(4242), Some(4242)).map_err(|e| e.to_string())?;
+    } else {
+        let tries: [&[&str]; 2] = [
+            &["sudo", "-n", "chown", "-h", "4242:4242"],
+            &[
+                "unshare",
+                "--map-root-user",
+                "--map-auto",
+                "chown",
+                "-h",
+                "4242:4242",
+            ],
+        ];
+        let done = tries.iter().any(|t| {
+            Command::new(t[0])
+                .args(&t[1..])
+                .arg(path)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+        if !done {
+            return Err(
+                "not root, and neither `sudo -n chown` nor a user namespace with \
+                        subordinate uids can hand a file to another user here"
+                    .into(),
+            );
+        }
+    }
+    let uid = std::fs::symlink_metadata(path).unwrap().uid();
+    if uid == me || uid == 0 {
+        return Err(format!("the chown left uid {uid}"));
+    }
+    Ok(uid)
+}
+
+/// Says loudly that a check needing a second user could not run here.
+fn not_checked_here(test: &str, why: &str) {
+    eprintln!("NOT CHECKED HERE: {test}: {why}");
+}
+
+#[cfg(unix)]
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Issue 35, item 1: a results path in a shared sticky folder that another user made a
+/// link (`ln -s /home/victim /tmp/victim-results`) was followed: `snapshot` wrote
+/// `previous-run.json` into the link's target and the stray-temporary clean-up deleted
+/// a `*.tmp` there. Now the link is refused, naming whose it is, and nothing is
+/// written or deleted; a folder of one's own in the same sticky folder is fine.
+#[cfg(unix)]
+#[test]
+fn a_results_path_through_another_users_link_is_refused_and_nothing_is_touched() {
+    let root = tempfile::tempdir().unwrap();
+    let shared = root.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    chmod(&shared, 0o1777);
+    let home = root.path().join("victim-home");
+    std::fs::create_dir(&home).unwrap();
+    chmod(&home, 0o700);
+    // A dead writer's temporary name, as the clean-up knows them.
+    let precious = home.join(".bashrc.2147483646.tmp");
+    std::fs::write(&precious, "precious").unwrap();
+    let link = shared.join("victim-results");
+    std::os::unix::fs::symlink(&home, &link).unwrap();
+    // Our own folder in the sticky folder is fine as a results folder.
+    let mine = shared.join("my-results");
+    let out = all_results(&["snapshot".as_ref()], &mine);
+    assert!(out.status.success(), "{out:?}");
+    assert!(mine.join("previous-run.json").is_file());
+    let uid = match give_to_another_user(&link) {
+        Ok(uid) => uid,
+        Err(why) => return not_checked_here("item 1 (another user's link)", &why),
+    };
+    let out = all_results(&["snapshot".as_ref()], &link);
+    assert!(!out.status.success(), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&link.display().to_string()) && err.contains(&format!("uid {uid}")),
+        "the refusal names the link and whose it is: {err}"
+    );
+    assert!(
+        !home.join("previous-run.json").exists(),
+        "written through the link"
+    );
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious");
+    // Nothing in the victim's folder but what was there.
+    assert_eq!(std::fs::read_dir(&home).unwrap().count(), 1);
+}
+
+/// Issue 35, item 2: reads never checked owner or mode: a record in a chapter folder
+/// others can write (0777), a record another user wrote, and a results folder another
+/// user made were all shown. Each is refused now, with the path and the reason.
+#[cfg(unix)]
+#[test]
+fn records_in_folders_others_control_are_not_read() {
+    let root = tempfile::tempdir().unwrap();
+    let results = results_folder(root.path(), "results", &good_calls());
+    // Ours, in our folders: read (the snapshot holds it).
+    let out = all_results(&["snapshot".as_ref()], &results);
+    assert!(stdout(&out).contains("saved the 1 results"), "{out:?}");
+    // The chapter folder writable by anyone: not read, and said.
+    chmod(&results.join("short-sleeps"), 0o777);
+    let out = all_results(&["snapshot".as_ref()], &results);
+    assert!(stdout(&out).contains("saved the 0 results"), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("short-sleeps") && err.contains("mode 0777"),
+        "the refusal names the folder and its mode: {err}"
+    );
+    chmod(&results.join("short-sleeps"), 0o755);
+    // A record another user wrote, in our folder.
+    let record = results.join(STORED);
+    let uid = match give_to_another_user(&record) {
+        Ok(uid) => uid,
+        Err(why) => return not_checked_here("item 2 (another user's record)", &why),
+    };
+    let out = all_results(&["snapshot".as_ref()], &results);
+    assert!(stdout(&out).contains("saved the 0 results"), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("calls.quick.release.json") && err.contains(&format!("uid {uid}")),
+        "{err}"
+    );
+    // A results folder another user made first: its previous run is not read.
+    let theirs = results_folder(root.path(), "theirs", &good_calls());
+    let out = all_results(&["snapshot".as_ref()], &theirs);
+    assert!(out.status.success(), "{out:?}");
+    give_to_another_user(&theirs).unwrap();
+    let out = all_results(&["changes".as_ref()], &theirs);
+    let err = stderr(&out);
+    assert!(
+        stdout(&out).contains("nothing to compare with")
+            && err.contains(&format!("uid {uid}"))
+            && err.contains(&theirs.display().to_string()),
+        "{out:?}"
+    );
+}
+
+/// `all-results ARGS` with `results` as its results folder and the environment
+/// `env` on top (a lock of its own unless `env` names one).
+fn all_results_with(args: &[&str], results: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_all-results"));
+    cmd.args(args)
+        .env("COW_RESULTS_DIR", results)
+        .env("COW_LOCK_FILE", results.join("measure.lock"))
+        .env_remove("COW_SET")
+        .env_remove("COW_CHECK_FRESH");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// Runs `cmd`, which must end (refused) quickly: one still running after a minute is
+/// measuring, and is killed so the test fails instead of measuring the whole book.
+fn refused_quickly(mut cmd: Command) -> std::process::Output {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(out) => out,
+        Err(_) => {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            let out = rx.recv().unwrap();
+            panic!(
+                "it started measuring instead of refusing: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+/// Issue 35, item 6: a measure refused for its lock (a relative `COW_LOCK_FILE`, a lock
+/// file holding something other than a pid) had already overwritten
+/// `previous-run.json`. The lock and every check come first now.
+#[test]
+fn a_measure_refused_for_its_lock_leaves_the_previous_run_as_it_was() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let previous = results.join("previous-run.json");
+    std::fs::write(&previous, "{\"kept\": true}").unwrap();
+    let not_a_pid = root.path().join("not-a-pid.lock");
+    std::fs::write(&not_a_pid, "not a pid").unwrap();
+    for (lock, why) in [
+        (std::ffi::OsStr::new("rel.lock"), "relative path"),
+        (not_a_pid.as_os_str(), "something other than a pid"),
+    ] {
+        let out = refused_quickly(all_results_with(
+            &["measure", "--profile", "quick"],
+            &results,
+            &[("COW_LOCK_FILE", lock)],
+        ));
+        assert_eq!(out.status.code(), Some(2), "{lock:?}: {out:?}");
+        assert!(stderr(&out).contains(why), "{lock:?}: {}", stderr(&out));
+        assert_eq!(
+            std::fs::read_to_string(&previous).unwrap(),
+            "{\"kept\": true}",
+            "{lock:?}: the refused command rewrote the previous run"
+        );
+    }
+    assert!(!Path::new("rel.lock").exists());
+}
+
+/// Issue 35, item 7: only the results folder was probed before measuring; a chapter
+/// folder that could not take a result (0555, another user's) was found out after
+/// minutes of measuring. Every chapter folder the session writes is probed first.
+#[cfg(unix)]
+#[test]
+fn every_chapter_folder_is_probed_before_measuring() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let previous = results.join("previous-run.json");
+    std::fs::write(&previous, "{\"kept\": true}").unwrap();
+    let chapter = results.join("brigades");
+    std::fs::create_dir_all(&chapter).unwrap();
+    chmod(&chapter, 0o555);
+    let out = refused_quickly(all_results_with(
+        &["measure", "--profile", "quick"],
+        &results,
+        &[],
+    ));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&chapter.display().to_string()) && err.contains("0555"),
+        "the refusal names the chapter folder and its mode: {err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&previous).unwrap(),
+        "{\"kept\": true}"
+    );
+    chmod(&chapter, 0o755);
+    let uid = match give_to_another_user(&chapter) {
+        Ok(uid) => uid,
+        Err(why) => return not_checked_here("item 7 (another user's chapter folder)", &why),
+    };
+    let out = refused_quickly(all_results_with(
+        &["measure", "--profile", "quick", "--missing"],
+        &results,
+        &[],
+    ));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&chapter.display().to_string()) && err.contains(&format!("uid {uid}")),
+        "{err}"
+    );
+}
+
+/// Issue 35, item 16: an `x.json` link in an imported folder made `import` read the
+/// file it leads to, and an `other-machines` link to `/` made it read `*.json` across
+/// the filesystem. No link in the folder being imported is followed now; each is named
+/// with why.
+#[cfg(unix)]
+#[test]
+fn import_follows_no_link_out_of_the_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    let from = results_folder(root.path(), "from", &good_calls());
+    // Outside the imported folder: a record, and another machine's folder.
+    let outside = results_folder(root.path(), "outside", &good_calls());
+    let elsewhere = root.path().join("elsewhere");
+    let machine = results_folder(&elsewhere, "windows-0123456789abcdef", &good_calls());
+    // Measured on Windows, as its record says.
+    let stored = machine.join(STORED);
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&stored).unwrap()).unwrap();
+    v["provenance"]["machine"]["os"] = "Windows 10.0 (build 19045)".into();
+    if let Some(m) = v["provenance"]["machine"].as_object_mut() {
+        m.remove("target_os");
+    }
+    std::fs::write(&stored, v.to_string()).unwrap();
+    std::os::unix::fs::symlink(outside.join(STORED), from.join("short-sleeps/x.json")).unwrap();
+    std::os::unix::fs::symlink(&outside, from.join("linked-chapter")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, from.join("other-machines")).unwrap();
+    let out = all_results(&["import".as_ref(), from.as_os_str()], &results);
+    let err = stderr(&out);
+    assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
+    for name in ["x.json", "linked-chapter", "other-machines"] {
+        assert!(
+            err.lines()
+                .any(|l| l.contains(name) && l.contains("symbolic link")),
+            "{name} is not named as a link: {err}"
+        );
+    }
+    assert!(
+        !results.join("other-machines").exists(),
+        "another machine's records were read through a link"
+    );
 }

@@ -26,6 +26,7 @@
 use crate::params::tag;
 use crate::profile::Profile;
 use crate::record::Record;
+use crate::safe::{Folder, Kind, Trust};
 use crate::validate;
 use anyhow::Context;
 use std::io::{Read, Seek, Write};
@@ -124,21 +125,23 @@ pub fn build_id() -> String {
     format!("pid {}", std::process::id())
 }
 
-/// Whether the stored failure `failed` (shown because there is no good result) is to
-/// be measured again now: yes once per build ([`build_id`]), recorded beside it, so
-/// a failure does not stay on the page for good, and a failing experiment is not
-/// measured again by every marker that shows it.
 pub fn claim_retry(dir: &Path, failed: &Record) -> bool {
     if failed.is_ok() || validate::record(failed).is_err() {
         return false;
     }
     let path = slot_of(failed).retried_path(dir);
     let id = build_id();
-    if std::fs::read_to_string(&path).is_ok_and(|t| t == id) {
+    // Through the door: a FIFO or a huge file there is not read (it is replaced below).
+    if crate::safe::read_own_file(&path, MARK_CAP)
+        .is_ok_and(|t| t.is_some_and(|t| t == id.as_bytes()))
+    {
         return false;
     }
     write_atomically(&path, id.as_bytes()).is_ok()
 }
+
+/// The most a `.retried` mark may weigh: it holds one build's name.
+const MARK_CAP: u64 = 4096;
 
 /// The slot a record belongs in.
 pub fn slot_of(r: &Record) -> Slot<'_> {
@@ -154,221 +157,70 @@ pub fn slot_of(r: &Record) -> Slot<'_> {
 /// Writes `bytes` to `target` atomically: a new temporary file in the same folder,
 /// then a rename. A reader never sees half a file.
 ///
-/// The folder must be this user's and writable by no one else
-/// ([`check_private_folder`]); the temporary file is created new — never opened if
-/// anything (a file, a symbolic link) already has its name, never following a link —
-/// readable by this user only (0600), under a name that holds this process's id and
-/// a random part, so that no one can plant a link where it will be (issue 28: a link
-/// planted for the coming pid's `.NAME.PID.tmp` made the measuring user overwrite the
-/// link's target). The rename replaces `target` itself, never what a link there
-/// points to.
+/// The folder, and every folder above it, is checked on its open handle
+/// ([`crate::safe::Folder`], [`crate::safe::Trust::Write`]): it belongs to this user
+/// and no one else can write it, and no link another user made is followed on the way
+/// (issue 35). The temporary file is created new — never opened if anything (a file, a
+/// symbolic link) already has its name, never following a link — readable by this user
+/// only (0600), under a name that holds this process's id and a random part, so that no
+/// one can plant a link where it will be (issue 28). The rename replaces `target`
+/// itself, never what a link there points to.
 pub fn write_atomically(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let folder = target.parent().context("a result path has a folder")?;
-    create_private_dir_all(folder)?;
-    check_private_folder(folder)?;
-    remove_stray_temporaries(folder);
     let name = target
         .file_name()
-        .context("a result path has a file name")?
-        .to_string_lossy();
-    let (tmp, mut file) = create_temporary(folder, &name)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| file.flush())
-        .with_context(|| format!("cannot write {}", tmp.display()));
-    drop(file);
-    let moved = written.and_then(|()| {
-        std::fs::rename(&tmp, target)
-            .with_context(|| format!("cannot move {} into place", tmp.display()))
-    });
-    if moved.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    moved
+        .and_then(|n| n.to_str())
+        .context("a result path has a file name")?;
+    Folder::open(folder, Trust::Write, true)
+        .and_then(|f| f.write_atomically(name, bytes))
+        .map_err(anyhow::Error::msg)
 }
 
 /// Whether results can be stored under `dir`, checked *before* measuring (issue 28: a
 /// folder that could not be written was found out only when the first result, minutes
 /// of measuring later, failed to store): the folder is created if missing, must pass
-/// [`check_private_folder`], and a temporary file is created and removed in it.
+/// [`check_private_folder`], and a temporary file is written and removed in it
+/// ([`crate::safe::Folder::probe`]).
 pub fn check_writable(dir: &Path) -> anyhow::Result<()> {
+    check_writable_chapters(dir, &[])
+}
+
+/// [`check_writable`] for `dir` and each of the chapter folders `chapters` under it
+/// (issue 35: a chapter folder that could not take a result was found out after
+/// measuring): each is made if missing, checked and probed.
+pub fn check_writable_chapters(dir: &Path, chapters: &[&str]) -> anyhow::Result<()> {
     anyhow::ensure!(
         !dir.exists() || dir.is_dir(),
         "the results folder {} is a file, not a folder (set COW_RESULTS_DIR to a folder)",
         dir.display()
     );
-    create_private_dir_all(dir)?;
-    check_private_folder(dir)?;
-    let (tmp, file) = create_temporary(dir, "write-probe").with_context(|| {
-        format!(
-            "cannot write results into {} (set COW_RESULTS_DIR to a folder you can write)",
-            dir.display()
-        )
-    })?;
-    drop(file);
-    let _ = std::fs::remove_file(tmp);
+    let root = Folder::open(dir, Trust::Write, true).map_err(anyhow::Error::msg)?;
+    root.probe().map_err(anyhow::Error::msg)?;
+    for ch in chapters {
+        root.child(ch, true)
+            .and_then(|f| f.probe())
+            .map_err(anyhow::Error::msg)?;
+    }
     Ok(())
-}
-
-/// Creates `folder` and its missing parents; on Unix the folders it creates are
-/// `0755` whatever the umask (a umask of `002` would make them group-writable, which
-/// [`check_private_folder`] refuses).
-fn create_private_dir_all(folder: &Path) -> anyhow::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o755);
-    }
-    builder
-        .create(folder)
-        .with_context(|| format!("cannot create {}", folder.display()))
-}
-
-/// An unpredictable 64-bit number: std's hasher keys are drawn from the operating
-/// system's random source once per process, and the counter and the clock make each
-/// call's number differ.
-fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    h.write_u32(std::process::id());
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    h.write_u128(now.as_nanos());
-    h.finish()
-}
-
-/// Creates `.<name>.<pid>.<random>.tmp` in `folder`, new (an existing name, a symbolic
-/// link included, is never opened: another random part is tried), without following a
-/// link, readable and writable by this user only.
-fn create_temporary(folder: &Path, name: &str) -> anyhow::Result<(PathBuf, std::fs::File)> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    let mut last = None;
-    for _ in 0..16 {
-        let tmp = folder.join(format!(
-            ".{name}.{}.{:016x}.tmp",
-            std::process::id(),
-            random_u64()
-        ));
-        match options.open(&tmp) {
-            Ok(file) => return Ok((tmp, file)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", tmp.display())),
-        }
-    }
-    Err(last.expect("sixteen tries")).with_context(|| {
-        format!(
-            "cannot create a temporary file in {}: every name tried was taken",
-            folder.display()
-        )
-    })
 }
 
 /// A folder results are written into must belong to this user and be writable by no
-/// one else: another user who can write it could plant files or links where results
-/// go, or replace them. Refused with the reason and what to do. (Elsewhere than Unix
-/// there is nothing to check.)
+/// one else, nor any folder above it but a sticky one: another user who can write it
+/// could plant files or links where results go, or replace them. Refused with the
+/// reason and what to do. (Elsewhere than Unix there is nothing to check.)
 pub fn check_private_folder(folder: &Path) -> anyhow::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::symlink_metadata(folder)
-            .with_context(|| format!("cannot inspect the results folder {}", folder.display()))?;
-        let meta = if meta.file_type().is_symlink() {
-            // A link to a folder (a results folder kept elsewhere) is judged by the
-            // folder it leads to; that folder is where the files go.
-            std::fs::metadata(folder).with_context(|| {
-                format!("cannot inspect the results folder {}", folder.display())
-            })?
-        } else {
-            meta
-        };
-        anyhow::ensure!(
-            meta.is_dir(),
-            "the results folder {} is not a folder",
-            folder.display()
-        );
-        let me = user_id();
-        anyhow::ensure!(
-            meta.uid() == me,
-            "refusing to write results into {}: it belongs to another user (uid {}, you are \
-             uid {me}), who could replace what is written there or plant links in it; set \
-             COW_RESULTS_DIR to a folder of your own",
-            folder.display(),
-            meta.uid()
-        );
-        let mode = meta.mode() & 0o7777;
-        anyhow::ensure!(
-            mode & 0o022 == 0,
-            "refusing to write results into {}: other users can write to it (mode {mode:04o}), \
-             so they could plant links where results go; make it private (chmod go-w {}) or \
-             set COW_RESULTS_DIR to a folder of your own",
-            folder.display(),
-            folder.display()
-        );
-    }
-    #[cfg(not(unix))]
-    let _ = folder;
-    Ok(())
+    Folder::open(folder, Trust::Write, false)
+        .map(|_| ())
+        .map_err(anyhow::Error::msg)
 }
 
-/// Removes temporary files left by a writer that was killed (its process is gone).
-/// Their names are `.<name>.<pid>.<random>.tmp` (and `.<name>.<pid>.tmp` from before
-/// the random part).
+/// Removes temporary files left by a writer of this book that was killed (its process
+/// is gone), in `folder` only when it passes [`check_private_folder`], and only names
+/// this book makes ([`crate::safe::temporary_pid`]).
 pub fn remove_stray_temporaries(folder: &Path) {
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = temporary_pid(&name) else {
-            continue;
-        };
-        if pid == std::process::id() || process_alive(pid) {
-            continue;
-        }
-        // Removes the name only, a link included, never what a link points to.
-        let _ = std::fs::remove_file(e.path());
+    if let Ok(f) = Folder::open(folder, Trust::Write, false) {
+        f.remove_stray_temporaries();
     }
-}
-
-/// The writer's pid in a temporary file's name, if `name` is one.
-fn temporary_pid(name: &str) -> Option<u32> {
-    if !name.starts_with('.') {
-        return None;
-    }
-    let mut parts = name.strip_suffix(".tmp")?.rsplit('.');
-    let last = parts.next()?;
-    let before = parts.next();
-    if last.len() == 16
-        && last.bytes().all(|b| b.is_ascii_hexdigit())
-        && let Some(pid) = before.and_then(|p| p.parse::<u32>().ok())
-    {
-        return Some(pid);
-    }
-    last.parse::<u32>().ok()
-}
-
-#[cfg(unix)]
-fn process_alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-#[cfg(not(unix))]
-fn process_alive(_pid: u32) -> bool {
-    true // without a cheap check, keep the file
 }
 
 /// Stores a record: a good one replaces the slot's good file (and any older failure
@@ -380,9 +232,6 @@ pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
     let mut record = record.clone();
     validate::sanitize(&mut record);
     validate::record(&record).map_err(|e| anyhow::anyhow!("refused to store a result: {e}"))?;
-    // The results folder itself, then (in `write_atomically`) the chapter's folder.
-    create_private_dir_all(dir)?;
-    check_private_folder(dir)?;
     let slot = slot_of(&record);
     // Compact: a full run's rounds of pooled distributions run to megabytes pretty-printed.
     let json = serde_json::to_vec(&record)?;
@@ -397,41 +246,64 @@ pub fn store(dir: &Path, record: &Record) -> anyhow::Result<PathBuf> {
         json.len(),
         crate::safe::RECORD_CAP >> 20
     );
-    if record.is_ok() {
-        let target = slot.good_path(dir);
-        write_atomically(&target, &json)?;
-        let _ = std::fs::remove_file(slot.failed_path(dir));
-        let _ = std::fs::remove_file(slot.retried_path(dir));
-        Ok(target)
+    // The results folder, then the chapter's, each checked on its open handle; every
+    // name below is written and removed relative to the chapter's.
+    let folder = Folder::open(dir, Trust::Write, true)
+        .and_then(|root| root.child(slot.chapter, true))
+        .map_err(anyhow::Error::msg)?;
+    let name = |p: PathBuf| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .map(str::to_string)
+            .context("a result path has a file name")
+    };
+    let target = if record.is_ok() {
+        slot.good_path(dir)
     } else {
-        let target = slot.failed_path(dir);
-        write_atomically(&target, &json)?;
-        Ok(target)
+        slot.failed_path(dir)
+    };
+    folder
+        .write_atomically(&name(target.clone())?, &json)
+        .map_err(anyhow::Error::msg)?;
+    if record.is_ok() {
+        folder.remove(&name(slot.failed_path(dir))?);
+        folder.remove(&name(slot.retried_path(dir))?);
     }
+    Ok(target)
 }
 
-/// Reads a stored record and checks it against the schema ([`validate::record`]).
-/// `Err` says why it is refused (it cannot be read, is not JSON of a record, or breaks
-/// the schema), without the path.
+/// Reads a results file of anyone's through the door ([`crate::safe::read_results_file`])
+/// and checks it against the schema ([`validate::record`]): for files read on purpose
+/// (an import, a fixture). `Err` says why it is refused (it cannot be read, is not JSON
+/// of a record, or breaks the schema), without the path.
 pub fn read_checked(path: &Path) -> Result<Record, String> {
     let bytes = crate::safe::read_results_file(path, crate::safe::RECORD_CAP)?;
-    validate::check_values(&bytes, validate::MAX_RECORD_VALUES)?;
-    let r: Record = serde_json::from_slice(&bytes)
+    parse_checked(&bytes)
+}
+
+/// A record from its bytes, checked against the schema.
+pub fn parse_checked(bytes: &[u8]) -> Result<Record, String> {
+    validate::check_values(bytes, validate::MAX_RECORD_VALUES)?;
+    let r: Record = serde_json::from_slice(bytes)
         .map_err(|e| format!("it is not a result of this book: {e}"))?;
     validate::record(&r)?;
     Ok(r)
 }
 
-/// A stored record, if the file exists, parses, has the current format and passes the
-/// schema. A corrupt, truncated or hostile file reads as absent (the next good run
-/// replaces it); one that exists is named on stderr with the first reason.
+/// A stored record of this user's results, if the file exists, parses, has the current
+/// format and passes the schema, and it and its folders are this user's (or root's)
+/// and no one else can write them ([`crate::safe::read_own_file`]). A corrupt,
+/// truncated, hostile or foreign file reads as absent (the next good run replaces it);
+/// one that exists is named on stderr with the first reason.
 pub fn load_file(path: &Path) -> Option<Record> {
-    if !path.exists() {
+    if std::fs::symlink_metadata(path).is_err() {
         return None;
     }
-    read_checked(path)
+    crate::safe::read_own_file(path, crate::safe::RECORD_CAP)
+        .and_then(|b| b.map(|b| parse_checked(&b)).transpose())
         .map_err(|why| warn_ignored(path, &why))
         .ok()
+        .flatten()
 }
 
 /// Says on stderr that a results file is ignored, and the first reason, both made safe
@@ -512,26 +384,13 @@ pub fn best(
 }
 
 /// Every record stored under `dir` (good and failed), for the appendix and
-/// `changes`; unreadable files are skipped.
+/// `changes`; a file or folder that cannot be read or is not to be trusted
+/// ([`read_folder`], [`Trust::Read`]) is named on stderr and skipped.
 pub fn all_records(dir: &Path) -> Vec<Record> {
-    let mut out = Vec::new();
-    let Ok(chapters) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for ch in chapters.flatten().filter(|e| e.path().is_dir()) {
-        let Ok(files) = std::fs::read_dir(ch.path()) else {
-            continue;
-        };
-        for f in files.flatten() {
-            let p = f.path();
-            if p.extension().is_some_and(|x| x == "json")
-                && let Some(r) = load_file(&p)
-            {
-                out.push(r);
-            }
-        }
-    }
-    out
+    read_folder(dir, Trust::Read, false)
+        .into_iter()
+        .filter_map(|(path, read)| read.map_err(|why| warn_ignored(&path, &why)).ok())
+        .collect()
 }
 
 /// What [`import_good`] did.
@@ -624,35 +483,94 @@ pub fn import_records(
     done
 }
 
-/// Every `*.json` file one level down in `dir` (one folder per chapter), each read and
-/// checked.
+/// Every `*.json` file one level down in `dir` (one folder per chapter) of a folder
+/// read on purpose (an import), each read and checked; no symbolic link in it is
+/// followed, and each is named with why ([`read_folder`], [`Trust::Foreign`]).
 pub fn all_files(dir: &Path) -> Vec<(PathBuf, Result<Record, String>)> {
+    read_folder(dir, Trust::Foreign, false)
+}
+
+/// [`all_files`] of a folder of this user's results ([`Trust::Read`]).
+pub fn own_files(dir: &Path) -> Vec<(PathBuf, Result<Record, String>)> {
+    read_folder(dir, Trust::Read, false)
+}
+
+/// Every `*.json` file one level down in `dir` (one folder per chapter) and, with
+/// `flat`, in `dir` itself (but the previous run and the two-runs history, which are
+/// not records), each read through its folder opened as `trust` says
+/// ([`Folder::read`]) and checked. A symbolic link (whatever its name at the top, a
+/// `*.json` one below) and a folder that is refused are listed with why, never
+/// followed.
+pub fn read_folder(dir: &Path, trust: Trust, flat: bool) -> Vec<(PathBuf, Result<Record, String>)> {
     let mut out = Vec::new();
-    let Ok(chapters) = std::fs::read_dir(dir) else {
-        return out;
+    let root = match Folder::open(dir, trust, false) {
+        Ok(f) => f,
+        Err(why) => {
+            if std::fs::symlink_metadata(dir).is_ok() {
+                out.push((dir.to_path_buf(), Err(why)));
+            }
+            return out;
+        }
     };
-    let mut chapters: Vec<PathBuf> = chapters
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    chapters.sort();
-    for ch in chapters {
-        let Ok(files) = std::fs::read_dir(&ch) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = files
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort();
-        for p in files {
-            let read = read_checked(&p);
-            out.push((p, read));
+    let is_json = |n: &str| n.ends_with(".json");
+    for (name, kind) in root.entries().unwrap_or_default() {
+        let path = dir.join(&name);
+        match kind {
+            Kind::Folder => match root.child(&name, false) {
+                Ok(ch) => {
+                    for (file, kind) in ch.entries().unwrap_or_default() {
+                        let path = path.join(&file);
+                        match kind {
+                            Kind::Link(to) if is_json(&file) => {
+                                out.push((path, Err(link_why(trust, &to))))
+                            }
+                            // A FIFO or a device is refused by the door, unread.
+                            Kind::File | Kind::Other if is_json(&file) => {
+                                out.push((path, read_in(&ch, &file)))
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Err(why) => out.push((path, Err(why))),
+            },
+            Kind::Link(to) => out.push((path, Err(link_why(trust, &to)))),
+            Kind::File | Kind::Other
+                if flat
+                    && is_json(&name)
+                    && name != "previous-run.json"
+                    && name != "two-runs.json" =>
+            {
+                out.push((path, read_in(&root, &name)))
+            }
+            _ => {}
         }
     }
     out
+}
+
+/// The record `name` of `folder`, read through the door and checked.
+fn read_in(folder: &Folder, name: &str) -> Result<Record, String> {
+    match folder.read(name, crate::safe::RECORD_CAP)? {
+        Some(bytes) => parse_checked(&bytes),
+        None => Err("it went away while the folder was read".into()),
+    }
+}
+
+/// Why a symbolic link (to `to`) in a folder read as `trust` is not followed.
+fn link_why(trust: Trust, to: &str) -> String {
+    let to = crate::safe::terminal(to);
+    if trust == Trust::Foreign {
+        format!(
+            "it is a symbolic link (to {to}): import reads only what is inside the folder it \
+             is given and follows no link out of it; copy the file itself"
+        )
+    } else {
+        format!(
+            "it is a symbolic link (to {to}): a results folder holds its own files, and no \
+             link in it is followed"
+        )
+    }
 }
 
 /// The measuring lock, held while measuring. Released when dropped or when the process
@@ -666,8 +584,9 @@ pub struct MeasureLock {
 /// cannot measure at the same time as `make regenerate`:
 ///
 /// - `$COW_LOCK_FILE` where it is set;
-/// - else `$XDG_RUNTIME_DIR/cost-of-waiting.measure.lock` where that folder exists (it
-///   belongs to the user and no one else can write there);
+/// - else `$XDG_RUNTIME_DIR/cost-of-waiting.measure.lock` where that folder exists,
+///   belongs to the user and no one else can write it (checked, as a results folder
+///   is: a runtime folder pointing at a shared one is passed over);
 /// - else `cost-of-waiting/measure.lock` in the user's cache folder
 ///   (`$XDG_CACHE_HOME`, else `$HOME/.cache`);
 /// - else `cost-of-waiting.measure.lock` in the cargo target folder the running binary
@@ -700,9 +619,12 @@ pub fn lock_path_from(
     if let Some(p) = cow_lock_file.filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
+    // The runtime folder is used only when it is this user's and no one else can write
+    // it (issue 35: one pointing at a shared folder let another user create the lock
+    // first); otherwise the next choice is taken.
     if let Some(run) = xdg_runtime_dir.map(PathBuf::from)
         && run.is_absolute()
-        && run.is_dir()
+        && Folder::open(&run, Trust::Write, false).is_ok()
     {
         return run.join("cost-of-waiting.measure.lock");
     }
@@ -722,23 +644,26 @@ pub fn lock_path_from(
 
 #[cfg(unix)]
 fn user_id() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    crate::safe::my_uid()
 }
 
 /// Opens the lock file without following a symbolic link, creating it readable and
 /// writable by this user only (0600), and never truncating it on open. It is used only
 /// when it is a regular file with one name, owned by this user: otherwise someone else
 /// put it there, and it is refused with the reason.
+///
+/// Its folder is made if missing and checked like a results folder (issue 35: another
+/// user who can write it, a shared `XDG_RUNTIME_DIR` say, could create the lock first),
+/// and the file is opened relative to that folder's open handle.
 fn open_lock_file(path: &Path) -> anyhow::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    let file = options.open(path).with_context(|| {
+    let folder = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("the measuring lock {} has no file name", path.display()))?;
+    let folder = Folder::open(folder.unwrap_or(Path::new("/")), Trust::Write, true)
+        .map_err(|why| anyhow::anyhow!("the measuring lock's folder: {why}; set COW_LOCK_FILE to a file in a folder of your own"))?;
+    let file = folder.open_private(name).with_context(|| {
         format!(
             "cannot open the measuring lock {} (a symbolic link there is refused; set COW_LOCK_FILE to use another file)",
             path.display()
@@ -788,9 +713,6 @@ impl MeasureLock {
             "the measuring lock {} is a relative path: set COW_LOCK_FILE to an absolute one",
             path.display()
         );
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            create_private_dir_all(dir)?;
-        }
         let mut file = open_lock_file(&path)?;
         // A lock file holds nothing or a pid; anything else is some other file that
         // COW_LOCK_FILE names, whose content would be replaced by our pid.
@@ -1429,5 +1351,105 @@ mod tests {
                 p.display()
             );
         }
+    }
+
+    /// Issue 35, item 1: the stray-temporary clean-up deleted `~/.bashrc.12345.tmp` in a
+    /// folder a planted link led to. It deletes only its own temporaries now (a result,
+    /// a failure, a retry mark, the previous run, a probe), and only in a checked folder.
+    #[test]
+    fn the_clean_up_deletes_only_its_own_temporaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("ch");
+        std::fs::create_dir_all(&folder).unwrap();
+        let theirs = folder.join(".bashrc.2147483646.tmp");
+        let also = folder.join(".notes.txt.2147483646.0123456789abcdef.tmp");
+        let ours = folder.join(".exp.quick.release.json.2147483646.0123456789abcdef.tmp");
+        for p in [&theirs, &also, &ours] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        store(dir.path(), &record(Profile::Quick, "k", Status::Ok, 1)).unwrap();
+        assert!(
+            theirs.exists() && also.exists(),
+            "a file not ours was deleted"
+        );
+        assert!(!ours.exists(), "our dead writer's temporary stays");
+    }
+
+    /// Issue 35, item 2: reads never checked owner or mode. A record in a chapter folder
+    /// others can write, or one another user wrote, reads as absent now, said on stderr.
+    #[cfg(unix)]
+    #[test]
+    fn records_others_could_have_written_read_as_absent() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = store(dir.path(), &record(Profile::Quick, "k", Status::Ok, 1)).unwrap();
+        assert!(best_of(dir.path(), "k").is_some());
+        assert_eq!(all_records(dir.path()).len(), 1);
+        let ch = p.parent().unwrap();
+        std::fs::set_permissions(ch, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(best_of(dir.path(), "k").is_none());
+        assert!(all_records(dir.path()).is_empty());
+        std::fs::set_permissions(ch, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A file others can write is not read either.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(best_of(dir.path(), "k").is_none());
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(best_of(dir.path(), "k").is_some());
+        // A record another user wrote (root can make one; see all-results' door tests
+        // for the other ways).
+        if user_id() == 0 {
+            std::os::unix::fs::chown(&p, Some(4242), Some(4242)).unwrap();
+            assert!(best_of(dir.path(), "k").is_none());
+        } else {
+            eprintln!("NOT CHECKED HERE: another user's record (not root)");
+        }
+    }
+
+    /// Issue 35, item 11: the `.retried` mark was read with `read_to_string`: a FIFO
+    /// there hung the page marker, a huge sparse file took its size in memory. It is
+    /// read through the door now, and a mark that is not one is replaced.
+    #[cfg(unix)]
+    #[test]
+    fn a_retry_mark_that_is_a_fifo_or_huge_neither_hangs_nor_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let failed = record(Profile::Quick, "k", Status::Failed { error: "e".into() }, 5);
+        store(dir.path(), &failed).unwrap();
+        let mark = slot_of(&failed).retried_path(dir.path());
+        let c = std::ffi::CString::new(mark.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (d, f) = (dir.path().to_path_buf(), failed.clone());
+        std::thread::spawn(move || tx.send(claim_retry(&d, &f)));
+        let claimed = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("claim_retry hung on a FIFO");
+        assert!(claimed);
+        assert!(std::fs::symlink_metadata(&mark).unwrap().is_file());
+        // A huge (sparse) mark: not read, replaced.
+        std::fs::remove_file(&mark).unwrap();
+        let huge = std::fs::File::create(&mark).unwrap();
+        huge.set_len(1 << 30).unwrap();
+        drop(huge);
+        assert!(claim_retry(dir.path(), &failed));
+        assert!(std::fs::metadata(&mark).unwrap().len() < 4096);
+    }
+
+    /// Issue 35, item 16: `XDG_RUNTIME_DIR` pointing at a shared folder was trusted (another
+    /// user could create the lock there first). It is used only when it is this user's
+    /// and no one else can write it; a shared one is passed over.
+    #[cfg(unix)]
+    #[test]
+    fn a_shared_runtime_folder_is_not_used_for_the_lock() {
+        use std::os::unix::fs::PermissionsExt;
+        let shared = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let p = lock_path_from(None, Some(shared.path().into()), Some("/c".into()), None);
+        assert_eq!(p, PathBuf::from("/c/cost-of-waiting/measure.lock"));
+        // A lock in a shared folder named outright is refused, saying why.
+        let e = MeasureLock::acquire_at(&shared.path().join("x.lock"))
+            .err()
+            .expect("a lock in a shared folder is refused");
+        assert!(format!("{e:#}").contains("can write"), "{e:#}");
     }
 }

@@ -235,8 +235,9 @@ pub fn obtain(
         Some(shown) => Some(shown.record.provenance.measured_unix),
         None => None,
     };
-    // A folder that cannot take the result is said now, not after measuring.
-    cache::check_writable(dir).map_err(|e| format!("{e:#}"))?;
+    // A folder that cannot take the result (the results folder or the chapter's) is
+    // said now, not after measuring.
+    cache::check_writable_chapters(dir, &[chapter.name]).map_err(|e| format!("{e:#}"))?;
     let _lock = MeasureLock::acquire().map_err(|e| format!("{e:#}"))?;
     // Someone may have measured it while we waited.
     if let Some(shown) = find()

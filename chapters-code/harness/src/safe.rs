@@ -214,6 +214,946 @@ fn kind_of(t: &std::fs::FileType) -> &'static str {
     }
 }
 
+/// Words for a user: `uid 4242 (mallory)`, or `uid 4242` when the system has no name
+/// for it.
+pub fn whose(uid: u32) -> String {
+    match user_name(uid) {
+        Some(name) => format!("uid {uid} ({})", terminal(&name)),
+        None => format!("uid {uid}"),
+    }
+}
+
+#[cfg(unix)]
+fn user_name(uid: u32) -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: a zeroed passwd is a valid out-parameter; getpwuid_r writes into it and
+    // `buf` only, and `result` is null or points at `pwd`.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut result = std::ptr::null_mut();
+        let r = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
+        if r != 0 || result.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        Some(
+            std::ffi::CStr::from_ptr(pwd.pw_name)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+#[cfg(not(unix))]
+fn user_name(_uid: u32) -> Option<String> {
+    None
+}
+
+/// This process's user (its effective uid).
+#[cfg(unix)]
+pub fn my_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// What a folder opened with [`Folder::open`] is trusted for (issue 35: trust is decided
+/// by owner and mode, for reads and writes alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// Results are written into it: it belongs to this user, its owner may write it and
+    /// no one else can. Every folder above it belongs to this user or root and no one
+    /// else can write it, except a sticky folder (`/tmp`) whose entry below is ours.
+    Write,
+    /// Results are read from it: as [`Trust::Write`], but root's folders and files are
+    /// trusted too.
+    Read,
+    /// Someone else's folder, read on purpose (`import`): no owner is checked, but no
+    /// symbolic link inside it is followed (the folder given itself may be one).
+    Foreign,
+}
+
+/// One entry of a [`Folder`], by what it is itself (a link is a link, not what it
+/// leads to).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Folder,
+    File,
+    /// A symbolic link, and where it leads.
+    Link(String),
+    Other,
+}
+
+/// A folder, held open, whose owner and mode were checked on the opened handle: every
+/// file read or written in it is opened relative to that handle, never through a path
+/// read again, and never through a symbolic link ([`Trust`]).
+pub struct Folder {
+    path: std::path::PathBuf,
+    trust: Trust,
+    #[cfg(unix)]
+    fd: std::os::fd::OwnedFd,
+}
+
+/// How many symbolic links a path may pass through before it is refused (Linux's own
+/// limit).
+#[cfg(unix)]
+const MAX_LINKS: usize = 40;
+
+#[cfg(unix)]
+mod sys {
+    //! The few system calls [`super::Folder`] needs, each on an open folder.
+    use std::ffi::{CString, OsStr};
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+
+    pub fn cstr(name: &OsStr) -> io::Result<CString> {
+        CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    }
+
+    /// Flags that open a folder only to look things up in it: no read permission
+    /// needed where the system allows (`O_PATH`), never through a link.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub const LOOKUP: libc::c_int =
+        libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    pub const LOOKUP: libc::c_int =
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+
+    pub fn openat(
+        dir: &impl AsRawFd,
+        name: &OsStr,
+        flags: libc::c_int,
+        mode: u32,
+    ) -> io::Result<OwnedFd> {
+        let c = cstr(name)?;
+        // SAFETY: a valid folder descriptor and a NUL-terminated name; the result is a
+        // new descriptor we own, or -1.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    pub fn open_root() -> io::Result<OwnedFd> {
+        let c = CString::new("/").expect("no NUL");
+        // SAFETY: a NUL-terminated path; the result is a new descriptor or -1.
+        let fd = unsafe { libc::open(c.as_ptr(), LOOKUP) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: just opened, owned by nothing else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Owner, mode (type bits included) of what `fd` is open on.
+    pub fn fstat(fd: &impl AsRawFd) -> io::Result<(u32, u32)> {
+        // SAFETY: a zeroed stat is a valid out-parameter for fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid descriptor and a valid out-parameter.
+        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((st.st_uid, st.st_mode as u32))
+    }
+
+    /// Owner and mode of the entry `name` of `dir` itself (a link is not followed).
+    pub fn lstatat(dir: &impl AsRawFd, name: &OsStr) -> io::Result<(u32, u32)> {
+        let c = cstr(name)?;
+        // SAFETY: as in `fstat`.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid folder descriptor, a NUL-terminated name, a valid out-parameter.
+        let r = unsafe {
+            libc::fstatat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((st.st_uid, st.st_mode as u32))
+    }
+
+    pub fn readlinkat(dir: &impl AsRawFd, name: &OsStr) -> io::Result<std::path::PathBuf> {
+        let c = cstr(name)?;
+        let mut buf = vec![0u8; 4096];
+        // SAFETY: a valid folder descriptor, a NUL-terminated name and a buffer of the
+        // length given.
+        let n = unsafe {
+            libc::readlinkat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        buf.truncate(n as usize);
+        let os: std::ffi::OsString = std::os::unix::ffi::OsStringExt::from_vec(buf);
+        Ok(std::path::PathBuf::from(os))
+    }
+
+    pub fn mkdirat(dir: &impl AsRawFd, name: &OsStr, mode: u32) -> io::Result<()> {
+        let c = cstr(name)?;
+        // SAFETY: a valid folder descriptor and a NUL-terminated name.
+        if unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), mode as libc::mode_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    pub fn unlinkat(dir: &impl AsRawFd, name: &OsStr) -> io::Result<()> {
+        let c = cstr(name)?;
+        // SAFETY: a valid folder descriptor and a NUL-terminated name; flags 0 removes a
+        // name that is not a folder (a link's own name, never its target).
+        if unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    pub fn renameat(dir: &impl AsRawFd, from: &OsStr, to: &OsStr) -> io::Result<()> {
+        let (a, b) = (cstr(from)?, cstr(to)?);
+        // SAFETY: valid folder descriptors and NUL-terminated names.
+        if unsafe { libc::renameat(dir.as_raw_fd(), a.as_ptr(), dir.as_raw_fd(), b.as_ptr()) } != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The names in the folder `dir` (not `.` or `..`).
+    pub fn names(dir: &impl AsRawFd) -> io::Result<Vec<std::ffi::OsString>> {
+        use std::os::fd::IntoRawFd;
+        let listing = openat(
+            dir,
+            OsStr::new("."),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            0,
+        )?;
+        let raw = listing.into_raw_fd();
+        // SAFETY: `raw` is an open folder descriptor; fdopendir takes it over.
+        let d = unsafe { libc::fdopendir(raw) };
+        if d.is_null() {
+            let e = io::Error::last_os_error();
+            // SAFETY: fdopendir failed, so `raw` is still ours to close.
+            unsafe { libc::close(raw) };
+            return Err(e);
+        }
+        let mut out = Vec::new();
+        loop {
+            // SAFETY: `d` is an open directory stream.
+            let ent = unsafe { libc::readdir(d) };
+            if ent.is_null() {
+                break;
+            }
+            // SAFETY: readdir returned an entry whose name is NUL-terminated.
+            let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
+            let bytes = name.to_bytes();
+            if bytes != b"." && bytes != b".." {
+                out.push(OsStr::from_bytes(bytes).to_os_string());
+            }
+        }
+        // SAFETY: `d` is open; closedir closes `raw` with it.
+        unsafe { libc::closedir(d) };
+        out.sort();
+        Ok(out)
+    }
+
+    /// Bytes free for this user on the file system holding `fd`.
+    pub fn free_bytes(fd: &impl AsRawFd) -> io::Result<u64> {
+        // SAFETY: a zeroed statvfs is a valid out-parameter.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid descriptor and out-parameter.
+        if unsafe { libc::fstatvfs(fd.as_raw_fd(), &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        #[allow(clippy::unnecessary_cast)]
+        Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    }
+}
+
+/// The file-type bits of a mode, as `u32` everywhere (`mode_t` is 16 bits on macOS).
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)]
+mod ifmt {
+    pub const FMT: u32 = libc::S_IFMT as u32;
+    pub const LNK: u32 = libc::S_IFLNK as u32;
+    pub const DIR: u32 = libc::S_IFDIR as u32;
+    pub const REG: u32 = libc::S_IFREG as u32;
+    pub const FIFO: u32 = libc::S_IFIFO as u32;
+    pub const CHR: u32 = libc::S_IFCHR as u32;
+    pub const BLK: u32 = libc::S_IFBLK as u32;
+    pub const SOCK: u32 = libc::S_IFSOCK as u32;
+}
+
+#[cfg(unix)]
+fn is_link(mode: u32) -> bool {
+    mode & ifmt::FMT == ifmt::LNK
+}
+
+#[cfg(unix)]
+fn is_dir(mode: u32) -> bool {
+    mode & ifmt::FMT == ifmt::DIR
+}
+
+#[cfg(unix)]
+fn is_file(mode: u32) -> bool {
+    mode & ifmt::FMT == ifmt::REG
+}
+
+/// What a file of mode `mode` is, in words, when it is not a regular file.
+#[cfg(unix)]
+fn kind_of_mode(mode: u32) -> &'static str {
+    match mode & ifmt::FMT {
+        ifmt::FIFO => "a named pipe (FIFO)",
+        ifmt::CHR | ifmt::BLK => "a device",
+        ifmt::SOCK => "a socket",
+        ifmt::DIR => "a folder",
+        ifmt::LNK => "a symbolic link",
+        _ => "not a regular file",
+    }
+}
+
+/// Why the folder `path` (owner `uid`, mode `mode`) is not to be trusted as `trust`
+/// asks, if it is not; `last`: it is the folder itself, not one above it.
+#[cfg(unix)]
+fn folder_refusal(
+    path: &std::path::Path,
+    uid: u32,
+    mode: u32,
+    trust: Trust,
+    last: bool,
+) -> Option<String> {
+    let shown = terminal(&path.display().to_string());
+    let me = my_uid();
+    let perms = mode & 0o7777;
+    if trust == Trust::Foreign {
+        return None;
+    }
+    if !last {
+        if uid != me && uid != 0 {
+            return Some(format!(
+                "{shown}, a folder on the way to the results, belongs to another user ({}), \
+                 who could put something else in its place; choose a results folder \
+                 (COW_RESULTS_DIR) under folders of your own",
+                whose(uid)
+            ));
+        }
+        if perms & 0o022 != 0 && perms & 0o1000 == 0 {
+            return Some(format!(
+                "{shown}, a folder on the way to the results, can be written by other users \
+                 (mode {perms:04o}), who could put something else in its place; choose a \
+                 results folder (COW_RESULTS_DIR) under folders of your own"
+            ));
+        }
+        return None;
+    }
+    let owner_ok = uid == me || (trust == Trust::Read && uid == 0);
+    if !owner_ok {
+        return Some(format!(
+            "refusing {shown}: it belongs to another user ({}, you are {}), who could \
+             replace what is there or plant links in it; set COW_RESULTS_DIR to a folder \
+             of your own",
+            whose(uid),
+            whose(me)
+        ));
+    }
+    if perms & 0o022 != 0 {
+        return Some(format!(
+            "refusing {shown}: other users can write to it (mode {perms:04o}), so they could \
+             plant files or links in it; make it private (chmod go-w {shown}) or set \
+             COW_RESULTS_DIR to a folder of your own"
+        ));
+    }
+    if trust == Trust::Write && perms & 0o200 == 0 {
+        return Some(format!(
+            "refusing {shown}: its owner cannot write to it (mode {perms:04o}), so no \
+             result could be stored there; chmod u+w {shown} or set COW_RESULTS_DIR to \
+             another folder"
+        ));
+    }
+    None
+}
+
+impl Folder {
+    /// Opens the folder `path` (made absolute against the current folder), walking down
+    /// from `/` one name at a time and checking each folder on its open handle
+    /// ([`Trust`]); with `create`, missing folders are made (0755). A symbolic link on
+    /// the way is followed only when it belongs to this user or root (a link another
+    /// user made in a shared folder is refused, naming whose it is).
+    pub fn open(path: &std::path::Path, trust: Trust, create: bool) -> Result<Folder, String> {
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        #[cfg(unix)]
+        {
+            let fd = walk(&abs, trust, create)?;
+            Ok(Folder {
+                path: path.to_path_buf(),
+                trust,
+                fd,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            if create {
+                std::fs::create_dir_all(&abs)
+                    .map_err(|e| format!("cannot create {}: {e}", abs.display()))?;
+            }
+            if !abs.is_dir() {
+                return Err(format!(
+                    "{} is not a folder",
+                    terminal(&abs.display().to_string())
+                ));
+            }
+            Ok(Folder {
+                path: path.to_path_buf(),
+                trust,
+            })
+        }
+    }
+
+    /// The path this folder was opened by.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The folder `name` inside this one, checked the same way (never through a link);
+    /// with `create`, made when missing.
+    pub fn child(&self, name: &str, create: bool) -> Result<Folder, String> {
+        let path = self.path.join(name);
+        let shown = terminal(&path.display().to_string());
+        #[cfg(unix)]
+        {
+            let n = std::ffi::OsStr::new(name);
+            if create {
+                match sys::mkdirat(&self.fd, n, 0o755) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(format!("cannot create {shown}: {e}")),
+                }
+            }
+            let fd = sys::openat(&self.fd, n, sys::LOOKUP, 0).map_err(|e| {
+                match sys::lstatat(&self.fd, n) {
+                    Ok((_, mode)) if is_link(mode) => self.link_refusal(name),
+                    Ok((_, mode)) if !is_dir(mode) => {
+                        format!("{shown} is {}, not a folder", kind_of_mode(mode))
+                    }
+                    _ => format!("cannot open {shown}: {e}"),
+                }
+            })?;
+            let (uid, mode) =
+                sys::fstat(&fd).map_err(|e| format!("cannot inspect {shown}: {e}"))?;
+            if let Some(why) = folder_refusal(&path, uid, mode, self.trust, true) {
+                return Err(why);
+            }
+            Ok(Folder {
+                path,
+                trust: self.trust,
+                fd,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            if create {
+                std::fs::create_dir_all(&path)
+                    .map_err(|e| format!("cannot create {shown}: {e}"))?;
+            }
+            if !path.is_dir() {
+                return Err(format!("{shown} is not a folder"));
+            }
+            Ok(Folder {
+                path,
+                trust: self.trust,
+            })
+        }
+    }
+
+    /// Why the link `name` is refused, and where it leads.
+    #[cfg(unix)]
+    fn link_refusal(&self, name: &str) -> String {
+        let to = sys::readlinkat(&self.fd, std::ffi::OsStr::new(name))
+            .map(|t| format!(" (to {})", terminal(&t.display().to_string())))
+            .unwrap_or_default();
+        let shown = terminal(&self.path.join(name).display().to_string());
+        match self.trust {
+            Trust::Foreign => format!(
+                "{shown} is a symbolic link{to}: what is imported is read only from inside \
+                 the folder given, and no link is followed out of it; copy the file itself"
+            ),
+            _ => format!(
+                "{shown} is a symbolic link{to}: a results folder holds its own files and \
+                 folders, and no link in it is followed"
+            ),
+        }
+    }
+
+    /// Every entry of this folder, sorted by name, each by what it is itself.
+    pub fn entries(&self) -> Result<Vec<(String, Kind)>, String> {
+        let shown = terminal(&self.path.display().to_string());
+        #[cfg(unix)]
+        {
+            let names = sys::names(&self.fd).map_err(|e| format!("cannot list {shown}: {e}"))?;
+            Ok(names
+                .into_iter()
+                .filter_map(|n| {
+                    let (_, mode) = sys::lstatat(&self.fd, &n).ok()?;
+                    let kind = if is_dir(mode) {
+                        Kind::Folder
+                    } else if is_file(mode) {
+                        Kind::File
+                    } else if is_link(mode) {
+                        Kind::Link(
+                            sys::readlinkat(&self.fd, &n)
+                                .map(|t| t.display().to_string())
+                                .unwrap_or_default(),
+                        )
+                    } else {
+                        Kind::Other
+                    };
+                    Some((n.to_string_lossy().into_owned(), kind))
+                })
+                .collect())
+        }
+        #[cfg(not(unix))]
+        {
+            let mut out: Vec<(String, Kind)> = std::fs::read_dir(&self.path)
+                .map_err(|e| format!("cannot list {shown}: {e}"))?
+                .flatten()
+                .filter_map(|e| {
+                    let t = e.file_type().ok()?;
+                    let kind = if t.is_symlink() {
+                        Kind::Link(String::new())
+                    } else if t.is_dir() {
+                        Kind::Folder
+                    } else if t.is_file() {
+                        Kind::File
+                    } else {
+                        Kind::Other
+                    };
+                    Some((e.file_name().to_string_lossy().into_owned(), kind))
+                })
+                .collect();
+            out.sort();
+            Ok(out)
+        }
+    }
+
+    /// Reads the file `name` of this folder through the door: never through a link,
+    /// never blocking (a FIFO or a device is refused), at most `cap` bytes, and (but in
+    /// a [`Trust::Foreign`] folder) only a file of this user or root that no one else
+    /// can write. `Ok(None)`: there is no such file. The message does not hold the path.
+    pub fn read(&self, name: &str, cap: u64) -> Result<Option<Vec<u8>>, String> {
+        #[cfg(unix)]
+        {
+            use std::io::Read;
+            let n = std::ffi::OsStr::new(name);
+            let fd = match sys::openat(
+                &self.fd,
+                n,
+                libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0,
+            ) {
+                Ok(fd) => fd,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => {
+                    return Err(match sys::lstatat(&self.fd, n) {
+                        Ok((_, mode)) if is_link(mode) => {
+                            let to = sys::readlinkat(&self.fd, n)
+                                .map(|t| format!(" (to {})", terminal(&t.display().to_string())))
+                                .unwrap_or_default();
+                            format!("it is a symbolic link{to}, and no link is followed")
+                        }
+                        _ => format!("cannot read it: {e}"),
+                    });
+                }
+            };
+            let (uid, mode) = sys::fstat(&fd).map_err(|e| format!("cannot read it: {e}"))?;
+            if !is_file(mode) {
+                return Err(format!(
+                    "it is {}, not a regular file; a results file is a plain JSON file",
+                    kind_of_mode(mode)
+                ));
+            }
+            if self.trust != Trust::Foreign {
+                let me = my_uid();
+                if uid != me && uid != 0 {
+                    return Err(format!(
+                        "it belongs to another user ({}), not to you ({}) or root, so it is \
+                         not a result of yours",
+                        whose(uid),
+                        whose(me)
+                    ));
+                }
+                let perms = mode & 0o7777;
+                if perms & 0o022 != 0 {
+                    return Err(format!(
+                        "other users can write to it (mode {perms:04o}); make it private \
+                         (chmod go-w) to have it read"
+                    ));
+                }
+            }
+            let file = std::fs::File::from(fd);
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            if len > cap {
+                return Err(format!(
+                    "it holds {len} bytes, more than the {} a results file of this book may hold",
+                    cap_words(cap)
+                ));
+            }
+            let mut bytes = Vec::with_capacity(len as usize);
+            (&file)
+                .take(cap + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("cannot read it: {e}"))?;
+            if bytes.len() as u64 > cap {
+                return Err(format!(
+                    "it grew past the {} a results file of this book may hold while it was read",
+                    cap_words(cap)
+                ));
+            }
+            Ok(Some(bytes))
+        }
+        #[cfg(not(unix))]
+        {
+            let path = self.path.join(name);
+            match std::fs::symlink_metadata(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Ok(m) if m.file_type().is_symlink() => {
+                    Err("it is a symbolic link, and no link is followed".into())
+                }
+                _ => read_results_file(&path, cap).map(Some),
+            }
+        }
+    }
+
+    /// Opens (creating it, 0600, when missing) the file `name` of this folder for
+    /// reading and writing: never through a link, never truncated.
+    pub fn open_private(&self, name: &str) -> std::io::Result<std::fs::File> {
+        #[cfg(unix)]
+        {
+            sys::openat(
+                &self.fd,
+                std::ffi::OsStr::new(name),
+                libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o600,
+            )
+            .map(std::fs::File::from)
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(self.path.join(name))
+        }
+    }
+
+    /// Creates `.<name>.<pid>.<random>.tmp` in this folder, new (a name that exists, a
+    /// link included, is never opened: another random part is tried), 0600.
+    fn create_temporary(&self, name: &str) -> Result<(String, std::fs::File), String> {
+        let mut last = None;
+        for _ in 0..16 {
+            let tmp = format!(".{name}.{}.{:016x}.tmp", std::process::id(), random_u64());
+            #[cfg(unix)]
+            let opened = sys::openat(
+                &self.fd,
+                std::ffi::OsStr::new(&tmp),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o600,
+            )
+            .map(std::fs::File::from);
+            #[cfg(not(unix))]
+            let opened = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(self.path.join(&tmp));
+            match opened {
+                Ok(file) => return Ok((tmp, file)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => {
+                    return Err(format!(
+                        "cannot create {}: {e}",
+                        terminal(&self.path.join(&tmp).display().to_string())
+                    ));
+                }
+            }
+        }
+        Err(format!(
+            "cannot create a temporary file in {}: every name tried was taken ({})",
+            terminal(&self.path.display().to_string()),
+            last.map(|e| e.to_string()).unwrap_or_default()
+        ))
+    }
+
+    /// Writes `bytes` as the file `name` of this folder atomically: a new private
+    /// temporary file, then a rename over `name` (which replaces a link there, never
+    /// what it leads to). Stray temporaries of dead writers are removed first.
+    pub fn write_atomically(&self, name: &str, bytes: &[u8]) -> Result<(), String> {
+        use std::io::Write;
+        self.remove_stray_temporaries();
+        let (tmp, mut file) = self.create_temporary(name)?;
+        let shown = terminal(&self.path.join(name).display().to_string());
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| file.flush())
+            .map_err(|e| format!("cannot write {shown}: {e}"));
+        drop(file);
+        let moved = written.and_then(|()| {
+            self.rename(&tmp, name)
+                .map_err(|e| format!("cannot move the new {shown} into place: {e}"))
+        });
+        if moved.is_err() {
+            self.remove(&tmp);
+        }
+        moved
+    }
+
+    fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            sys::renameat(
+                &self.fd,
+                std::ffi::OsStr::new(from),
+                std::ffi::OsStr::new(to),
+            )
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::rename(self.path.join(from), self.path.join(to))
+        }
+    }
+
+    /// Removes the name `name` of this folder if it is there (a link's name, never what
+    /// it leads to; never a folder).
+    pub fn remove(&self, name: &str) {
+        #[cfg(unix)]
+        let _ = sys::unlinkat(&self.fd, std::ffi::OsStr::new(name));
+        #[cfg(not(unix))]
+        let _ = std::fs::remove_file(self.path.join(name));
+    }
+
+    /// Whether a result can be stored here now: a temporary file is made, written and
+    /// removed, and the file system has room for at least one record at its cap.
+    pub fn probe(&self) -> Result<(), String> {
+        use std::io::Write;
+        let shown = terminal(&self.path.display().to_string());
+        let (tmp, mut file) = self
+            .create_temporary("write-probe")
+            .map_err(|e| format!("{e} (set COW_RESULTS_DIR to a folder you can write)"))?;
+        let written = file.write_all(&[0u8; 4096]).and_then(|()| file.sync_all());
+        drop(file);
+        self.remove(&tmp);
+        written.map_err(|e| format!("cannot write into {shown}: {e}"))?;
+        #[cfg(unix)]
+        if let Ok(free) = sys::free_bytes(&self.fd)
+            && free < RECORD_CAP
+        {
+            return Err(format!(
+                "{shown} has {} KB free, less than the {} one result may take; free some \
+                 space or set COW_RESULTS_DIR to another folder",
+                free >> 10,
+                cap_words(RECORD_CAP)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Removes temporary files that a writer of this book left when it was killed: only
+    /// names it makes (`.<result or mark>.<pid>[.<random>].tmp`, the result or mark
+    /// being a `.json`, a `.retried` or the probe), of a writer that is gone, owned by
+    /// this user, and only in a folder checked for writing.
+    pub fn remove_stray_temporaries(&self) {
+        if self.trust != Trust::Write {
+            return;
+        }
+        let Ok(entries) = self.entries() else {
+            return;
+        };
+        for (name, kind) in entries {
+            if !matches!(kind, Kind::File | Kind::Link(_)) {
+                continue;
+            }
+            let Some(pid) = temporary_pid(&name) else {
+                continue;
+            };
+            if pid == std::process::id() || process_alive(pid) {
+                continue;
+            }
+            #[cfg(unix)]
+            if sys::lstatat(&self.fd, std::ffi::OsStr::new(&name))
+                .is_ok_and(|(uid, _)| uid == my_uid())
+            {
+                self.remove(&name);
+            }
+            #[cfg(not(unix))]
+            self.remove(&name);
+        }
+    }
+}
+
+/// `cap` in words: `8 MB`, or bytes below a megabyte.
+fn cap_words(cap: u64) -> String {
+    if cap >= 1 << 20 {
+        format!("{} MB", cap >> 20)
+    } else {
+        format!("{cap} bytes")
+    }
+}
+
+/// Walks `abs` from `/`, checking each folder as [`Folder::open`] says.
+#[cfg(unix)]
+fn walk(abs: &std::path::Path, trust: Trust, create: bool) -> Result<std::os::fd::OwnedFd, String> {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    use std::path::{Component, PathBuf};
+    let parts = |p: &std::path::Path| -> Vec<OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some(OsString::from("..")),
+                _ => None,
+            })
+            .collect()
+    };
+    let root = sys::open_root().map_err(|e| format!("cannot open /: {e}"))?;
+    let mut stack = vec![root];
+    let mut here = PathBuf::from("/");
+    let mut todo: VecDeque<OsString> = parts(abs).into();
+    let mut links = 0;
+    if todo.is_empty() {
+        let (uid, mode) = sys::fstat(&stack[0]).map_err(|e| format!("cannot inspect /: {e}"))?;
+        if let Some(why) = folder_refusal(&here, uid, mode, trust, true) {
+            return Err(why);
+        }
+    }
+    while let Some(name) = todo.pop_front() {
+        if name == ".." {
+            if stack.len() > 1 {
+                stack.pop();
+                here.pop();
+            }
+            continue;
+        }
+        let last = todo.is_empty();
+        let parent = stack.last().expect("the root stays");
+        let path = here.join(&name);
+        let shown = terminal(&path.display().to_string());
+        let entry = match sys::lstatat(parent, &name) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
+                match sys::mkdirat(parent, &name, 0o755) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(format!("cannot create {shown}: {e}")),
+                }
+                sys::lstatat(parent, &name)
+            }
+            other => other,
+        };
+        let (uid, mode) = entry.map_err(|e| format!("cannot open {shown}: {e}"))?;
+        if is_link(mode) {
+            if trust != Trust::Foreign && uid != my_uid() && uid != 0 {
+                return Err(format!(
+                    "refusing {shown}: it is a symbolic link that another user ({}) made, and \
+                     it is not followed (it could lead anywhere, a home folder included); \
+                     set COW_RESULTS_DIR to a folder of your own",
+                    whose(uid)
+                ));
+            }
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(format!("{shown}: too many symbolic links on the way"));
+            }
+            let target = sys::readlinkat(parent, &name)
+                .map_err(|e| format!("cannot read the link {shown}: {e}"))?;
+            if target.is_absolute() {
+                stack.truncate(1);
+                here = PathBuf::from("/");
+            }
+            for p in parts(&target).into_iter().rev() {
+                todo.push_front(p);
+            }
+            continue;
+        }
+        let fd = sys::openat(parent, &name, sys::LOOKUP, 0).map_err(|e| {
+            if is_dir(mode) {
+                format!("cannot open {shown}: {e}")
+            } else {
+                format!("{shown} is {}, not a folder", kind_of_mode(mode))
+            }
+        })?;
+        let (uid, mode) = sys::fstat(&fd).map_err(|e| format!("cannot inspect {shown}: {e}"))?;
+        if let Some(why) = folder_refusal(&path, uid, mode, trust, last) {
+            return Err(why);
+        }
+        stack.push(fd);
+        here = path;
+    }
+    Ok(stack.pop().expect("the root stays"))
+}
+
+/// An unpredictable 64-bit number: std's hasher keys are drawn from the operating
+/// system's random source once per process, and the counter and the clock make each
+/// call's number differ.
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    h.write_u128(now.as_nanos());
+    h.finish()
+}
+
+/// The writer's pid in the name of one of this book's temporary files
+/// (`.<name>.<pid>.<16 hex digits>.tmp`, or `.<name>.<pid>.tmp` from before the random
+/// part), where `<name>` is a name this book writes: a `.json` file, a `.retried` mark
+/// or the `write-probe`. Anything else is not ours.
+pub fn temporary_pid(name: &str) -> Option<u32> {
+    let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (rest, last) = inner.rsplit_once('.')?;
+    let (stem, pid) = if last.len() == 16 && last.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let (stem, pid) = rest.rsplit_once('.')?;
+        (stem, pid.parse::<u32>().ok()?)
+    } else {
+        (rest, last.parse::<u32>().ok()?)
+    };
+    let ours = stem.ends_with(".json") || stem.ends_with(".retried") || stem == "write-probe";
+    ours.then_some(pid)
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    true // without a cheap check, keep the file
+}
+
+/// Reads the file at `path` from a folder of results of this user: its folder is opened
+/// with [`Folder::open`] ([`Trust::Read`]) and the file read through it
+/// ([`Folder::read`]). `Ok(None)`: there is no such file. The message names the folder
+/// when the folder is refused, and not the file's path otherwise.
+pub fn read_own_file(path: &std::path::Path, cap: u64) -> Result<Option<Vec<u8>>, String> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Err("it is not a file name".into());
+    };
+    Folder::open(dir, Trust::Read, false)?.read(name, cap)
+}
+
 /// A name that may become part of a file name or an HTML id: `[a-z0-9-]`, starting
 /// with a letter or digit, at most 64 characters.
 pub fn is_name(s: &str) -> bool {
