@@ -191,18 +191,26 @@ function badText(s) {
   var d = decodeReferences(s);
   return LONE_SURROGATE.test(s) || HIDDEN.test(d) || d.indexOf('{{') >= 0;
 }
+// Characters, not UTF-16 units, as the command line counts them.
+function chars(s) {
+  return Array.from(s).length;
+}
 // The first text anywhere in `v` (keys too) that breaks the text rules; in a round's
-// data (`data` true) also one that holds a character that could start markup.
+// data (`data` true) also one longer than 256 characters or that holds a character
+// that could start markup, and a number larger in size than 1e18.
 function badTexts(v, where, data, depth) {
   if (depth > 64) { return where + ' nests deeper than 64 levels'; }
   var check = function (s) {
-    if (badText(s)) {
+    if (LONE_SURROGATE.test(s) || HIDDEN.test(decodeReferences(s)) || decodeReferences(s).indexOf('{{') >= 0) {
       return where + ' holds a lone surrogate, a control or format character, or an mdBook directive';
     }
-    if (data && NOT_IN_DATA.test(s)) { return where + ' holds a character that could start markup'; }
+    if (data && (NOT_IN_DATA.test(s) || chars(s) > 256)) {
+      return where + ' holds a character that could start markup, or a text longer than 256 characters';
+    }
     return null;
   };
   if (typeof v === 'string') { return check(v); }
+  if (typeof v === 'number' && data && !(Math.abs(v) <= 1e18)) { return where + ' holds a number beyond any measured value'; }
   if (!v || typeof v !== 'object') { return null; }
   var keys = Object.keys(v);
   for (var i = 0; i < keys.length; i += 1) {
@@ -216,6 +224,30 @@ function recordProblem(r, i) {
   if (!r || typeof r !== 'object' || !Array.isArray(r.rounds)) { return where + ' has no rounds'; }
   if (typeof r.chapter !== 'string' || !NAME.test(r.chapter) || typeof r.experiment !== 'string' || !NAME.test(r.experiment)) {
     return where + ' has no valid name';
+  }
+  // The sizes `harness::validate` allows (issue 35, items 3 and 10).
+  var notes = Array.isArray(r.notes) ? r.notes : [];
+  var details = Array.isArray(r.details) ? r.details : [];
+  if (r.rounds.length > 100) { return where + ' holds more than 100 rounds'; }
+  if (notes.length > 16 || details.length > 16) { return where + ' carries more than 16 notes or details'; }
+  var long = function (s, max) { return typeof s === 'string' && chars(s) > max; };
+  if (notes.some(function (n) { return !n || long(n.text, 512); }) ||
+      details.some(function (d) { return !Array.isArray(d) || long(d[0], 64) || long(d[1], 256); }) ||
+      long(r.isolation, 512)) {
+    return where + ' has a note, a detail or an isolation text longer than the book writes';
+  }
+  var seen = new Set();
+  for (var n = 0; n < r.rounds.length; n += 1) {
+    var one = r.rounds[n] || {};
+    if (seen.has(one.index)) { return where + ' holds a round twice'; }
+    seen.add(one.index);
+    var readings = Array.isArray(one.readings) ? one.readings : [];
+    if (readings.length > 256) { return where + ' has a round of more than 256 readings'; }
+    for (var x = 0; x < readings.length; x += 1) {
+      if (!readings[x] || UNITS.indexOf(readings[x].unit) < 0 || !number(readings[x].value)) {
+        return where + ' has a reading that is not a number of zero or more in a known unit';
+      }
+    }
   }
   var rest = {};
   Object.keys(r).forEach(function (k) { if (k !== 'rounds') { rest[k] = r[k]; } });

@@ -204,3 +204,228 @@ proptest! {
         }
     }
 }
+
+/// Issue 35, "one rulebook, two readers": every fixture of
+/// [`book_tests::HOSTILE_COMPARE_FILES`] is refused by the command line's door
+/// (`Bundle::read`, what `all-results compare` reads files through) and by the Compare
+/// page's script (run in Node, where there is one); the good ones are accepted by
+/// both, and a figure in other units is shown by both, not compared (item 15).
+#[test]
+fn the_page_and_the_command_line_refuse_and_accept_the_same_files() {
+    let dir = book_tests::book_root().join("book-tests/tests/fixtures/hostile");
+    let node = ["node", "nodejs"].into_iter().find(|n| {
+        std::process::Command::new(n)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let page = |file: &str| -> Option<String> {
+        let out = std::process::Command::new(node?)
+            .arg(dir.join("compare-page.js"))
+            .arg(book_tests::book_root().join("assets/js/compare.js"))
+            .arg(dir.join("good.json"))
+            .arg(dir.join(file))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{file}: {out:?}");
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    for (file, why) in book_tests::HOSTILE_COMPARE_FILES
+        .into_iter()
+        .chain([book_tests::DEEP_COMPARE_FILE])
+    {
+        let cli = Bundle::read(&dir.join(file));
+        assert!(cli.is_err(), "the command line accepts {file}");
+        if let Some(text) = page(file) {
+            assert!(
+                text.starts_with("Cannot compare") && text.contains(why),
+                "the page on {file}: {text}"
+            );
+        }
+    }
+    let good = Bundle::read(&dir.join("good.json")).unwrap();
+    for file in [
+        "good.json",
+        "good-with-record.json",
+        "other-units.json",
+        "moved.json",
+        "lying-shown.json",
+    ] {
+        let theirs = Bundle::read(&dir.join(file))
+            .unwrap_or_else(|e| panic!("the command line refuses {file}: {e:#}"));
+        let md = all_results::compare::markdown(&good, &theirs, "good.json", file);
+        let shown = page(file);
+        if let Some(text) = &shown {
+            assert!(
+                !text.starts_with("Cannot compare"),
+                "the page on {file}: {text}"
+            );
+        }
+        if file == "other-units.json" {
+            assert!(md.contains("not comparable: other units"), "{md}");
+            if let Some(text) = shown {
+                assert!(text.contains("not comparable: other units"), "{text}");
+            }
+        }
+    }
+}
+
+/// No profile runs more rounds than the door lets a record hold.
+#[test]
+fn every_budget_fits_the_door_s_round_cap() {
+    for ch in all_results::CHAPTERS {
+        for e in ch.experiments {
+            for p in [harness::Profile::Quick, harness::Profile::Full] {
+                let b = e.budget(p);
+                assert!(
+                    b.max_rounds as usize <= harness::validate::MAX_ROUNDS,
+                    "{}/{}: {} rounds",
+                    ch.name,
+                    e.name(),
+                    b.max_rounds
+                );
+            }
+        }
+    }
+}
+
+/// How a round's numbers are mutated for the numbers fuzz.
+#[derive(Clone, Copy, Debug)]
+enum Mutation {
+    /// Every whole number set to this.
+    Whole(u64),
+    /// Every list emptied.
+    EmptyLists,
+    /// One round left.
+    OneRound,
+}
+
+fn mutate(v: &mut serde_json::Value, m: Mutation) {
+    match v {
+        serde_json::Value::Number(n) if n.is_u64() || n.is_i64() => {
+            if let Mutation::Whole(x) = m {
+                *v = serde_json::json!(x);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            if let Mutation::EmptyLists = m {
+                items.clear();
+            }
+            items.iter_mut().for_each(|x| mutate(x, m));
+        }
+        serde_json::Value::Object(map) => map.values_mut().for_each(|x| mutate(x, m)),
+        _ => {}
+    }
+}
+
+/// The child side of the numbers fuzz: with `COW_FUZZ_NUMBERS` naming a folder of
+/// records, every record the door lets in has every view of its experiment rendered.
+/// Without it (an ordinary test run) it does nothing.
+#[test]
+fn numbers_child() {
+    let Some(dir) = std::env::var_os("COW_FUZZ_NUMBERS") else {
+        return;
+    };
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    for path in files {
+        let Ok(r) = harness::cache::read_checked(&path) else {
+            continue;
+        };
+        let ch = all_results::chapter(&r.chapter).expect("a chapter of the book");
+        let s = Shown {
+            record: r.clone(),
+            newer_failures: Vec::new(),
+        };
+        for v in ch.views.iter().filter(|v| v.experiment() == r.experiment) {
+            let md = harness::render::render_view(*v, &s);
+            assert!(!md.is_empty(), "{}: {}", path.display(), v.name());
+        }
+    }
+}
+
+/// Issue 35, "the fuzz reaches numbers": every chapter's golden records with their
+/// rounds' whole numbers set to 0, to 2³²−1, to u64::MAX and to 10¹⁸ (the door's
+/// largest number), their lists emptied and their rounds cut to one, each rendered by
+/// every view of its experiment in a child process under a memory limit (`ulimit -v`, 3 GiB of address space: a test binary
+/// maps a few hundred MB before it allocates) and a time limit (60 s, far above the
+/// second or so it takes): every view renders or the record is refused, no panic, no
+/// exhausted memory, no hang. The bounds are generous; this is no speed test.
+#[test]
+fn numbers_in_round_data_are_refused_or_rendered_within_bounds() {
+    let test_name = module_path!()
+        .split_once("::")
+        .map_or("numbers_child".to_string(), |(_, m)| {
+            format!("{m}::numbers_child")
+        });
+    let mutations = [
+        Mutation::Whole(0),
+        Mutation::Whole(4_294_967_295),
+        Mutation::Whole(u64::MAX),
+        Mutation::Whole(1_000_000_000_000_000_000),
+        Mutation::EmptyLists,
+        Mutation::OneRound,
+    ];
+    for ch in all_results::CHAPTERS {
+        let records = harness::fixture::golden_records(ch).unwrap();
+        for r in records {
+            let dir = tempfile::tempdir().unwrap();
+            for (i, m) in mutations.iter().enumerate() {
+                let mut r = r.clone();
+                r.key = ch.key.to_string();
+                if let Mutation::OneRound = m {
+                    r.rounds.truncate(1);
+                }
+                for round in &mut r.rounds {
+                    mutate(&mut round.data, *m);
+                }
+                std::fs::write(
+                    dir.path().join(format!("{i}.json")),
+                    serde_json::to_vec(&r).unwrap(),
+                )
+                .unwrap();
+            }
+            let mut child = std::process::Command::new("sh")
+                .arg("-c")
+                .arg("ulimit -v 3145728 && exec \"$0\" \"$@\"")
+                .arg(std::env::current_exe().unwrap())
+                .args([&test_name, "--exact", "--nocapture", "--test-threads=1"])
+                .env("COW_FUZZ_NUMBERS", dir.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::fs::File::create(dir.path().join("stderr.txt")).unwrap())
+                .spawn()
+                .unwrap();
+            let start = std::time::Instant::now();
+            let status = loop {
+                if let Some(s) = child.try_wait().unwrap() {
+                    break s;
+                }
+                if start.elapsed() > std::time::Duration::from_secs(60) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!(
+                        "{}/{}: the views took more than 60 s",
+                        ch.name, r.experiment
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            };
+            let err = std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap_or_default();
+            assert!(
+                status.success(),
+                "{}/{}: a view panicked or ran out of memory ({status}): {}",
+                ch.name,
+                r.experiment,
+                err.lines()
+                    .filter(|l| l.contains("panicked") || l.contains("memory") || l.contains("at "))
+                    .take(12)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
+    }
+}

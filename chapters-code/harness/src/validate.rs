@@ -30,7 +30,7 @@
 //!   index and at most [`MAX_READINGS`] readings; a record file holds at most
 //!   [`MAX_RECORD_VALUES`] JSON values and a bundle [`MAX_BUNDLE_VALUES`], counted
 //!   before the file is parsed ([`check_values`]), so a file of zeros inside the size
-//!   cap cannot make a tree of gigabytes;
+//!   cap cannot make a tree of gigabytes, and nests at most [`MAX_DEPTH`] levels;
 //! - every number of a round's data is no larger in size than [`MAX_VALUE`], and a
 //!   stored distribution holds at most [`crate::stats::MAX_DIST_SAMPLES`] samples
 //!   (checked as a round is decoded); views answer from (value, count) pairs and never
@@ -83,7 +83,17 @@ const NOT_IN_DATA: &[char] = &['<', '>', '[', ']', '{', '}', '`', '&', '*', '|',
 /// and `{` outside a string starts one more): the check that comes before a file is
 /// parsed into a tree.
 pub fn json_values(bytes: &[u8]) -> usize {
+    scan(bytes).0
+}
+
+/// The deepest a results file nests (the Compare page's limit too): a record's data
+/// may nest 32 levels below the five of a bundle.
+pub const MAX_DEPTH: usize = 64;
+
+/// [`json_values`], and how deep the file nests.
+fn scan(bytes: &[u8]) -> (usize, usize) {
     let (mut n, mut in_string, mut escaped) = (1usize, false, false);
+    let (mut depth, mut deepest) = (0usize, 0usize);
     for &b in bytes {
         if in_string {
             if escaped {
@@ -97,11 +107,17 @@ pub fn json_values(bytes: &[u8]) -> usize {
         }
         match b {
             b'"' => in_string = true,
-            b',' | b'[' | b'{' => n += 1,
+            b'[' | b'{' => {
+                n += 1;
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' => n += 1,
             _ => {}
         }
     }
-    n
+    (n, deepest)
 }
 
 /// Refuses a file of more than `max` JSON values ([`json_values`]) before it is parsed,
@@ -110,10 +126,15 @@ pub fn json_values(bytes: &[u8]) -> usize {
 /// guess, and the Compare page refuses it too (issue 35, item 12). Text that is not
 /// JSON passes here; the parser that follows says why.
 pub fn check_values(bytes: &[u8], max: usize) -> Result<(), String> {
-    let n = json_values(bytes);
+    let (n, deepest) = scan(bytes);
     if n > max {
         return Err(format!(
             "it holds about {n} JSON values, more than the {max} any results file of this book holds"
+        ));
+    }
+    if deepest > MAX_DEPTH {
+        return Err(format!(
+            "it nests deeper than {MAX_DEPTH} levels ({deepest}), deeper than any results file of this book"
         ));
     }
     match serde_json::from_slice::<Walk>(bytes) {
@@ -838,6 +859,37 @@ mod tests {
         assert!(record(&nan).unwrap_err().contains("smallest step"));
     }
 
+    /// Issue 37: the OS a record's build was made for is a typed field; a record
+    /// written before it reads as before (its OS from the machine's description), and
+    /// a name the harness does not know is refused.
+    #[test]
+    fn the_typed_os_is_optional_and_only_a_known_name() {
+        use crate::machine::TargetOs;
+        let mut typed = good();
+        typed.provenance.machine.target_os = Some(TargetOs::Windows);
+        let json = serde_json::to_value(&typed).unwrap();
+        assert_eq!(json["provenance"]["machine"]["target_os"], "windows");
+        let back: Record = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.provenance.machine.target_os(), TargetOs::Windows);
+        assert_eq!(record(&back), Ok(()));
+        let mut old = json.clone();
+        old["provenance"]["machine"]
+            .as_object_mut()
+            .unwrap()
+            .remove("target_os");
+        old["provenance"]["machine"]["os"] = "Microsoft Windows Server 2022".into();
+        let old: Record = serde_json::from_value(old).unwrap();
+        assert_eq!(old.provenance.machine.target_os, None);
+        assert_eq!(old.provenance.machine.target_os(), TargetOs::Windows);
+        assert_eq!(record(&old), Ok(()));
+        let mut odd = json;
+        odd["provenance"]["machine"]["target_os"] = "plan9".into();
+        let why = serde_json::from_value::<Record>(odd)
+            .unwrap_err()
+            .to_string();
+        assert!(why.contains("plan9"), "{why}");
+    }
+
     fn good() -> Record {
         crate::fixture::record_of_readings(
             "ch",
@@ -970,6 +1022,12 @@ mod tests {
                 "{json}: {e}"
             );
         }
+        // Nesting beyond what a results file holds (the page's limit too).
+        let deep = format!("{}1{}", "[".repeat(65), "]".repeat(65));
+        let e = check_values(deep.as_bytes(), MAX_RECORD_VALUES).unwrap_err();
+        assert!(e.contains("nests deeper than 64 levels"), "{e}");
+        let fine = format!("{}1{}", "[".repeat(64), "]".repeat(64));
+        assert_eq!(check_values(fine.as_bytes(), MAX_RECORD_VALUES), Ok(()));
         // The same key in two objects is no repeat; what is not JSON is the parser's.
         for json in [r#"[{"n": 1}, {"n": 2}]"#, "{\"a\": ", "\u{feff}{}"] {
             assert_eq!(check_values(json.as_bytes(), 10), Ok(()), "{json}");

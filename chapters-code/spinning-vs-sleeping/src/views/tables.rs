@@ -13,8 +13,13 @@ use harness::render::{
 };
 use harness::{Dist, Estimate, Results, Summary, Unit};
 
-fn lost(r: &Results<Runs>, key: &RunKey) -> u32 {
-    r.data().filter_map(|x| x.find(key)).map(|x| x.lost).sum()
+/// Summed as 64-bit: a round's count of 2³²−1 (the most a stored `u32` holds) summed
+/// over rounds overflowed (issue 35, item 3).
+fn lost(r: &Results<Runs>, key: &RunKey) -> u64 {
+    r.data()
+        .filter_map(|x| x.find(key))
+        .map(|x| u64::from(x.lost))
+        .sum()
 }
 
 /// A latency row: the label, the median over rounds, then the pooled samples, minimum
