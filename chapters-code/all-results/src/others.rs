@@ -18,59 +18,50 @@
 
 use harness::Record;
 use harness::cache;
-use harness::machine::Machine;
+use harness::machine::{Machine, TargetOs};
 use harness::safe::{Folder, Kind, Trust};
 use std::path::{Path, PathBuf};
 
 /// The folder under the results folder that holds other machines' records.
 pub const DIR: &str = "other-machines";
 
-/// The operating-system family of a machine as its record names it (`os` is the
-/// machine's own description: `/etc/os-release`'s name on Linux, `macOS 14.5`, or Rust's
-/// `windows`): `windows`, `macos`, `bsd`, else `linux`.
+/// The operating-system family a machine's own description names (`os`:
+/// `/etc/os-release`'s name on Linux, `macOS 14.5`, `Windows 10.0 (build 19045)`):
+/// `windows`, `macos`, `bsd`, else `linux`. Records that name the OS they were built
+/// for are routed by that instead ([`is_other_os`]); this reads older ones.
 pub fn os_family(os: &str) -> &'static str {
-    let os = os.to_ascii_lowercase();
-    if os.contains("windows") {
-        "windows"
-    } else if ["macos", "mac os", "os x", "darwin"]
-        .iter()
-        .any(|m| os.contains(m))
-    {
-        "macos"
-    } else if os.contains("bsd") {
-        "bsd"
-    } else {
-        "linux"
-    }
+    TargetOs::from_description(os).name()
 }
 
 /// This build's family, as [`os_family`] names them.
 pub fn this_family() -> &'static str {
-    match std::env::consts::OS {
-        "windows" => "windows",
-        "macos" | "ios" => "macos",
-        "freebsd" | "openbsd" | "netbsd" | "dragonfly" => "bsd",
-        _ => "linux",
-    }
+    TargetOs::this_build().name()
 }
 
-/// Whether a record was measured on another operating system than this build's.
+/// Whether a record was measured on another operating system than this build's: the
+/// OS its build was made for ([`Machine::target_os`]), never what the machine's text
+/// says, where the record names it (a Windows build run by Wine on Linux once
+/// described the Linux host).
 pub fn is_other_os(r: &Record) -> bool {
-    os_family(&r.provenance.machine.os) != this_family()
+    r.provenance.machine.target_os() != TargetOs::this_build()
 }
 
-/// The folder name of a machine: its family and 16 hex digits of an FNV-1a hash of its
-/// description (OS, kernel, architecture, CPU, logical CPUs). Always a checked name.
+/// The folder name of a machine: the OS its build was made for and 16 hex digits of an
+/// FNV-1a hash of its description (OS, kernel, architecture, CPU, logical CPUs, and
+/// the typed OS where the record has it). Always a checked name.
 pub fn machine_id(m: &Machine) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let cpus = m.logical_cpus.to_string();
-    for part in [&m.os, &m.kernel, &m.arch, &m.cpu, &cpus] {
+    let mut parts = vec![m.os.as_str(), &m.kernel, &m.arch, &m.cpu, &cpus];
+    // Older records hash as they did, so their folders keep their names.
+    parts.extend(m.target_os.map(TargetOs::name));
+    for part in parts {
         for b in part.bytes().chain([0u8]) {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
     }
-    let id = format!("{}-{h:016x}", os_family(&m.os));
+    let id = format!("{}-{h:016x}", m.target_os().name());
     debug_assert!(harness::safe::is_name(&id));
     id
 }
@@ -312,7 +303,7 @@ pub fn machines(dir: &Path, chapter: &str, experiment: &str) -> Vec<OtherMachine
         if let Some(record) = best {
             out.push(OtherMachine {
                 id,
-                family: os_family(&record.provenance.machine.os),
+                family: record.provenance.machine.target_os().name(),
                 record,
             });
         }
@@ -336,6 +327,32 @@ pub fn short_sleeps_section(dir: &Path) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 37: a record is routed by the OS its build was made for, whatever its
+    /// machine's text says (a Windows build under Wine read the Linux host's name).
+    #[test]
+    fn the_typed_os_routes_a_record() {
+        let mut r = harness::fixture::record_of_readings(
+            "ch",
+            "exp",
+            vec![vec![harness::Reading::new("x", harness::Unit::Nanos, 1.0)]],
+        );
+        let m = &mut r.provenance.machine;
+        m.os = "Debian GNU/Linux 12 (bookworm)".into();
+        m.target_os = Some(TargetOs::Windows);
+        assert_eq!(is_other_os(&r), TargetOs::this_build() != TargetOs::Windows);
+        assert!(machine_id(&r.provenance.machine).starts_with("windows-"));
+        let typed = machine_id(&r.provenance.machine);
+        r.provenance.machine.target_os = Some(TargetOs::this_build());
+        assert!(!is_other_os(&r));
+        assert!(machine_id(&r.provenance.machine).starts_with(this_family()));
+        // An older record: the description decides, and its folder keeps its name.
+        r.provenance.machine.target_os = None;
+        r.provenance.machine.os = "macOS 14.5".into();
+        assert_eq!(is_other_os(&r), this_family() != "macos");
+        assert!(machine_id(&r.provenance.machine).starts_with("macos-"));
+        assert_ne!(machine_id(&r.provenance.machine), typed);
+    }
 
     #[test]
     fn families() {

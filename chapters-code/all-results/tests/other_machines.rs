@@ -19,6 +19,8 @@ fn machine(os: &str, kernel: &str, arch: &str, cpu: &str, cpus: usize) -> Machin
         cpu: cpu.into(),
         logical_cpus: cpus,
         virtualised: Some(true),
+        // As records older than the typed field: the description names the OS.
+        target_os: None,
         os: os.into(),
         kernel: kernel.into(),
         arch: arch.into(),

@@ -5,12 +5,82 @@ use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::PathBuf;
 
+/// The operating system a build was made for: Rust's `std::env::consts::OS`, in the
+/// families the book tells apart. Typed, so that which OS a record comes from never
+/// hangs on how its machine describes itself: a Windows build that Wine runs on Linux
+/// once described itself as the Debian host it read through Wine's `Z:` drive.
+/// Stored by name (`"windows"`); a name not listed here is refused when read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetOs {
+    Linux,
+    Macos,
+    Windows,
+    /// FreeBSD, OpenBSD, NetBSD, DragonFly.
+    Bsd,
+    /// Any other target (`std::env::consts::OS` names it).
+    Other,
+}
+
+impl TargetOs {
+    /// The OS this build was made for.
+    pub fn this_build() -> TargetOs {
+        TargetOs::from_rust(std::env::consts::OS)
+    }
+
+    /// The family of one of Rust's names for an OS (`std::env::consts::OS`).
+    pub fn from_rust(os: &str) -> TargetOs {
+        match os {
+            "linux" | "android" => TargetOs::Linux,
+            "macos" => TargetOs::Macos,
+            "windows" => TargetOs::Windows,
+            "freebsd" | "openbsd" | "netbsd" | "dragonfly" => TargetOs::Bsd,
+            _ => TargetOs::Other,
+        }
+    }
+
+    /// The family a machine's own description names, for records older than the typed
+    /// field (`/etc/os-release`'s name, `macOS 14.5`, Rust's `windows`): `windows`,
+    /// `macos`, `bsd`, else Linux, as the book read them before.
+    pub fn from_description(os: &str) -> TargetOs {
+        let os = os.to_ascii_lowercase();
+        if os.contains("windows") {
+            TargetOs::Windows
+        } else if ["macos", "mac os", "os x", "darwin"]
+            .iter()
+            .any(|m| os.contains(m))
+        {
+            TargetOs::Macos
+        } else if os.contains("bsd") {
+            TargetOs::Bsd
+        } else {
+            TargetOs::Linux
+        }
+    }
+
+    /// The stored name: `linux`, `macos`, `windows`, `bsd` or `other`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetOs::Linux => "linux",
+            TargetOs::Macos => "macos",
+            TargetOs::Windows => "windows",
+            TargetOs::Bsd => "bsd",
+            TargetOs::Other => "other",
+        }
+    }
+}
+
 /// The machine description stored with every result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Machine {
     pub cpu: String,
     pub logical_cpus: usize,
     pub virtualised: Option<bool>,
+    /// The OS the measuring build was made for; `None` in records written before it
+    /// was stored, which [`Machine::target_os`] reads from `os` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_os: Option<TargetOs>,
+    /// The machine's own description of its OS (free text).
     pub os: String,
     pub kernel: String,
     pub arch: String,
@@ -31,6 +101,7 @@ impl Machine {
                 .map(|n| n.get())
                 .unwrap_or(1),
             virtualised: virtualised(),
+            target_os: Some(TargetOs::this_build()),
             os: os_name(),
             kernel: kernel_release(),
             arch: std::env::consts::ARCH.into(),
@@ -46,6 +117,13 @@ impl Machine {
             },
             underneath: Some(Underneath::current()),
         }
+    }
+
+    /// The OS the record's build was made for: the typed field, else (an older
+    /// record) what the description names.
+    pub fn target_os(&self) -> TargetOs {
+        self.target_os
+            .unwrap_or_else(|| TargetOs::from_description(&self.os))
     }
 
     pub fn cpu_line(&self) -> String {
@@ -92,16 +170,50 @@ fn cpu_model() -> String {
     {
         return s;
     }
-    if let Ok(s) = std::env::var("PROCESSOR_IDENTIFIER") {
+    #[cfg(windows)]
+    if let Some(s) = windows::cpu_name() {
+        return s;
+    }
+    if cfg!(windows)
+        && let Ok(s) = std::env::var("PROCESSOR_IDENTIFIER")
+    {
         return s;
     }
     "unknown CPU".into()
 }
 
+/// Whether a hypervisor is underneath: Linux's `hypervisor` flag in `/proc/cpuinfo`;
+/// elsewhere, on x86, the bit that flag shows (CPUID leaf 1, ECX bit 31).
 fn virtualised() -> Option<bool> {
-    let info = read_trim("/proc/cpuinfo")?;
-    let flags = info.lines().find(|l| l.starts_with("flags"))?;
-    Some(flags.split_whitespace().any(|f| f == "hypervisor"))
+    if cfg!(target_os = "linux") {
+        let info = read_trim("/proc/cpuinfo")?;
+        let flags = info.lines().find(|l| l.starts_with("flags"))?;
+        return Some(flags.split_whitespace().any(|f| f == "hypervisor"));
+    }
+    cpuid_hypervisor()
+}
+
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "x86", target_feature = "sse")
+))]
+fn cpuid_hypervisor() -> Option<bool> {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::__cpuid;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::__cpuid;
+    // SAFETY: CPUID exists on every CPU this is compiled for (as in `cpuid_cost`).
+    #[allow(unused_unsafe)]
+    let ecx = unsafe { __cpuid(1) }.ecx;
+    Some((ecx >> 31) & 1 == 1)
+}
+
+#[cfg(not(any(
+    target_arch = "x86_64",
+    all(target_arch = "x86", target_feature = "sse")
+)))]
+fn cpuid_hypervisor() -> Option<bool> {
+    None
 }
 
 fn os_name() -> String {
@@ -115,6 +227,10 @@ fn os_name() -> String {
     {
         return format!("macOS {v}");
     }
+    #[cfg(windows)]
+    if let Some(v) = windows::version() {
+        return v;
+    }
     std::env::consts::OS.to_string()
 }
 
@@ -126,7 +242,133 @@ fn kernel_release() -> String {
     if let Some(r) = command_output("uname", &["-r"]) {
         return r;
     }
+    // Windows: its version (in `os`) is its kernel's.
     String::new()
+}
+
+/// How a Windows machine describes itself, from Windows: its version from
+/// `RtlGetVersion` (which, unlike `GetVersionEx`, does not answer an unmanifested
+/// program with Windows 8's), its CPU from the registry, and Wine when Wine runs it.
+#[cfg(windows)]
+mod windows {
+    use std::ffi::c_void;
+
+    #[repr(C)]
+    struct OsVersionInfoW {
+        size: u32,
+        major: u32,
+        minor: u32,
+        build: u32,
+        platform: u32,
+        service_pack: [u16; 128],
+    }
+
+    #[link(name = "ntdll")]
+    unsafe extern "system" {
+        fn RtlGetVersion(info: *mut OsVersionInfoW) -> i32;
+    }
+
+    #[link(name = "kernel32")]
+    unsafe extern "system" {
+        fn GetModuleHandleW(name: *const u16) -> *mut c_void;
+        fn GetProcAddress(module: *mut c_void, name: *const u8) -> *mut c_void;
+    }
+
+    #[link(name = "advapi32")]
+    unsafe extern "system" {
+        fn RegGetValueW(
+            key: isize,
+            subkey: *const u16,
+            value: *const u16,
+            flags: u32,
+            kind: *mut u32,
+            data: *mut c_void,
+            size: *mut u32,
+        ) -> i32;
+    }
+
+    /// `HKEY_LOCAL_MACHINE`: `(HKEY)(LONG)0x80000002`, sign-extended.
+    const HKEY_LOCAL_MACHINE: isize = 0x8000_0002_u32 as i32 as isize;
+    const RRF_RT_REG_SZ: u32 = 0x2;
+
+    fn wide(s: &str) -> Vec<u16> {
+        s.encode_utf16().chain([0]).collect()
+    }
+
+    /// `Windows 10.0 (build 19045)`, and `, run by Wine 8.0` where Wine's `ntdll`
+    /// exports `wine_get_version`.
+    pub fn version() -> Option<String> {
+        let mut v = OsVersionInfoW {
+            size: std::mem::size_of::<OsVersionInfoW>() as u32,
+            major: 0,
+            minor: 0,
+            build: 0,
+            platform: 0,
+            service_pack: [0; 128],
+        };
+        // SAFETY: the struct is OSVERSIONINFOW's layout, its size set as the call asks.
+        if unsafe { RtlGetVersion(&mut v) } != 0 {
+            return None;
+        }
+        let mut out = format!("Windows {}.{} (build {})", v.major, v.minor, v.build);
+        if let Some(wine) = wine_version() {
+            out.push_str(&format!(", run by Wine {wine}"));
+        }
+        Some(out)
+    }
+
+    /// Wine's version, where Wine runs this program.
+    fn wine_version() -> Option<String> {
+        let ntdll = wide("ntdll.dll");
+        // SAFETY: a NUL-terminated name; ntdll is loaded in every Windows process.
+        let module = unsafe { GetModuleHandleW(ntdll.as_ptr()) };
+        if module.is_null() {
+            return None;
+        }
+        // SAFETY: a NUL-terminated name; a null result means no such export.
+        let f = unsafe { GetProcAddress(module, c"wine_get_version".as_ptr().cast()) };
+        if f.is_null() {
+            return None;
+        }
+        // SAFETY: Wine's `const char *wine_get_version(void)`, which returns a static,
+        // NUL-terminated string.
+        let get: unsafe extern "C" fn() -> *const std::ffi::c_char =
+            unsafe { std::mem::transmute(f) };
+        let p = unsafe { get() };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: as above.
+        let text = unsafe { std::ffi::CStr::from_ptr(p) };
+        Some(text.to_string_lossy().trim().to_string()).filter(|s| !s.is_empty())
+    }
+
+    /// The CPU's name as Windows keeps it: `ProcessorNameString` under
+    /// `HKLM\HARDWARE\DESCRIPTION\System\CentralProcessor\0`.
+    pub fn cpu_name() -> Option<String> {
+        let key = wide(r"HARDWARE\DESCRIPTION\System\CentralProcessor\0");
+        let value = wide("ProcessorNameString");
+        let mut buf = [0u16; 256];
+        let mut size = std::mem::size_of_val(&buf) as u32;
+        // SAFETY: NUL-terminated names; `size` is the buffer's size in bytes, and the
+        // call writes at most that many bytes, NUL included (RRF_RT_REG_SZ).
+        let rc = unsafe {
+            RegGetValueW(
+                HKEY_LOCAL_MACHINE,
+                key.as_ptr(),
+                value.as_ptr(),
+                RRF_RT_REG_SZ,
+                std::ptr::null_mut(),
+                buf.as_mut_ptr().cast(),
+                &mut size,
+            )
+        };
+        if rc != 0 {
+            return None;
+        }
+        let len = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+        Some(String::from_utf16_lossy(&buf[..len]).trim().to_string()).filter(|s| !s.is_empty())
+    }
 }
 
 /// The limits that stop experiments which create many threads, file descriptors or
@@ -643,7 +885,10 @@ impl Idle {
     fn current() -> Idle {
         let cpuidle = "/sys/devices/system/cpu/cpuidle";
         let mut guest_halt_poll = Vec::new();
-        if let Ok(dir) = std::fs::read_dir("/sys/module/haltpoll/parameters") {
+        // Linux builds only, as every `procfs` reader (Wine shows a host's `/sys`).
+        if cfg!(target_os = "linux")
+            && let Ok(dir) = std::fs::read_dir("/sys/module/haltpoll/parameters")
+        {
             for e in dir.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
                 if name.starts_with("guest_halt_poll")
@@ -889,6 +1134,67 @@ mod tests {
     use crate::machine_words::{details_line, facts};
 
     #[test]
+    fn the_typed_os_is_this_builds_and_older_records_read_theirs_from_the_text() {
+        assert_eq!(
+            Machine::current().target_os,
+            Some(TargetOs::from_rust(std::env::consts::OS))
+        );
+        assert_eq!(Machine::current().target_os(), TargetOs::this_build());
+        for (rust, os) in [
+            ("linux", TargetOs::Linux),
+            ("android", TargetOs::Linux),
+            ("macos", TargetOs::Macos),
+            ("windows", TargetOs::Windows),
+            ("freebsd", TargetOs::Bsd),
+            ("illumos", TargetOs::Other),
+        ] {
+            assert_eq!(TargetOs::from_rust(rust), os, "{rust}");
+        }
+        for (text, os) in [
+            ("windows", TargetOs::Windows),
+            (
+                "Windows 10.0 (build 19045), run by Wine 8.0",
+                TargetOs::Windows,
+            ),
+            ("macOS 14.5", TargetOs::Macos),
+            ("FreeBSD 14.0", TargetOs::Bsd),
+            ("Debian GNU/Linux 12 (bookworm)", TargetOs::Linux),
+        ] {
+            assert_eq!(TargetOs::from_description(text), os, "{text}");
+        }
+        // The typed field wins over the text: a Windows build under Wine once read the
+        // Linux host's /etc/os-release.
+        let mut m = Machine::current();
+        m.os = "Debian GNU/Linux 12 (bookworm)".into();
+        m.target_os = Some(TargetOs::Windows);
+        assert_eq!(m.target_os(), TargetOs::Windows);
+        m.target_os = None;
+        assert_eq!(m.target_os(), TargetOs::Linux);
+        for os in [
+            TargetOs::Linux,
+            TargetOs::Macos,
+            TargetOs::Windows,
+            TargetOs::Bsd,
+            TargetOs::Other,
+        ] {
+            let json = serde_json::to_string(&os).unwrap();
+            assert_eq!(json, format!("\"{}\"", os.name()));
+            assert_eq!(serde_json::from_str::<TargetOs>(&json).unwrap(), os);
+        }
+    }
+
+    #[test]
+    fn this_machine_is_described_from_its_own_os() {
+        let m = Machine::current();
+        if cfg!(target_os = "linux") {
+            assert!(!m.kernel.is_empty(), "{m:?}");
+        }
+        if cfg!(windows) {
+            assert!(m.os.starts_with("Windows "), "{}", m.os);
+        }
+    }
+
+    #[test]
     fn machine_has_the_basics() {
         let m = Machine::current();
         assert!(m.logical_cpus >= 1);
@@ -965,6 +1271,8 @@ mod tests {
         assert_eq!(model(None, None, None, None), None);
     }
 
+    /// Linux builds only read such files (`procfs`).
+    #[cfg(target_os = "linux")]
     #[test]
     fn idle_states_are_read_in_order_until_one_is_missing() {
         let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,9 @@
 //!
 //! Linux: `/proc/stat` (steal, all CPUs' busy time), the states of other processes'
 //! threads (`/proc/<pid>/stat`), the worker's resource usage (involuntary context
-//! switches) and a software perf counter for CPU migrations. Elsewhere: the resource usage where `getrusage` exists.
+//! switches) and a software perf counter for CPU migrations. Elsewhere: the resource
+//! usage where `getrusage` exists (on Windows, nothing yet), and the `/proc` sensors
+//! are `None`, even where Wine shows the Linux host's `/proc` to a Windows build.
 //!
 //! None of those sees the host run this virtual machine slower for a minute (a busy
 //! sibling hyperthread, a costlier path into the kernel). So before every round the
@@ -78,7 +80,7 @@ pub struct SystemTimes {
     total_s: f64,
 }
 
-/// Reads the first line of `/proc/stat` (Linux).
+/// Reads the first line of `/proc/stat` (Linux builds only, as every `procfs` reader).
 pub fn system_times() -> Option<SystemTimes> {
     let text = crate::procfs::read("/proc/stat")?;
     parse_system_times(&text, clock_ticks()?)
@@ -129,6 +131,12 @@ fn clock_ticks() -> Option<f64> {
 /// `None` where other processes cannot be seen: not Linux, or a `/proc` that hides
 /// other users' processes (it does not show process 1).
 pub fn others_runnable_now(ours: &[u32]) -> Option<u64> {
+    // Linux builds only: a Windows build under Wine sees the host's `/proc` through
+    // `Z:`, where its own process ids (Windows ones) name no process, so it counted
+    // itself, and Wine's server, as other processes and every round was disturbed.
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
     others_runnable_in(std::path::Path::new("/proc"), ours)
 }
 
@@ -453,6 +461,8 @@ mod tests {
 
     /// A `/proc` of four processes: 1 (running, one thread), 7 (ours, running),
     /// 8 (sleeping, three threads, two of them runnable), 9 (a child of ours, running).
+    /// Linux builds only read such files (`procfs`).
+    #[cfg(target_os = "linux")]
     #[test]
     fn other_runnable_threads_leave_ours_and_our_childrens_out() {
         let root = std::env::temp_dir().join(format!("cow-proc-{}", std::process::id()));

@@ -1,15 +1,29 @@
-//! The one reader of Linux's `/proc` files: every sensor, counter and machine fact that
-//! comes from `/proc` reads it here. A leaf: it imports nothing from the crate. Off
-//! Linux the files do not exist and every reader returns `None`.
+//! The one reader of Linux's own files (`/proc`, `/sys`, `/etc/os-release`, `/boot`):
+//! every sensor, counter and machine fact that comes from them reads it here. A leaf:
+//! it imports nothing from the crate.
+//!
+//! Only a Linux build reads them (`cfg`): elsewhere every reader returns `None`. Not
+//! because the files are missing there: Wine runs a Windows build on Linux and shows
+//! the host's files through its `Z:` drive, so `/proc/stat` opened by a Windows build
+//! under Wine is the Linux host's. Read, they described the host as the machine of a
+//! Windows record and counted the measured process among "other processes".
 
 use std::path::Path;
 
-/// A file's text, trimmed; `None` when it cannot be read or is empty.
+/// A Linux file's text, trimmed; `None` when it cannot be read or is empty, and on
+/// every other OS.
+#[cfg(target_os = "linux")]
 pub fn read(path: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
+}
+
+/// Not Linux: no Linux file is read (see the module's note).
+#[cfg(not(target_os = "linux"))]
+pub fn read(_path: impl AsRef<Path>) -> Option<String> {
+    None
 }
 
 /// A file that holds one unsigned number (`/proc/sys/kernel/pid_max`).
@@ -34,7 +48,7 @@ pub struct Stat {
 
 /// A process's or thread's `stat` file.
 pub fn stat(path: impl AsRef<Path>) -> Option<Stat> {
-    parse_stat(&std::fs::read_to_string(path).ok()?)
+    parse_stat(&read(path)?)
 }
 
 fn parse_stat(text: &str) -> Option<Stat> {
@@ -55,6 +69,9 @@ fn parse_stat(text: &str) -> Option<Stat> {
 /// Only the state letter of a `stat` file (`R`: running or runnable), read into a
 /// buffer on the stack: the noise sensors read it for every thread of other processes.
 pub fn state(path: impl AsRef<Path>) -> Option<char> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
     use std::io::Read;
     let mut buf = [0u8; 1024];
     let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
@@ -71,7 +88,7 @@ fn state_of(text: &[u8]) -> Option<char> {
 /// Nanoseconds a thread has spent runnable but waiting for a CPU: the second field of
 /// a `schedstat` file (`/proc/thread-self/schedstat`).
 pub fn run_delay_ns(path: impl AsRef<Path>) -> Option<u64> {
-    parse_schedstat(&std::fs::read_to_string(path).ok()?)
+    parse_schedstat(&read(path)?)
 }
 
 fn parse_schedstat(text: &str) -> Option<u64> {
@@ -101,6 +118,24 @@ mod tests {
         assert_eq!(parse_schedstat("123 456 7\n"), Some(456));
         assert_eq!(parse_schedstat("123"), None);
         assert_eq!(parse_schedstat("a b c"), None);
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    #[test]
+    fn no_linux_file_is_read_elsewhere() {
+        let dir = std::env::temp_dir().join(format!("cow-procfs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("stat"),
+            "1 (x) R 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 1 1",
+        )
+        .unwrap();
+        std::fs::write(dir.join("schedstat"), "1 2 3").unwrap();
+        assert_eq!(read(dir.join("stat")), None);
+        assert_eq!(stat(dir.join("stat")), None);
+        assert_eq!(state(dir.join("stat")), None);
+        assert_eq!(run_delay_ns(dir.join("schedstat")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[cfg(target_os = "linux")]
