@@ -167,8 +167,8 @@ test-browser: check-browser publish
 	    echo "cargo test -p book-tests --test it hostile::   # the hostile build the browser loads"; \
 	    cargo test -p book-tests --test it hostile::; \
 	  fi; \
-	  echo "CHROMIUM=$(CHROMIUM) CHROMEDRIVER=$(CHROMEDRIVER) cargo test -p book-tests --test it -- --ignored --test-threads=1 browser::"; \
-	  CHROMIUM="$(CHROMIUM)" CHROMEDRIVER="$(CHROMEDRIVER)" cargo test -p book-tests --test it -- --ignored --test-threads=1 browser::; \
+	  echo "CHROMIUM=$(CHROMIUM) CHROMEDRIVER=$(CHROMEDRIVER) cargo test -p book-tests --features browser --test it -- --ignored --test-threads=1 browser::"; \
+	  CHROMIUM="$(CHROMIUM)" CHROMEDRIVER="$(CHROMEDRIVER)" cargo test -p book-tests --features browser --test it -- --ignored --test-threads=1 browser::; \
 	fi
 
 check-browser:

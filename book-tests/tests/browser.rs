@@ -10,9 +10,10 @@
 //! What a reader would see is then measured in the page with `execute_script`; the phone
 //! width is DevTools' device emulation. Screenshots go to `test-artifacts/browser/`.
 //!
-//! Every test is `#[ignore]`d so that `cargo test --workspace` needs no browser; run
-//! them with `make test-browser` (or `cargo test -p book-tests --test it --
-//! --ignored --test-threads=1 browser::`). `COW_SITE` points them at another built site,
+//! Compiled only with the `browser` feature, and every test `#[ignore]`d, so that
+//! `cargo test --workspace` needs no browser and builds no WebDriver client; run them
+//! with `make test-browser` (or `cargo test -p book-tests --features browser --test it
+//! -- --ignored --test-threads=1 browser::`). `COW_SITE` points them at another built site,
 //! `CHROMIUM` at another browser binary and `CHROMEDRIVER` at its matching driver.
 
 use axum::handler::HandlerWithoutStateExt;

@@ -3,6 +3,8 @@
 //! with `cargo test -p book-tests --test it MODULE::`).
 
 mod book;
+// Needs Chromium: `make test-browser` (cargo test --features browser … browser::).
+#[cfg(feature = "browser")]
 mod browser;
 mod faults;
 mod fuzz;
