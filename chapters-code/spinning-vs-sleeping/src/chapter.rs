@@ -32,7 +32,8 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         views::SPIN_OR_BLOCK, views::CPU, views::GAP, views::PLACEMENT, views::FLOOR_FIGURE,
-        views::TOKIO_TASK, PLACEMENT_MIX, PROBE_READS, FIRST_MESSAGE, CLOCK_STEP, FLOOR_OUTLIER,
+        views::TOKIO_TASK, PLACEMENT_MIX, GAP_PLACEMENT, PROBE_READS, FIRST_MESSAGE, CLOCK_STEP,
+        FLOOR_OUTLIER,
     ],
 );
 
@@ -59,6 +60,28 @@ pub static PLACEMENT_MIX: Finding<Runs> = Finding::threat(
         )
     },
 );
+
+/// The gap's row pairs two arms that, unpinned, a round can place differently: both are
+/// pinned (to different CPUs for the decision row, and here to the sender's CPU).
+pub static GAP_PLACEMENT: Finding<Runs> = Finding::threat(
+    "threat-gap-placement",
+    &VARIANTS,
+    "Back-to-back against after the gap: unpinned, a round can put one arm on the \
+     sender's CPU and the other not, so the pair compares two placements",
+    "Both arms run pinned to different CPUs (the decision row) and both on the sender's \
+     CPU, in the same rounds; the unpinned pair's same CPU share per round is under the \
+     speedups table. On the sender's CPU: back-to-back, then after the gap",
+    |r| {
+        let spin = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin);
+        let same = spin.placed(Placement::SameCpu);
+        Evidence::readings(
+            r,
+            ("back-to-back", &same.arm(Arm::NoGap)),
+            ("after the gap", &same),
+        )
+    },
+)
+.better(Better::Lower);
 
 /// The receiver's own bookkeeping after each message lands in its CPU time: timed on
 /// its thread, then taken off.

@@ -611,12 +611,25 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<Runs> {
     // placement. Unpinned, some rounds put the receiver on the sender's CPU and others
     // not, so an unpinned figure mixes two placements; and a spinner on the sender's
     // CPU starves it, so different CPUs is the placement a spinner is meant for.
+    // The back-to-back arm is pinned the same way, so that the gap's effect is judged
+    // within one placement; on the sender's own CPU too, as a named arm beside the
+    // spinning channel after the gap on that CPU.
     if crate::placement_supported(Placement::OtherCpu) {
         for wait in [Wait::Block, Wait::Spin] {
             specs.push(Spec {
                 placement: Placement::OtherCpu,
                 ..Spec::new(Runtime::Std, Transport::Mpsc, wait, gap, messages)
             });
+        }
+        for placement in [Placement::OtherCpu, Placement::SameCpu] {
+            let spin = Spec {
+                placement,
+                ..Spec::new(Runtime::Std, Transport::Mpsc, Wait::Spin, gap, messages)
+            };
+            specs.push(spin.arm(Arm::NoGap));
+            if placement == Placement::SameCpu {
+                specs.push(spin);
+            }
         }
     } else {
         ctx.note(

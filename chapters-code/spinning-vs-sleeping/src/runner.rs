@@ -46,7 +46,12 @@ impl Pacer {
         !self.stopped()
     }
 
-    /// The same for a tokio task, looking once a millisecond.
+    /// The same for a tokio task, looking once a millisecond. tokio 1.54.1 rounds a
+    /// sleep's deadline up to the end of a millisecond (`TimeSource::deadline_to_tick`,
+    /// `~/.cargo/registry/src/*/tokio-1.54.1/src/runtime/time/source.rs`) and its
+    /// driver parks for whole milliseconds (`runtime/time/mod.rs`): a turn is seen 1 to
+    /// 2 ms after it came, and the gap's own sleep ends up to 1 ms late. The runs'
+    /// *gap as it happened* (`gap_ns`) measures the sum.
     pub async fn wait_turn_async(&self, i: usize, deadline: Instant) -> bool {
         while !self.is_turn(i) && !self.stopped() {
             if Instant::now() >= deadline {
@@ -119,6 +124,9 @@ fn sender_loop(
             send_ns.push(now_ns().saturating_sub(stamp) as f64);
         }
     }
+    // Asleep until the receiver is done with the last message (or stops): on a shared
+    // CPU, the sender's counters and exit would otherwise run inside its timed window.
+    pacer.wait_turn(plan.total(), plan.deadline);
     send_ns
 }
 // ANCHOR_END: sender_loop
@@ -445,6 +453,7 @@ async fn tokio_sender(mut sender: TokioSender, plan: Plan, pacer: Arc<Pacer>, pr
             return;
         }
     }
+    pacer.wait_turn_async(plan.total(), plan.deadline).await; // as `sender_loop`
 }
 // ANCHOR_END: tokio_sender
 
@@ -549,5 +558,41 @@ mod tests {
             "{:?}",
             out.latencies_ns
         );
+    }
+}
+
+#[cfg(test)]
+mod last_message {
+    use super::*;
+    use crate::variant::Placement;
+
+    /// Prints every timed latency of a blocking std channel with both threads on one
+    /// CPU, in order: the last message must read like the others (run with
+    /// `--nocapture`; a check by eye, not a timed assertion).
+    #[test]
+    fn print_same_cpu_latencies_in_order() {
+        if !crate::placement_supported(Placement::SameCpu) {
+            return;
+        }
+        let plan = Plan {
+            messages: 8,
+            warmup: 1,
+            gap: Duration::from_millis(2),
+            sender: Idle::Sleep,
+            hybrid_spin: Duration::ZERO,
+            placement: Placement::SameCpu,
+            patience: Duration::from_millis(1_000),
+            deadline: Instant::now() + Duration::from_secs(20),
+        };
+        for _ in 0..3 {
+            let out = run_std(Transport::Mpsc, Wait::Block, &plan).expect("the run");
+            let us: Vec<String> = out
+                .latencies_ns
+                .iter()
+                .map(|l| format!("{:.1}", l / 1e3))
+                .collect();
+            eprintln!("same CPU, µs in order: {}", us.join(" "));
+            assert_eq!(out.latencies_ns.len(), plan.messages);
+        }
     }
 }

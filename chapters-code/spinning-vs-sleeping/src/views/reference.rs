@@ -67,10 +67,8 @@ fn gap_line(r: &Results<Runs>) -> String {
     let Some(gap) = r.param("gap_ms").filter(|g| *g != 100.0) else {
         return String::new();
     };
-    let why = match r.record.profile {
-        Profile::Quick if gap == 10.0 => " (the quick profile)",
-        _ => "",
-    };
+    let quick = r.record.profile == Profile::Quick && gap == 10.0;
+    let why = if quick { " (the quick profile)" } else { "" };
     format!(
         "\nYours were measured with a {gap} ms gap before each message{why}; the \
          write-up's was 100 ms. The gap sweep shows what the gap does here; the full \
@@ -83,19 +81,16 @@ fn two(a: String, b: String) -> Cell {
     Cell::join([a.into(), b.into()], " / ")
 }
 
-const HEADERS: [&str; 3] = [
-    "theirs, macOS: avg / median",
-    "theirs, Ubuntu: avg / median",
-    "yours: median",
-];
+const HEADERS: &str =
+    " | theirs, macOS: avg / median | theirs, Ubuntu: avg / median | yours: median";
 
 /// The speedups the write-up printed beside yours (blocking ÷ spinning, by the rule on
 /// the rounds' pairs: a ratio only where it decides); then their averages and medians
 /// beside your medians, per variant.
 pub(super) fn reference_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let refs = reference()?;
-    let mut speedups = Table::new([&["runtime · transport"][..], &HEADERS].concat());
-    let mut raw = Table::new([&["variant"][..], &HEADERS].concat());
+    let mut speedups = Table::new(format!("runtime · transport{HEADERS}").split(" | "));
+    let mut raw = Table::new(format!("variant{HEADERS}").split(" | "));
     for rt in RUNTIMES {
         for tr in TRANSPORTS {
             let printed = |m: &str| {

@@ -50,6 +50,7 @@ pub(super) fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let any_lost = keys.iter().any(|k| lost(r, k) > 0);
     let mut headers = vec!["variant", "median latency", "messages", "min"];
     headers.extend(tails.tail_headers());
+    headers.push("gap as it happened");
     if any_lost {
         headers.push("lost");
     }
@@ -57,6 +58,7 @@ pub(super) fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
     for (k, d) in keys.iter().zip(&dists) {
         let Some(s) = d.summary() else { continue };
         let mut row = latency_row(k.label(), r.estimate(k), &s, tails);
+        row.push(counter_cell(r, k, |x| x.gap_p50_ns, Unit::Nanos).into());
         if any_lost {
             row.push(lost(r, k).to_string().into());
         }
@@ -194,7 +196,22 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
             ratio_cell(&c)
         )
     });
-    Ok(format!("{}{aa}", t.to_markdown()))
+    // The unpinned pair's placement, round by round: % of messages on the sender's CPU.
+    let pct = |k: &RunKey, x: &Runs| {
+        let s = x.find(k).and_then(|run| run.same_cpu);
+        s.map_or("–".into(), |s| format!("{:.0}", s * 100.0))
+    };
+    let after = super::chan(Wait::Spin);
+    let mix: Vec<String> = (r
+        .data()
+        .map(|x| format!("{}/{}", pct(&after, x), pct(&k, x))))
+    .collect();
+    let mix = format!(
+        "\nUnpinned, the spinning std channel's messages taken on the sender's CPU, in % \
+         per round (after the gap/back-to-back): {}.\n",
+        mix.join(", ")
+    );
+    Ok(format!("{}{aa}{mix}", t.to_markdown()))
 }
 
 pub(super) fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
@@ -226,13 +243,10 @@ pub(super) fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
             .map_or_else(|| "–".into(), |us| Unit::Nanos.format(us * 1e3)),
         gap_label(BOUNDED_BELOW_US)
     );
-    let longest = *GAPS_US.last().expect("gaps");
-    if let Some(udp) = r
-        .param("udp_longest_gap_ms")
-        .filter(|u| *u * 1e3 < longest as f64)
-    {
+    let longest = *GAPS_US.last().expect("gaps") as f64;
+    if let Some(udp) = r.param("udp_longest_gap_ms").filter(|u| u * 1e3 < longest) {
         notes.push_str(&format!(
-            " UDP runs up to {udp} ms gaps in this profile (`udp_longest_gap_ms`)."
+            " UDP runs up to {udp} ms gaps here (`udp_longest_gap_ms`)."
         ));
     }
     notes.push('\n');
@@ -260,16 +274,10 @@ pub(super) fn gap_why_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut t = Table::new("gap: sender | median latency | send call | never preempted | their median | same CPU | run-queue delay".split(" | "));
     let zk = chan_key(0, false);
     if let Some(e) = per_run(r, &zk, |x| x.first_ns) {
-        let none = || Cell::from("–");
-        t.row(cells![
-            "a new channel's first message",
-            fmt_estimate(&e, Unit::Nanos),
-            none(),
-            none(),
-            none(),
-            none(),
-            none()
-        ]);
+        let first = "a new channel's first message";
+        let mut row = cells![first, fmt_estimate(&e, Unit::Nanos)].to_vec();
+        row.resize(7, Cell::from("–"));
+        t.row(row);
     }
     for (g, busy) in gap_rows() {
         let k = chan_key(g, busy);
