@@ -16,7 +16,15 @@ use std::process::ExitCode;
     after_help = "Results are read from target/book-results/ (or $COW_RESULTS_DIR); `table`, `json`, \
                   `headlines` and `stamp` measure what is missing, in $COW_PROFILE (default quick). \
                   $COW_PROFILE, $COW_SET or $COW_THRESHOLD set to nothing counts as unset, as \
-                  $COW_RESULTS_DIR does; one that is not UTF-8 text is refused."
+                  $COW_RESULTS_DIR does; one that is not UTF-8 text is refused.\n\n\
+                  Exit status: 0 when the command did what it says; 1 when it ran and failed \
+                  (an import that imported nothing; a snapshot, table or stamp that could not \
+                  be made or written, a results folder another user controls included); 2 \
+                  when it was refused (a bad argument or setting, a file `compare` or \
+                  `import` cannot read; for `measure`, a results folder, chapter folder or \
+                  measuring lock that is not this user's or that others can write), or when \
+                  `measure` could not store a result. A refused `measure` has written \
+                  nothing, the previous run included."
 )]
 struct Cli {
     #[command(subcommand)]
