@@ -738,7 +738,7 @@ impl Folder {
                     Some((e.file_name().to_string_lossy().into_owned(), kind))
                 })
                 .collect();
-            out.sort();
+            out.sort_by(|a, b| a.0.cmp(&b.0));
             Ok(out)
         }
     }
