@@ -7,3 +7,4 @@ mod door;
 mod golden;
 mod hostile;
 mod other_machines;
+mod windows;
