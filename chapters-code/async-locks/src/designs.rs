@@ -8,12 +8,14 @@ use crate::waits::{RECEIVES, SENDS, lock, lock_tokio, watch};
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::sync::{MutexGuard, mpsc};
 use tokio::task::coop::unconstrained;
-use tokio::time::timeout_at;
+use tokio::time::{Sleep, sleep_until, timeout_at};
 
 /// What an expired timeout sends to its handler in the channel designs.
 #[derive(Debug, Clone, Copy)]
@@ -188,8 +190,9 @@ pub async fn handle_with_queue(
     budget: Budgeted,
 ) -> Vec<Sample> {
     let mut samples = Vec::with_capacity(n);
+    let mut bound = std::pin::pin!(sleep_until(give_up.into()));
     while samples.len() < n {
-        let Ok(Some(fired)) = timeout_at(give_up.into(), watch(&RECEIVES, rx.recv())).await else {
+        let Some(fired) = watch(&RECEIVES, recv_before(&mut rx, bound.as_mut())).await else {
             break; // past the bound, or every sender gone
         };
         let fifo_start = lock_queue(&starts, budget).await.pop_front();
@@ -203,6 +206,22 @@ pub async fn handle_with_queue(
     samples
 }
 // ANCHOR_END: handler
+
+// ANCHOR: recv_before
+/// The next message, or `None` once every sender is gone or `bound` has passed. `bound`
+/// is one `Sleep` for the whole run, made before the handler's loop; it is polled only
+/// while the channel is empty. A `timeout_at` around each `recv` would make a `Sleep` per
+/// message (`Handle::current()`, `Sleep::new_timeout`, `tokio/src/time/sleep.rs`) and,
+/// whenever `recv` waits, put a timer into the wheel and take it out again on drop
+/// (`poll_elapsed`, `Timer::new`, `tokio/src/runtime/time/entry.rs`), all in the timed path.
+async fn recv_before(rx: &mut mpsc::Receiver<Fired>, mut bound: Pin<&mut Sleep>) -> Option<Fired> {
+    std::future::poll_fn(|cx| match rx.poll_recv(cx) {
+        Poll::Ready(message) => Poll::Ready(message),
+        Poll::Pending => bound.as_mut().poll(cx).map(|()| None),
+    })
+    .await
+}
+// ANCHOR_END: recv_before
 
 /// The channel capacity of the write-up's third design.
 pub const TWO_RUNTIMES_CAPACITY: usize = 100_000;
@@ -261,29 +280,50 @@ fn join_until(thread: std::thread::JoinHandle<()>, until: Instant) {
 }
 
 // ANCHOR: fix
-/// The fix: each timeout carries its own start and deadline in the message (no
-/// shared queue, no lock, no FIFO pairing), tasks are spawned directly, and the
-/// channel has room for every expiry, so a timer never waits for the handler.
-pub async fn own_deadline_channel(n: usize, after: Duration, give_up: Instant) -> Vec<Sample> {
+/// Design 4: each timeout carries its own start and deadline in the message (no
+/// shared queue, no lock, no FIFO pairing), and the channel has room for every expiry,
+/// so a timer never waits for the handler. A spawner task spawns the timeouts' tasks,
+/// as design 2's does; with `Spawner::BlockOn` the `block_on` thread spawns them itself,
+/// as design 4 first did (its control).
+pub async fn own_deadline_channel(
+    n: usize,
+    after: Duration,
+    give_up: Instant,
+    spawner: Spawner,
+) -> Vec<Sample> {
     let (tx, mut rx) = mpsc::channel::<Fired>(n.max(1));
-    for _ in 0..n {
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            let start = Instant::now();
-            let timeout = Timeout::new(after);
-            timeout.expire().await;
-            offer(&tx, timeout.deadline(), start);
-        });
+    let spawn_all = move || {
+        for _ in 0..n {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let start = Instant::now();
+                let timeout = Timeout::new(after);
+                timeout.expire().await;
+                offer(&tx, timeout.deadline(), start);
+            });
+        }
+    };
+    match spawner {
+        Spawner::Task => drop(tokio::spawn(async move { spawn_all() })),
+        Spawner::BlockOn => spawn_all(),
     }
-    drop(tx);
     let mut samples = Vec::with_capacity(n);
-    while let Ok(Some(fired)) = timeout_at(give_up.into(), watch(&RECEIVES, rx.recv())).await {
+    let mut bound = std::pin::pin!(sleep_until(give_up.into()));
+    while let Some(fired) = watch(&RECEIVES, recv_before(&mut rx, bound.as_mut())).await {
         let done = Instant::now();
         samples.push(Sample::new(fired.start, fired.deadline, None, done));
     }
     samples
 }
 // ANCHOR_END: fix
+
+/// Where design 4's tasks are spawned from: a spawner task on the runtime (as design 2's),
+/// or the thread that called `block_on` (its control).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spawner {
+    Task,
+    BlockOn,
+}
 
 /// `try_send`, counted in [`SENDS`]: a failure would lose the message, so it is
 /// counted as a wait; with room for every expiry it never happens.
@@ -311,11 +351,14 @@ pub enum Design {
     TwoRuntimes,
     /// Design 3 with every `lock()` out of the cooperative budget: its control.
     TwoRuntimesFreeLock,
+    /// Design 4: tasks spawned from a spawner task.
     Fix,
+    /// Design 4 with its tasks spawned from the `block_on` thread: its control.
+    FixBlockOn,
 }
 
 impl Design {
-    pub const ALL: [Design; 10] = [
+    pub const ALL: [Design; 11] = [
         Design::Baseline,
         Design::BaselineUnconstrained,
         Design::TaskEach,
@@ -326,6 +369,7 @@ impl Design {
         Design::TwoRuntimes,
         Design::TwoRuntimesFreeLock,
         Design::Fix,
+        Design::FixBlockOn,
     ];
 
     /// The short name used in the data and on the command line.
@@ -341,6 +385,7 @@ impl Design {
             Design::TwoRuntimes => "two-runtimes",
             Design::TwoRuntimesFreeLock => "two-runtimes-free-lock",
             Design::Fix => "fix",
+            Design::FixBlockOn => "fix-block-on",
         }
     }
 
@@ -358,6 +403,7 @@ impl Design {
             Design::TwoRuntimes => "3: two runtimes",
             Design::TwoRuntimesFreeLock => "3, lock out of the budget",
             Design::Fix => "fix",
+            Design::FixBlockOn => "4, spawned in block_on",
         }
     }
 

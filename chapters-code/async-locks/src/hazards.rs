@@ -11,7 +11,7 @@ use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,20 @@ pub async fn long_section(
 }
 // ANCHOR_END: long_section
 
+/// What the guard arm counts as it happens, so that a stalled run has its counts too:
+/// expiries handled, and callbacks that came due while the guard was held.
+#[derive(Debug, Clone, Default)]
+pub struct Counts {
+    pub handled: Arc<AtomicU64>,
+    pub overlapped: Arc<AtomicU64>,
+}
+
+/// How long past the timeouts' deadline the guard-across-`.await` arm's reporter holds
+/// the guard: every callback is due while it is held.
+/// 5 ms was too short on a loaded 2-CPU VM: a thread woken 5 ms late fired the
+/// reporter's timer with the callbacks', and the reporter let go first (no overlap).
+pub const HOLD_PAST: Duration = Duration::from_millis(20);
+
 /// Busy for `d` on this thread (the clock read in a loop).
 pub fn spin_for(d: Duration) {
     let until = Instant::now() + d;
@@ -56,23 +70,28 @@ pub fn spin_for(d: Duration) {
 }
 
 // ANCHOR: across_await
-/// The hazard: design 1 plus a reporter that holds the queue's `std::sync::Mutex`
-/// guard across an `.await` (allowed: the `join_all` future is never spawned, so it
-/// need not be `Send`). `handled` counts the expiries handled, for a stopped run.
+/// Design 1 plus a reporter that holds the queue's `std::sync::Mutex` guard from before
+/// any deadline to `HOLD_PAST` after them, across an `.await` (the `join_all` future is
+/// never spawned, so it need not be `Send`). A callback due meanwhile counts itself.
 #[allow(clippy::await_holding_lock)] // on purpose: this lint flags exactly the hazard
-pub async fn guard_across_await(n: usize, after: Duration, handled: Arc<AtomicU64>) -> Vec<Sample> {
+pub async fn guard_across_await(n: usize, after: Duration, counts: Counts) -> Vec<Sample> {
     let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
+    let held = Arc::new(AtomicBool::new(false));
     let timeouts: Vec<_> = (0..n)
         .map(|_| {
-            let (starts, handled) = (Arc::clone(&starts), Arc::clone(&handled));
+            let (starts, held, counts) = (Arc::clone(&starts), Arc::clone(&held), counts.clone());
             async move {
                 let start = Instant::now();
                 lock(&starts).push_back(start);
                 let timeout = Timeout::new(after);
                 let task = tokio::spawn(async move {
                     timeout.expire().await;
+                    let due_while_held = u64::from(held.load(Ordering::Acquire));
+                    counts
+                        .overlapped
+                        .fetch_add(due_while_held, Ordering::Relaxed);
                     let fifo_start = lock(&starts).pop_front();
-                    handled.fetch_add(1, Ordering::Relaxed);
+                    counts.handled.fetch_add(1, Ordering::Relaxed);
                     Sample::new(start, timeout.deadline(), fifo_start, Instant::now())
                 });
                 task.await.ok()
@@ -80,21 +99,17 @@ pub async fn guard_across_await(n: usize, after: Duration, handled: Arc<AtomicU6
             .boxed_local()
         })
         .collect();
+    // Polled after every timeout above has pushed its start (`join_all` polls in order).
     let reporter = async move {
-        while handled.load(Ordering::Relaxed) < n as u64 {
-            let queue = lock(&starts); // the guard, read, then ...
-            tokio::task::yield_now().await; // ... held across an await
-            drop(queue);
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        let queue = lock(&starts); // the guard, taken before any deadline ...
+        held.store(true, Ordering::Release);
+        tokio::time::sleep(after + HOLD_PAST).await; // ... held across an await past them
+        held.store(false, Ordering::Release);
+        drop(queue);
         None
-    }
-    .boxed_local();
-    join_all(timeouts.into_iter().chain([reporter]))
-        .await
-        .into_iter()
-        .flatten()
-        .collect()
+    };
+    let all = join_all(timeouts.into_iter().chain([reporter.boxed_local()])).await;
+    all.into_iter().flatten().collect()
 }
 // ANCHOR_END: across_await
 
@@ -104,6 +119,11 @@ pub async fn guard_across_await(n: usize, after: Duration, handled: Arc<AtomicU6
 #[serde(rename_all = "kebab-case")]
 pub enum Hazard {
     /// Design 1 plus a std mutex guard held across an `.await` ([`guard_across_await`]).
+    /// On the multi-thread runtime the reporter runs on the `block_on` thread, which only
+    /// parks (`CachedParkThread::block_on`, `tokio/src/runtime/park.rs`, 1.54.1); the
+    /// workers drive the timer when they park (`Parker::park`,
+    /// `tokio/src/runtime/scheduler/multi_thread/park.rs`). A worker blocked in a callback
+    /// drives nothing, so once all are, the reporter's sleep never ends.
     GuardAcrossAwait,
     /// Design 1's callback working for the critical section's length under the std mutex.
     LongUnderLock,
@@ -133,6 +153,9 @@ pub struct HazardRun {
     pub samples: Vec<Sample>,
     /// Expiries handled (counted as they happen, so a stalled run has a count too).
     pub handled: u64,
+    /// Callbacks that came due while the reporter held the guard across its `.await`
+    /// (the guard arm only; counted as they happen).
+    pub overlapped: u64,
     /// The run had not finished at its bound and was left behind.
     pub stalled: bool,
     pub wall: Duration,
@@ -153,6 +176,11 @@ pub fn run_hazard(
 ) -> anyhow::Result<HazardRun> {
     let handled = Arc::new(AtomicU64::new(0));
     let count = Arc::clone(&handled);
+    let guard_counts = Counts {
+        handled: Arc::clone(&handled),
+        overlapped: Arc::new(AtomicU64::new(0)),
+    };
+    let overlapped = Arc::clone(&guard_counts.overlapped);
     let (tx, rx) = std::sync::mpsc::channel();
     let _ = Waits::take();
     // The run's clock starts once its thread and runtime exist, as `run_design`'s does:
@@ -167,7 +195,7 @@ pub fn run_hazard(
             let _ = start.set(Instant::now());
             let samples = rt.block_on(async move {
                 match hazard {
-                    Hazard::GuardAcrossAwait => guard_across_await(n, after, count).await,
+                    Hazard::GuardAcrossAwait => guard_across_await(n, after, guard_counts).await,
                     Hazard::LongUnderLock => long_section(n, after, work, true, count).await,
                     Hazard::LongNoLock => long_section(n, after, work, false, count).await,
                 }
@@ -183,6 +211,7 @@ pub fn run_hazard(
     Ok(HazardRun {
         samples,
         handled: handled.load(Ordering::Relaxed),
+        overlapped: overlapped.load(Ordering::Relaxed),
         stalled,
         wall: end.saturating_duration_since(started.get().copied().unwrap_or(spawned)),
         locks: Waits::take().locks,

@@ -34,7 +34,9 @@ pub use designs::{
     handle_with_queue, own_deadline_channel, std_mutex_inline, std_mutex_task_each, task_each,
     tokio_mutex_channel, two_runtimes,
 };
-pub use hazards::{Hazard, HazardRun, guard_across_await, long_section, run_hazard, spin_for};
+pub use hazards::{
+    Counts, HOLD_PAST, Hazard, HazardRun, guard_across_await, long_section, run_hazard, spin_for,
+};
 pub use run::{Flavour, Run, run_design};
 pub use timeout::{Sample, TIMEOUT, Timeout, extended_timeout};
 pub use waits::{LOCKS, RECEIVES, SENDS, TIMERS, Tallied, Tally, Waits, lock_tokio, watch};

@@ -3,8 +3,8 @@
 //! and reads its counters.
 
 use crate::designs::{
-    Budgeted, Design, baseline, baseline_unconstrained, own_deadline_channel, std_mutex_inline,
-    std_mutex_task_each, task_each, tokio_mutex_channel, two_runtimes,
+    Budgeted, Design, Spawner, baseline, baseline_unconstrained, own_deadline_channel,
+    std_mutex_inline, std_mutex_task_each, task_each, tokio_mutex_channel, two_runtimes,
 };
 use crate::os;
 use crate::timeout::Sample;
@@ -102,7 +102,10 @@ pub fn run_design(
         Design::StdMutex => rt.block_on(all_or_nothing(std_mutex_inline(n, after), give_up)),
         Design::TokioMutexCap1 => rt.block_on(tokio_mutex_channel(n, after, 1, give_up)),
         Design::TokioMutexCapN => rt.block_on(tokio_mutex_channel(n, after, n, give_up)),
-        Design::Fix => rt.block_on(own_deadline_channel(n, after, give_up)),
+        Design::Fix => rt.block_on(own_deadline_channel(n, after, give_up, Spawner::Task)),
+        Design::FixBlockOn => {
+            rt.block_on(own_deadline_channel(n, after, give_up, Spawner::BlockOn))
+        }
     };
     let wall = t0.elapsed();
     let cpu = harness::process_cpu_time()

@@ -62,8 +62,10 @@ pub static GUARD: Finding<HazardsRound> = Finding::new(
     "Never hold a `std::sync::Mutex` guard across `.await`",
     "No deadlock this time; still, never hold it across `.await`",
 )
-.why(Why::Hypothesis(
-    "a callback that blocks on the lock holds the only thread, which the guard's holder needs to let go of it.",
+.why(Why::Counter(
+    "callbacks fell due while the guard was held (the hazards table counts them). One that \
+     blocks on the lock holds a thread the holder needs: the only one on the current-thread \
+     runtime; on the multi-thread one, as we read tokio, the workers that drive its timer.",
 ))
 .guide("locks");
 
@@ -142,9 +144,9 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
     "Choose for clarity: the rounds did not separate them",
 )
 .why(Why::Hypothesis(
-    "not the single handler alone: design 2′ also funnels through one handler and was \
-     sooner. Design 4 spawns its tasks from the `block_on` thread, design 2′ from a worker; \
-     that difference is not measured here.",
+    "one handler task takes every expiry in turn, where design 1's callbacks run wherever \
+     their tasks do. The threats table shows what spawning design 4's tasks from the \
+     `block_on` thread changes.",
 ));
 
 /// Design 1 on the two runtime flavours.

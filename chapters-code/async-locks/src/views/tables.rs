@@ -286,6 +286,23 @@ fn count_text(t: &Tallied) -> Formatted {
     )
 }
 
+/// The guard arm's overlaps per round: callbacks that came due while the guard was held
+/// across the `.await` (the same count in every round, or its range).
+fn overlaps(h: Hazard, runs: &[&crate::experiments::HazardRunData]) -> String {
+    let mut per: Vec<u64> = runs.iter().map(|x| x.overlapped).collect();
+    per.sort_unstable();
+    let (n, fc) = (per.len(), |x: &u64| fmt_count(*x));
+    match (h, per.first(), per.last()) {
+        (Hazard::GuardAcrossAwait, Some(lo), Some(hi)) if lo == hi => {
+            format!("{} in each of {n} rounds", fc(lo))
+        }
+        (Hazard::GuardAcrossAwait, Some(lo), Some(hi)) => {
+            format!("{} to {} ({n} rounds)", fc(lo), fc(hi))
+        }
+        _ => "–".into(),
+    }
+}
+
 /// The hazards: per arm and runtime, how many rounds stalled (left behind at their
 /// bound, every thread blocked), how far the stalled ones got, the median lateness of
 /// the rounds that finished, and the long section against the same work unlocked.
@@ -298,6 +315,7 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
         "median lateness (finished rounds)",
         "÷ same work unlocked",
         "lock found taken",
+        "callbacks due while the guard was held, per round",
     ]);
     for fl in Flavour::ALL {
         for h in Hazard::ALL {
@@ -349,21 +367,39 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
                 } else {
                     count_text(&locks)
                 },
+                overlaps(h, &runs),
             ]);
         }
     }
     anyhow::ensure!(!t.is_empty(), "no hazard ran");
-    let first = r.data().next().and_then(|d| d.runs.first());
-    let (n, bound) = first.map_or((0, 0.0), |x| (x.n as u64, x.bound_ns));
+    let hold = crate::HOLD_PAST.as_millis();
+    let bound_of = |h: Hazard| {
+        r.data()
+            .next()
+            .and_then(|d| d.runs.iter().find(|x| x.hazard == h))
+            .map_or(0.0, |x| x.bound_ns)
+    };
+    let n = r
+        .data()
+        .next()
+        .and_then(|d| d.runs.first())
+        .map_or(0, |x| x.n as u64);
+    let (bound, guard_bound) = (
+        bound_of(Hazard::LongUnderLock),
+        bound_of(Hazard::GuardAcrossAwait),
+    );
     let work = r.data().next().map_or(0, |d| d.work_us);
     Ok(format!(
         "{}\nEach run: {} timeouts of 20 ms, a task per timeout, {} µs of work in each long \
-         section. A run still going at its bound ({}) is *stalled*: it is left behind and has \
-         no lateness. *Lock found taken* counts, over every round, lockings whose `try_lock` \
-         failed.\n",
+         section. A run still going at its bound ({}; the guard arm's {}) is *stalled*: it is \
+         left behind and has no lateness. *Lock found taken* counts, over every round, \
+         lockings whose `try_lock` failed. The guard's holder takes it before any deadline and \
+         lets go {hold} ms after them, so the last column counts callbacks that came due while \
+         it was held and then tried to lock.\n",
         t.to_markdown(),
         fmt_count(n),
         fmt_count(work),
         fmt_ns(bound),
+        fmt_ns(guard_bound),
     ))
 }
