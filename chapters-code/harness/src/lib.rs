@@ -63,20 +63,35 @@ pub use stats::{Dist, Estimate, Summary, Welford};
 /// difference between them.
 pub const AA_TWIN: &str = " (A/A twin)";
 
-/// Time spent on the calling thread's CPU (user + system), where the OS tells it.
+/// Time spent on the calling thread's CPU (user + system), where the OS tells it. On
+/// Windows `GetThreadTimes`, which counts in whole clock ticks (`counters::windows`).
 pub fn thread_cpu_time() -> Option<std::time::Duration> {
-    cpu_clock(
-        #[cfg(unix)]
-        libc::CLOCK_THREAD_CPUTIME_ID,
-    )
+    #[cfg(windows)]
+    {
+        counters::windows::cpu_time(counters::Scope::Thread)
+    }
+    #[cfg(not(windows))]
+    {
+        cpu_clock(
+            #[cfg(unix)]
+            libc::CLOCK_THREAD_CPUTIME_ID,
+        )
+    }
 }
 
 /// Time spent on the CPU by the whole process (all threads, user + system).
 pub fn process_cpu_time() -> Option<std::time::Duration> {
-    cpu_clock(
-        #[cfg(unix)]
-        libc::CLOCK_PROCESS_CPUTIME_ID,
-    )
+    #[cfg(windows)]
+    {
+        counters::windows::cpu_time(counters::Scope::Process)
+    }
+    #[cfg(not(windows))]
+    {
+        cpu_clock(
+            #[cfg(unix)]
+            libc::CLOCK_PROCESS_CPUTIME_ID,
+        )
+    }
 }
 
 #[cfg(unix)]
@@ -90,7 +105,7 @@ fn cpu_clock(clock: libc::clockid_t) -> Option<std::time::Duration> {
         .then(|| std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn cpu_clock() -> Option<std::time::Duration> {
     None
 }

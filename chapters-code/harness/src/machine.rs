@@ -343,6 +343,42 @@ mod windows {
         Some(text.to_string_lossy().trim().to_string()).filter(|s| !s.is_empty())
     }
 
+    #[repr(C)]
+    #[derive(Default)]
+    struct ProcessMemoryCounters {
+        size: u32,
+        page_faults: u32,
+        peak_working_set: usize,
+        working_set: usize,
+        quota_peak_paged_pool: usize,
+        quota_paged_pool: usize,
+        quota_peak_non_paged_pool: usize,
+        quota_non_paged_pool: usize,
+        pagefile: usize,
+        peak_pagefile: usize,
+    }
+
+    #[link(name = "kernel32")]
+    unsafe extern "system" {
+        fn GetCurrentProcess() -> *mut c_void;
+        fn K32GetProcessMemoryInfo(
+            process: *mut c_void,
+            counters: *mut ProcessMemoryCounters,
+            size: u32,
+        ) -> i32;
+    }
+
+    /// This process's working set: the memory of it resident now, in bytes.
+    pub fn working_set_bytes() -> Option<u64> {
+        let mut c = ProcessMemoryCounters::default();
+        let size = std::mem::size_of::<ProcessMemoryCounters>() as u32;
+        c.size = size;
+        // SAFETY: the struct is PROCESS_MEMORY_COUNTERS' layout, its size passed; the
+        // current process's pseudo-handle needs no closing.
+        let ok = unsafe { K32GetProcessMemoryInfo(GetCurrentProcess(), &mut c, size) };
+        (ok != 0).then_some(c.working_set as u64)
+    }
+
     /// The CPU's name as Windows keeps it: `ProcessorNameString` under
     /// `HKLM\HARDWARE\DESCRIPTION\System\CentralProcessor\0`.
     pub fn cpu_name() -> Option<String> {
@@ -611,8 +647,13 @@ pub fn raise_fd_limit() -> Option<u64> {
     }
 }
 
-/// Resident set size of this process in bytes, where the OS tells it.
+/// Resident set size of this process in bytes, where the OS tells it: `VmRSS` on
+/// Linux, the working set (`GetProcessMemoryInfo`) on Windows.
 pub fn resident_bytes() -> Option<u64> {
+    #[cfg(windows)]
+    if let Some(b) = windows::working_set_bytes() {
+        return Some(b);
+    }
     let status = read_trim("/proc/self/status")?;
     status
         .lines()

@@ -97,6 +97,12 @@ pub fn context_switches() -> Option<(u64, u64)> {
     None
 }
 
+/// What the calls table says of its CPU column on Windows: where the thread's CPU time
+/// comes from there, and its grain.
+pub const WINDOWS_CPU_NOTE: &str = " On Windows the thread's CPU time is `GetThreadTimes`' \
+    (kernel + user, in 100 ns units), which Windows adds to a clock tick at a time: a loop \
+    shorter than a tick may read 0.";
+
 /// `clock_nanosleep(2)` on the monotonic clock, relative to now.
 #[cfg(target_os = "linux")]
 pub fn clock_nanosleep(d: Duration) -> io::Result<()> {

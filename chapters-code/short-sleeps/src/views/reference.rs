@@ -237,7 +237,7 @@ const THEIRS: &str = "The write-up's figure is its value for one call ± the hal
 
 /// What the counter columns are, where this system has them.
 const COUNTERS: &str = match THIS.as_bytes() {
-    b"windows" => "",
+    b"windows" => crate::os::WINDOWS_CPU_NOTE,
     b"linux" => {
         " *Blocked / preempted* counts the thread's voluntary and involuntary context \
          switches per call. A call that really slept blocked about once. *Run-queue wait* \
