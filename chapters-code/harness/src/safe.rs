@@ -643,6 +643,8 @@ impl Folder {
                     Ok((_, mode)) if !is_dir(mode) => {
                         format!("{shown} is {}, not a folder", kind_of_mode(mode))
                     }
+                    Ok((uid, mode)) => folder_refusal(&path, uid, mode, self.trust, true)
+                        .unwrap_or_else(|| format!("cannot open {shown}: {e}")),
                     _ => format!("cannot open {shown}: {e}"),
                 }
             })?;
@@ -761,7 +763,18 @@ impl Folder {
                 Ok(fd) => fd,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 Err(e) => {
+                    let me = my_uid();
                     return Err(match sys::lstatat(&self.fd, n) {
+                        // One we may not open (another user's, 0600) is refused for whose
+                        // it is.
+                        Ok((uid, _)) if self.trust != Trust::Foreign && uid != me && uid != 0 => {
+                            format!(
+                                "it belongs to another user ({}), not to you ({}) or root, so \
+                                 it is not a result of yours",
+                                whose(uid),
+                                whose(me)
+                            )
+                        }
                         Ok((_, mode)) if is_link(mode) => {
                             let to = sys::readlinkat(&self.fd, n)
                                 .map(|t| format!(" (to {})", terminal(&t.display().to_string())))
@@ -1082,10 +1095,13 @@ fn walk(abs: &std::path::Path, trust: Trust, create: bool) -> Result<std::os::fd
             continue;
         }
         let fd = sys::openat(parent, &name, sys::LOOKUP, 0).map_err(|e| {
-            if is_dir(mode) {
-                format!("cannot open {shown}: {e}")
-            } else {
+            if !is_dir(mode) {
                 format!("{shown} is {}, not a folder", kind_of_mode(mode))
+            } else {
+                // A folder we may not open (another user's, 0700) is refused for whose
+                // it is, not for the permission it lacks.
+                folder_refusal(&path, uid, mode, trust, last)
+                    .unwrap_or_else(|| format!("cannot open {shown}: {e}"))
             }
         })?;
         let (uid, mode) = sys::fstat(&fd).map_err(|e| format!("cannot inspect {shown}: {e}"))?;
