@@ -20,6 +20,13 @@
 //! Both [`text`] and [`terminal`] also drop Unicode format characters (the
 //! right-to-left override U+202E and its kin, zero-width characters, U+2028/2029),
 //! which reverse or break the lines around them ([`is_format`]).
+//!
+//! A results file may also come from another user of the machine. [`Folder`] is the
+//! one way into a folder of results: it walks the path from `/` one name at a time,
+//! checks each folder's owner and mode on the open handle (the user's or root's, and no
+//! one else can write it; a sticky folder such as `/tmp` may lie above when the entry
+//! below it is ours), follows no link another user made, and reads and writes files
+//! only relative to the checked handle, never through a link ([`Trust`]; issue 35).
 
 /// Characters that may start or end Markdown (or mdbook) syntax in running text.
 /// (Only mid-line: [`text`] never leaves a newline, so line-start syntax such as `#` or
