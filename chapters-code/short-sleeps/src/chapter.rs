@@ -85,7 +85,8 @@ pub static SLACK: Finding<CallsRound> = Finding::new(
     "Keep the default slack: 1 ns bought no clear gain here",
 )
 .why(Why::Counter(
-    "the slack table: the time per call and *blocked* per call at each slack.",
+    "the slack table: its *default − low* column is the time saved per call, a fixed \
+     amount near the default slack whatever the sleep's length, not a share of it.",
 ))
 .guide("sleeps");
 
@@ -112,7 +113,7 @@ pub static TIMERFD: Finding<CallsRound> = Finding::new(
     "Use `thread::sleep`: a timerfd bought no clear gain here",
 )
 .why(Why::Hypothesis(
-    "a timerfd's timer ignores the thread's slack. The slack table's *default ÷ low* \
+    "a timerfd's timer ignores the thread's slack. The slack table's *default − low* \
      column tests it.",
 ));
 

@@ -9,16 +9,13 @@ use harness::cells;
 use harness::render::{
     Cell, Formatted, Table, Tails, fmt_ns, fmt_opt_estimate, fmt_percent, ratio_cell,
 };
-use harness::{Results, Unit};
+use harness::{ReadingKey, Results, Unit};
 
 /// The sleeping variants with the thread's slack and with the low slack.
 pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
     if !crate::experiments::LOW_SLACK_HERE {
-        return Ok(
-            "Timer slack is a Linux setting (`prctl(PR_SET_TIMERSLACK)`). This system \
-                   has none, so there is nothing to compare.\n"
-                .into(),
-        );
+        let none = "Timer slack is a Linux setting (`prctl(PR_SET_TIMERSLACK)`). This system has none, so there is nothing to compare.\n";
+        return Ok(none.into());
     }
     let low = low_slack(r);
     let seen: std::collections::BTreeSet<u64> =
@@ -31,6 +28,7 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
         default,
         format!("slack {s}"),
         "default ÷ low".into(),
+        "default − low".into(),
         format!("blocked: default · {s}"),
     ]);
     for v in VARIANTS.iter().filter(|v| v.call.sleeps()) {
@@ -44,6 +42,10 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
         let ratio = r
             .compare(&dk, &lk)
             .map_or_else(|| Formatted::plain("–"), |c| ratio_cell(&c));
+        let (dv, lv) = (r.record.values(&dk.stored()), r.record.values(&lk.stored()));
+        let diffs: Vec<f64> = (dv.iter())
+            .filter_map(|(i, d)| lv.iter().find(|(j, _)| j == i).map(|(_, l)| d - l))
+            .collect();
         let blocked = |k: &CallsKey| {
             Formatted::plain(count(per_loop(r, k, |s| s.voluntary)).unwrap_or("–".into()))
         };
@@ -52,6 +54,7 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
             est(&de),
             est(&le),
             ratio,
+            fmt_opt_estimate(harness::Estimate::of_rounds(&diffs), Unit::Nanos),
             Cell::join([blocked(&dk), blocked(&lk)], " · ")
         ]);
     }
@@ -59,7 +62,8 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nEach round runs every call twice: with the thread's own slack, and after \
          `prctl(PR_SET_TIMERSLACK, {low})`. *Default ÷ low* is the median of the rounds' own \
-         ratios. *Blocked* counts voluntary context switches per call; 0.00 means under one \
+         ratios; *default − low* the median of their own differences, a fixed amount that a \
+         ratio would show as a share. *Blocked* counts voluntary context switches per call; 0.00 means under one \
          call in 200.\n",
         t.to_markdown()
     ))
@@ -101,11 +105,8 @@ pub fn yields(r: &Results<YieldRound>) -> anyhow::Result<String> {
         ]);
     }
     if t.is_empty() && !cfg!(target_os = "linux") {
-        return Ok(
-            "This experiment pins two threads to one CPU with `sched_setaffinity`, \
-                   which this chapter uses on Linux only. It did not run here.\n"
-                .into(),
-        );
+        let none = "This experiment pins two threads to one CPU with `sched_setaffinity`, which this chapter uses on Linux only. It did not run here.\n";
+        return Ok(none.into());
     }
     anyhow::ensure!(!t.is_empty(), "the yield experiment has no loop to show");
     Ok(format!(
@@ -288,14 +289,12 @@ pub fn sweep_tails(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let label = |q: f64| format!("{} · {}", request_label(q), tail(q));
     let (t, legend) = grid(r, ("requested · tail", &label), |m, q| {
         let s = pooled(m, q).summary()?;
-        Some(
-            fmt_ns(if p99(q) {
-                s.p99.unwrap_or(s.max)
-            } else {
-                s.max
-            })
-            .into(),
-        )
+        let v = if p99(q) {
+            s.p99.unwrap_or(s.max)
+        } else {
+            s.max
+        };
+        Some(fmt_ns(v).into())
     })?;
     anyhow::ensure!(!t.is_empty(), "no point has a sleep to pool");
     Ok(format!(
