@@ -237,6 +237,7 @@ function recordProblem(r, i) {
     return where + ' has a note, a detail or an isolation text longer than the book writes';
   }
   var seen = new Set();
+  var units = new Map();
   for (var n = 0; n < r.rounds.length; n += 1) {
     var one = r.rounds[n] || {};
     if (seen.has(one.index)) { return where + ' holds a round twice'; }
@@ -247,6 +248,12 @@ function recordProblem(r, i) {
       if (!readings[x] || UNITS.indexOf(readings[x].unit) < 0 || !number(readings[x].value)) {
         return where + ' has a reading that is not a number of zero or more in a known unit';
       }
+      // A reading keeps its unit in every round (a size is no time).
+      var key = String(readings[x].key);
+      if (units.has(key) && units.get(key) !== readings[x].unit) {
+        return where + ' has a reading whose unit changes from one round to another';
+      }
+      units.set(key, readings[x].unit);
     }
   }
   var rest = {};

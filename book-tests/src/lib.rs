@@ -13,7 +13,7 @@ use std::str::FromStr;
 /// The hostile results files (in `tests/fixtures/hostile/`) that the Compare page's
 /// script must refuse, each with words of the reason it gives: the Node test and the
 /// browser test check the same list.
-pub const HOSTILE_COMPARE_FILES: [(&str, &str); 31] = [
+pub const HOSTILE_COMPARE_FILES: [(&str, &str); 32] = [
     ("unknown-unit.json", "unknown unit"),
     ("string-median.json", "not a number"),
     ("absurd-value.json", "not a number"),
@@ -51,6 +51,8 @@ pub const HOSTILE_COMPARE_FILES: [(&str, &str); 31] = [
     ("many-rounds.json", "more than 100 rounds"),
     ("long-note.json", "longer than the book writes"),
     ("negative-reading.json", "zero or more"),
+    // Item 15: a reading in bytes in one round and in nanoseconds in the next.
+    ("unit-changes.json", "unit changes"),
 ];
 
 /// A file the page must refuse for its nesting (JSON.parse would take it): apart from

@@ -502,6 +502,23 @@ pub fn record(r: &Record) -> Result<(), String> {
             w[0]
         ));
     }
+    // A reading keeps the unit the experiment gives it in every round: a size in one
+    // round and a time in the next would be compared as one figure (issue 35, item 15).
+    let mut units: std::collections::HashMap<&str, crate::Unit> = std::collections::HashMap::new();
+    for round in &r.rounds {
+        for x in &round.readings {
+            let unit = *units.entry(x.key.as_str()).or_insert(x.unit);
+            if unit != x.unit {
+                return Err(format!(
+                    "round {}: the reading {} is in {}, in {} in an earlier round",
+                    round.index,
+                    crate::safe::terminal(&x.key.chars().take(80).collect::<String>()),
+                    x.unit.name(),
+                    unit.name()
+                ));
+            }
+        }
+    }
     for round in &r.rounds {
         let what = format!("round {}", round.index);
         if round.readings.len() > MAX_READINGS {
@@ -976,6 +993,11 @@ mod tests {
             let e = record(&r).expect_err(case);
             assert!(e.contains(why), "{case}: {e}");
         }
+        // A reading whose unit changes from one round to the next (item 15).
+        let mut units = g.clone();
+        units.rounds[1].readings[0].unit = Unit::Bytes;
+        let e = record(&units).unwrap_err();
+        assert!(e.contains("in bytes, in ns in an earlier round"), "{e}");
         let mut big = g.clone();
         big.rounds[0].data = serde_json::json!({"buckets": [[1000, 4_294_967_295u64]]});
         assert_eq!(record(&big), Ok(()));
