@@ -271,6 +271,12 @@ fn run(
     if todo.is_empty() {
         return ExitCode::SUCCESS;
     }
+    // A folder that cannot take the results (the results folder or the chapter's: not
+    // this user's, writable by others, full) is said now, not after measuring.
+    if let Err(e) = cache::check_writable_chapters(dir, &[ch.name]) {
+        eprintln!("error: {e:#}");
+        return ExitCode::FAILURE;
+    }
     let _lock = match MeasureLock::acquire() {
         Ok(l) => l,
         Err(e) => {
