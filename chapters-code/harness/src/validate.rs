@@ -39,10 +39,11 @@
 //!   [`MAX_DETAILS`] details (name at most 64, value at most 256 characters), an
 //!   isolation of at most 512 characters, texts in a round's data of at most
 //!   [`MAX_DATA_TEXT`] characters. What a page prints of a record beside its tables
-//!   (machine, isolation, notes, details) is then at most about 17 KiB per view, so the
-//!   book's hundred-odd views cannot grow the site by more than about 2 MB whatever
-//!   the records say; the tables' own cells come from the readings and data bounded
-//!   above.
+//!   (machine, isolation, notes, details) is then under 80 KiB per view even with every
+//!   machine text at its 512-character cap (notes and details are at most 13 KiB of
+//!   it), so the book's hundred-odd views cannot grow the site by more than about
+//!   8 MB whatever the records say (1,900 notes of 4 KB made a 319 MB site); the
+//!   tables' own cells come from the readings and data bounded above.
 //!
 //! The book's own measurements pass by construction: [`sanitize`] applies the same
 //! rules to a fresh record before it is stored (a round's text that held one of those
