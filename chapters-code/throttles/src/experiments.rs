@@ -324,7 +324,7 @@ const RATES_TO: Param = Param::int("rates_to", 1, 1_000_000)
     .unit("ops/s")
     .about("the highest target rate (set both to one value to measure a single rate)");
 const RUN_MS: Param = Param::int("run_ms", 1, 60_000)
-    .defaults(12, 150)
+    .defaults(20, 150)
     .unit("ms")
     .about("planned length of each run (but see run_ms_1k): target × run_ms operations, at least min_ops");
 const RUN_MS_1K: Param = Param::int("run_ms_1k", 1, 60_000)
@@ -370,11 +370,22 @@ pub struct RateRun {
     /// operation goes without a wait, so this counts one wake-up's lateness (the last
     /// operation's) against n − 1 periods: in a short run, the endpoint decides it.
     pub achieved: f64,
-    /// Operations per second between the *second* start and the last (n − 2 gaps),
-    /// the reading: both ends then follow a wait, so their lateness cancels on
-    /// average and what is left is the throttle's own pace. `None` below 3 operations.
+    /// Operations per second between the *second* start and the last (n − 2 gaps):
+    /// the reading before `paced`. A start-up lateness of the second start (tokio's
+    /// first tick, then its overdue second one back to back) stays in it, divided by
+    /// the run's length. `None` below 3 operations.
     #[serde(default)]
     pub steady: Option<f64>,
+    /// The steady-state rate, the reading (stall runs excepted): one second over the
+    /// slope of a line fitted (least squares) through the starts against their index,
+    /// from the first start past the start-up ([`STARTUP`] after the first operation)
+    /// that follows an ordinary wait (a gap of at least half a period) to the last
+    /// start that follows one. A start-up burst or a first tick's lateness stays out,
+    /// both ends sit at the same point of a clump, and no single start decides it, so
+    /// it does not move with the run's length as a first-to-last rate does. `None`
+    /// where fewer than two such starts exist (see [`paced_rate`]).
+    #[serde(default)]
+    pub paced: Option<f64>,
     /// Where the datagrams went (the write-up's closed port, or the in-process
     /// reader of the control arm).
     #[serde(default = "closed_port")]
@@ -437,9 +448,12 @@ fn closed_port() -> Sink {
 }
 
 impl RateRun {
-    /// The reading: the steady rate (second start to last).
+    /// The reading: the steady-state rate (`paced`); a stall run's, and a run with no
+    /// two starts after an ordinary wait (it never waits: it runs behind), from its
+    /// second start to its last.
     pub fn reading(&self) -> Option<f64> {
-        self.steady.filter(|v| *v > 0.0)
+        let paced = self.paced.filter(|_| self.stall.is_none());
+        paced.or(self.steady).filter(|v| *v > 0.0)
     }
 
     /// Stopped at twice its planned time before all its operations ran.
@@ -660,6 +674,7 @@ pub fn measure_rate(
         } else {
             0.0
         },
+        paced: paced_rate(&starts, period_ns),
         steady: match starts.as_slice() {
             [_, second, .., last] if last > second => {
                 Some((n - 2) as f64 * 1e9 / (*last - *second).as_nanos() as f64)
@@ -687,6 +702,39 @@ pub fn measure_rate(
             .zip(ready)
             .map(|(&first, ready)| first.saturating_duration_since(ready).as_nanos() as f64),
     })
+}
+
+/// What a rate leaves out as start-up: tokio's first tick waits up to a millisecond
+/// tick and fires the ticks it made overdue at once after it; governor spends its
+/// burst at once.
+pub const STARTUP: Duration = Duration::from_millis(2);
+
+/// The steady-state rate of a run's starts (see [`RateRun::paced`]): a least-squares
+/// line through the starts past the start-up, from the first to the last that follows
+/// a gap of at least half a period.
+pub fn paced_rate(starts: &[Instant], period_ns: f64) -> Option<f64> {
+    let first = *starts.first()?;
+    let waited: Vec<usize> = (1..starts.len())
+        .filter(|&i| {
+            let gap = (starts[i] - starts[i - 1]).as_nanos() as f64;
+            gap >= period_ns / 2.0 && starts[i] - first >= STARTUP
+        })
+        .collect();
+    let (&a, &b) = (waited.first()?, waited.last()?);
+    let t: Vec<f64> = starts[a..=b]
+        .iter()
+        .map(|s| (*s - starts[a]).as_nanos() as f64)
+        .collect();
+    let n = t.len() as f64;
+    let (x_mean, t_mean) = ((n - 1.0) / 2.0, t.iter().sum::<f64>() / n);
+    let (mut sxt, mut sxx) = (0.0, 0.0);
+    for (i, ti) in t.iter().enumerate() {
+        let dx = i as f64 - x_mean;
+        sxt += dx * (ti - t_mean);
+        sxx += dx * dx;
+    }
+    let slope_ns = sxt / sxx; // NaN (refused below) for a single start
+    (b > a && slope_ns > 0.0).then(|| 1e9 / slope_ns)
 }
 
 /// Operations a run at `rate` asks for: `run_ms`' worth (`run_ms_1k`'s at the
@@ -1124,6 +1172,57 @@ mod tests {
         assert_eq!(ops_for(100.0, 20, 40, 5), 5);
         assert_eq!(ops_for(1_000.0, 12, 40, 4), 40);
         assert_eq!(ops_for(10_000.0, 20, 40, 5), 200);
+    }
+
+    /// The steady-state rate leaves out a start-up burst and a first tick's lateness,
+    /// reads bursts at their average pace, and hardly moves with the run's length.
+    #[test]
+    fn the_paced_rate_skips_the_start_up() {
+        let t0 = Instant::now();
+        let at = |us: &[u64]| -> Vec<Instant> {
+            us.iter().map(|u| t0 + Duration::from_micros(*u)).collect()
+        };
+        // tokio at 1,000/s: the first tick 1.2 ms late, the second back to back, then
+        // one a millisecond.
+        let tokio = |n: u64| {
+            at(&[
+                &[1_200, 1_205][..],
+                &(2..n).map(|k| k * 1_000).collect::<Vec<_>>(),
+            ]
+            .concat())
+        };
+        for n in [10, 100] {
+            let r = paced_rate(&tokio(n), 1e6).expect("a rate");
+            assert!((r - 1_000.0).abs() < 1e-6, "{n} operations: {r}");
+        }
+        // Bursts of two every 200 µs at 10,000/s, after a start-up burst of five.
+        let mut us = vec![0, 1, 2, 3, 4];
+        us.extend((1..=50).flat_map(|k| [k * 200, k * 200 + 1]));
+        let r = paced_rate(&at(&us), 1e5).expect("a rate");
+        assert!((r / 10_000.0 - 1.0).abs() < 0.01, "{r}");
+        // tokio's sawtooth: each tick 0.1 ms later than the last, two at once every
+        // tenth; 30 or 300 operations read within 1 % of each other and of the target.
+        let saw = |n: u64| {
+            let mut late = 1_100;
+            at(&(0..n)
+                .map(|k| {
+                    late = if k % 10 == 9 { 1_100 } else { late + 100 };
+                    k * 1_000 + late
+                })
+                .collect::<Vec<_>>())
+        };
+        let (short, long) = (
+            paced_rate(&saw(30), 1e6).unwrap(),
+            paced_rate(&saw(300), 1e6).unwrap(),
+        );
+        assert!(
+            (short / long - 1.0).abs() < 0.01 && (long / 1_000.0 - 1.0).abs() < 0.01,
+            "{short} {long}"
+        );
+        // No start after a wait: no paced rate; one start after it: none either.
+        assert_eq!(paced_rate(&at(&[0, 1, 2, 3]), 1e6), None);
+        assert_eq!(paced_rate(&at(&[0, 2_000]), 1e6), None);
+        assert_eq!(paced_rate(&at(&[0]), 1e6), None);
     }
 
     #[test]

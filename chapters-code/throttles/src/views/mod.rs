@@ -76,14 +76,6 @@ fn pooled_gaps(r: &Results<RatesRound>, pacer: Pacer, target: f64) -> Dist {
     harness::render::pooled(r.data(), |round| round.find(pacer, target).map(|x| &x.gaps))
 }
 
-/// A run's wall time less the span from its first start to its last: the runtime's or
-/// throttle's start-up, the wait before the first operation, and any sleep after the
-/// last one.
-fn outside_span(x: &RateRun) -> Option<f64> {
-    let span = x.drift_ns + x.ran.checked_sub(1)? as f64 * 1e9 / x.target;
-    Some(x.wall_ns - span)
-}
-
 /// The pacing thread's CPU time over a run (start-up and sends included), per operation.
 fn cpu_per_op(x: &RateRun) -> Option<f64> {
     (x.ran > 0).then_some(x.cpu_ns? / x.ran as f64)
