@@ -1001,11 +1001,16 @@ pub struct SpawnRow {
     pub batch: usize,
     /// The batch's time divided by its size.
     pub per_spawn_ns: f64,
+    /// The process's resource usage around the timed batch, divided by its size: CPU
+    /// time (every thread's, the started ones' included), minor page faults, switches.
+    #[serde(default)]
+    pub usage: Option<os::Usage>,
 }
 
 /// One batch of `what`, after a small untimed one (so the first thread's stack
-/// mapping or the runtime's first task is not in the figure).
-fn spawn_batch(what: Spawned, n: usize) -> std::io::Result<Duration> {
+/// mapping or the runtime's first task is not in the figure): its time, and the
+/// process's usage around it.
+fn spawn_batch(what: Spawned, n: usize) -> std::io::Result<(Duration, Option<os::Usage>)> {
     let runtime = |multi: bool| {
         if multi {
             tokio::runtime::Builder::new_multi_thread()
@@ -1018,14 +1023,18 @@ fn spawn_batch(what: Spawned, n: usize) -> std::io::Result<Duration> {
     match what {
         Spawned::Thread => {
             crate::spawn_threads((n / 10).max(1))?;
-            crate::spawn_threads(n)
+            let u0 = os::Usage::now();
+            let took = crate::spawn_threads(n)?;
+            Ok((took, os::Usage::since(u0)))
         }
         Spawned::TaskCurrentThread | Spawned::TaskMultiThread => {
             let rt = runtime(what == Spawned::TaskMultiThread)?;
             crate::spawn_tasks(&rt, (n / 10).max(1))?;
+            let u0 = os::Usage::now();
             let took = crate::spawn_tasks(&rt, n);
+            let used = os::Usage::since(u0);
             rt.shutdown_background();
-            took
+            Ok((took?, used))
         }
     }
 }
@@ -1066,10 +1075,11 @@ fn spawn_rows(ctx: &mut Ctx, room: usize, why: &str) -> Vec<SpawnRow> {
             break;
         }
         match spawn_batch(what, n) {
-            Ok(d) => rows.push(SpawnRow {
+            Ok((d, used)) => rows.push(SpawnRow {
                 what,
                 batch: n,
                 per_spawn_ns: d.as_nanos() as f64 / n as f64,
+                usage: used.map(|u| u.per(n as f64)),
             }),
             Err(e) => ctx.note(
                 NoteKind::Limit,

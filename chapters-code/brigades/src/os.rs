@@ -32,6 +32,10 @@ pub struct Usage {
     /// another CPU than the one it last ran on.
     #[serde(default)]
     pub migrations: Option<f64>,
+    /// Page faults served without I/O (`ru_minflt`): a page the process touched for
+    /// the first time, such as a new thread's stack. Exact, not sampled.
+    #[serde(default)]
+    pub minor_faults: f64,
     #[serde(skip)]
     taken: Option<std::time::Instant>,
 }
@@ -71,6 +75,7 @@ impl Usage {
             system_ns: b.system_ns - a.system_ns,
             voluntary_switches: b.voluntary_switches - a.voluntary_switches,
             involuntary_switches: b.involuntary_switches - a.involuntary_switches,
+            minor_faults: b.minor_faults - a.minor_faults,
             run_delay_ns: match (a.run_delay_ns, b.run_delay_ns) {
                 (Some(x), Some(y)) => Some((y - x).max(0.0)),
                 _ => None,
@@ -100,6 +105,7 @@ impl Usage {
                 system_ns,
                 voluntary_switches: ru.ru_nvcsw as f64,
                 involuntary_switches: ru.ru_nivcsw as f64,
+                minor_faults: ru.ru_minflt as f64,
                 run_delay_ns: None,
                 wall_ns: 0.0,
                 migrations: None,
@@ -120,6 +126,7 @@ impl Usage {
             system_ns: self.system_ns / n,
             voluntary_switches: self.voluntary_switches / n,
             involuntary_switches: self.involuntary_switches / n,
+            minor_faults: self.minor_faults / n,
             run_delay_ns: self.run_delay_ns.map(|d| d / n),
             wall_ns: self.wall_ns / n,
             migrations: self.migrations.map(|m| m / n),

@@ -8,7 +8,7 @@ use crate::experiments::{
     VariantsRound,
 };
 use crate::experiments::{LimitRun, LimitsRound};
-use crate::os::LimitValue;
+use crate::os::{LimitValue, Usage};
 use harness::cells;
 use harness::render::{
     Align, Cell, Formatted, Table, Tails, fmt_bytes, fmt_count, fmt_estimate, fmt_opt_estimate,
@@ -215,21 +215,34 @@ pub fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
     ))
 }
 
+/// Starting a thread or a task: the time per spawn, then what the process used around
+/// the batch, per spawn (CPU of every thread, page faults).
 pub fn spawn_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
-    let mut t = Table::new(["what", "batch size", "per spawn"]);
+    let mut t = Table::new("what | batch size | per spawn | CPU | minor page faults".split(" | "));
     for w in Spawned::ALL {
         let Some(e) = r.estimate(&VariantsKey::Spawn(w)) else {
             continue;
         };
         let batch = r.data().find_map(|x| x.spawned(w)).map_or(0, |x| x.batch);
+        let used = |f: fn(&Usage) -> f64, unit| {
+            fmt_opt_estimate(r.estimate_of(|x| x.spawned(w)?.usage.as_ref().map(f)), unit)
+        };
         t.row(cells![
             w.key(),
             fmt_count(batch as u64),
-            fmt_estimate(&e, Unit::Nanos)
+            fmt_estimate(&e, Unit::Nanos),
+            used(|u| u.cpu_ns, Unit::Nanos),
+            used(|u| u.minor_faults, Unit::Number),
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "nothing could be started here");
-    Ok(t.to_markdown())
+    Ok(format!(
+        "{}\nPer spawn, around the timed batch: the process's **CPU** time (every thread's, \
+         the started ones' included) and its **minor page faults** (a page touched for \
+         the first time, served without I/O). Both are exact counts (the process's CPU \
+         clock and getrusage); which system calls a spawn makes is not counted.\n",
+        t.to_markdown()
+    ))
 }
 
 pub fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
