@@ -160,16 +160,11 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut pairs = Vec::new();
     for rt in RUNTIMES {
         for tr in TRANSPORTS {
-            let b = RunKey::variant(rt, tr, Wait::Block);
-            let name = format!("{} · {}", rt.label(), tr.label());
-            pairs.push((
-                b,
-                RunKey {
-                    wait: Wait::Spin,
-                    ..b
-                },
-                name,
-            ));
+            let (b, s) = (
+                RunKey::variant(rt, tr, Wait::Block),
+                RunKey::variant(rt, tr, Wait::Spin),
+            );
+            pairs.push((b, s, format!("{} · {}", rt.label(), tr.label())));
         }
     }
     // The std channel pinned to different CPUs: one placement, the answer's row.
@@ -202,10 +197,10 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
         s.map_or("–".into(), |s| format!("{:.0}", s * 100.0))
     };
     let after = super::chan(Wait::Spin);
-    let mix: Vec<String> = (r
+    let mix: Vec<String> = r
         .data()
-        .map(|x| format!("{}/{}", pct(&after, x), pct(&k, x))))
-    .collect();
+        .map(|x| format!("{}/{}", pct(&after, x), pct(&k, x)))
+        .collect();
     let mix = format!(
         "\nUnpinned, the spinning std channel's messages taken on the sender's CPU, in % \
          per round (after the gap/back-to-back): {}.\n",
