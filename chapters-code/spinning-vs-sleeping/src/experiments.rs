@@ -848,6 +848,11 @@ mod tests {
             stored(&chan.placed(Placement::OtherCpu)),
             "std · mpsc · spinning · different CPUs"
         );
+        // The back-to-back arm pinned, beside the gap arm on the same placement.
+        assert_eq!(
+            stored(&chan.placed(Placement::SameCpu).arm(Arm::NoGap)),
+            "std · mpsc · spinning · same CPU · no gap"
+        );
         // The table's name for a twin is its original's.
         assert_eq!(chan.twin().label(), chan.label());
     }
