@@ -140,8 +140,8 @@ pub static YIELD: Finding<CallsRound> = Finding::new(
 )
 .why(Why::Counter(
     "*blocked* per call, in the calls table: the sleep puts the thread to sleep, a \
-     yield with no one waiting does not. With a thread waiting, the yield table shows what \
-     a yield that hands the CPU over costs.",
+     yield with no one waiting does not. With a thread waiting for the CPU, the yield table \
+     times both: a yield that hands the CPU over, and the 1 ns sleep beside it.",
 ));
 
 /// How late a single 1 ms `thread::sleep` ends, from the sweep.
@@ -283,7 +283,7 @@ pub static THREAT_CPU_WAIT: Finding<CallsRound> = Finding::threat(
     "Load on the other CPUs: a woken sleeper may wait for a CPU, inside its figure",
     "Reads the thread's wait for a CPU (`/proc/thread-self/schedstat`) around each loop, \
      outside its window: the calls table's *waiting for a CPU*. The sleeper is not \
-     pinned; a pinned arm is not measured",
+     pinned here; the yield table times it pinned, alone and beside a busy thread",
     |r| {
         pair_of(
             r,

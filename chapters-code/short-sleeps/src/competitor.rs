@@ -1,14 +1,17 @@
 //! A yield with something to yield to: the calls whose yielding is tested, and a
 //! busy thread pinned to the measuring thread's CPU (Linux).
 
+#[cfg(unix)]
+use crate::calls::NS1;
 use crate::calls::{Call, ZERO};
 #[cfg(target_os = "linux")]
 use crate::os;
 use std::io;
 
-/// The calls whose yielding the competitor experiment tests.
+/// The calls whose yielding the competitor experiment tests, and the shortest sleep, so
+/// that a yield and a sleep are compared with a thread waiting for the CPU too.
 #[cfg(unix)]
-pub const YIELD_CALLS: [Call; 2] = [Call::SchedYield, Call::Pselect(ZERO)];
+pub const YIELD_CALLS: [Call; 3] = [Call::SchedYield, Call::Pselect(ZERO), Call::StdSleep(NS1)];
 
 /// Without `sched_yield` and `pselect`, the standard library's yield and zero sleep
 /// (the experiment reports that pinning is not available here anyway).

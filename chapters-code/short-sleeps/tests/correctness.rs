@@ -478,19 +478,20 @@ fn sweep_rounds_read_every_point_and_every_view_renders() {
 }
 
 #[test]
-fn yield_rounds_read_four_loops_and_the_view_renders() {
+fn yield_rounds_read_six_loops_and_the_view_renders() {
     let r = record_of(&YIELD_EXP, &["yield_calls=3"], 2);
     let md = render("yield", ViewKind::Table, &r).unwrap();
     if cfg!(target_os = "linux") {
         for round in &r.rounds {
             assert_eq!(
                 round.readings.len(),
-                4,
-                "two calls, alone and beside a busy thread"
+                6,
+                "two yields and a 1 ns sleep, alone and beside a busy thread"
             );
         }
         assert!(md.contains("| sched_yield() |"), "{md}");
         assert!(md.contains("| pselect(0) |"), "{md}");
+        assert!(md.contains("| thread::sleep(1 ns) |"), "{md}");
         assert!(md.contains("| busy ÷ alone |"), "{md}");
         let alone = YieldKey {
             call: Call::Pselect(ZERO),
