@@ -104,7 +104,7 @@ pub static RUN_LENGTH_1K: Finding<RatesRound> = Finding::threat(
     "throttles-threat-run-length-1k",
     &RATES,
     "A fixed start-up lateness (tokio's first tick, its second back to back) divided by the run's length: a rate from the second start moves with how long the run is (tokio Burst, 1,000/s, % off the target)",
-    "Rates are a least-squares pace through the starts past the first 2 ms, between the first and last start after an ordinary wait (a gap of half a period or more); the first wait is its own column. Before: the miss from the second start to the last, after: the steady-state miss",
+    "Rates are a least-squares pace through every start from 2 ms after the first on; the first wait is its own column. Before: the miss from the second start to the last, after: the steady-state miss",
     |r| run_length(r, WRITEUP_RATE),
 )
 .better(Better::Smaller);

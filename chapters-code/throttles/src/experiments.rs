@@ -378,12 +378,11 @@ pub struct RateRun {
     pub steady: Option<f64>,
     /// The steady-state rate, the reading (stall runs excepted): one second over the
     /// slope of a line fitted (least squares) through the starts against their index,
-    /// from the first start past the start-up ([`STARTUP`] after the first operation)
-    /// that follows an ordinary wait (a gap of at least half a period) to the last
-    /// start that follows one. A start-up burst or a first tick's lateness stays out,
-    /// both ends sit at the same point of a clump, and no single start decides it, so
-    /// it does not move with the run's length as a first-to-last rate does. `None`
-    /// where fewer than two such starts exist (see [`paced_rate`]).
+    /// every start from [`STARTUP`] after the first operation on. A start-up burst or a
+    /// first tick's lateness stays out, and no single start (the last one's lateness, a
+    /// clump's phase, a catch-up) decides it, so it does not move with the run's length
+    /// as a rate from one start to another does. `None` where fewer than two starts
+    /// come after the start-up (see [`paced_rate`]).
     #[serde(default)]
     pub paced: Option<f64>,
     /// Where the datagrams went (the write-up's closed port, or the in-process
@@ -674,7 +673,7 @@ pub fn measure_rate(
         } else {
             0.0
         },
-        paced: paced_rate(&starts, period_ns),
+        paced: paced_rate(&starts),
         steady: match starts.as_slice() {
             [_, second, .., last] if last > second => {
                 Some((n - 2) as f64 * 1e9 / (*last - *second).as_nanos() as f64)
@@ -710,18 +709,12 @@ pub fn measure_rate(
 pub const STARTUP: Duration = Duration::from_millis(2);
 
 /// The steady-state rate of a run's starts (see [`RateRun::paced`]): a least-squares
-/// line through the starts past the start-up, from the first to the last that follows
-/// a gap of at least half a period.
-pub fn paced_rate(starts: &[Instant], period_ns: f64) -> Option<f64> {
+/// line through the starts past the start-up.
+pub fn paced_rate(starts: &[Instant]) -> Option<f64> {
     let first = *starts.first()?;
-    let waited: Vec<usize> = (1..starts.len())
-        .filter(|&i| {
-            let gap = (starts[i] - starts[i - 1]).as_nanos() as f64;
-            gap >= period_ns / 2.0 && starts[i] - first >= STARTUP
-        })
-        .collect();
-    let (&a, &b) = (waited.first()?, waited.last()?);
-    let t: Vec<f64> = starts[a..=b]
+    let a = starts.iter().position(|s| *s - first >= STARTUP)?;
+    let b = starts.len() - 1;
+    let t: Vec<f64> = starts[a..]
         .iter()
         .map(|s| (*s - starts[a]).as_nanos() as f64)
         .collect();
@@ -1192,13 +1185,13 @@ mod tests {
             .concat())
         };
         for n in [10, 100] {
-            let r = paced_rate(&tokio(n), 1e6).expect("a rate");
+            let r = paced_rate(&tokio(n)).expect("a rate");
             assert!((r - 1_000.0).abs() < 1e-6, "{n} operations: {r}");
         }
         // Bursts of two every 200 µs at 10,000/s, after a start-up burst of five.
         let mut us = vec![0, 1, 2, 3, 4];
         us.extend((1..=50).flat_map(|k| [k * 200, k * 200 + 1]));
-        let r = paced_rate(&at(&us), 1e5).expect("a rate");
+        let r = paced_rate(&at(&us)).expect("a rate");
         assert!((r / 10_000.0 - 1.0).abs() < 0.01, "{r}");
         // tokio's sawtooth: each tick 0.1 ms later than the last, two at once every
         // tenth; 30 or 300 operations read within 1 % of each other and of the target.
@@ -1212,17 +1205,17 @@ mod tests {
                 .collect::<Vec<_>>())
         };
         let (short, long) = (
-            paced_rate(&saw(30), 1e6).unwrap(),
-            paced_rate(&saw(300), 1e6).unwrap(),
+            paced_rate(&saw(30)).unwrap(),
+            paced_rate(&saw(300)).unwrap(),
         );
         assert!(
             (short / long - 1.0).abs() < 0.01 && (long / 1_000.0 - 1.0).abs() < 0.01,
             "{short} {long}"
         );
-        // No start after a wait: no paced rate; one start after it: none either.
-        assert_eq!(paced_rate(&at(&[0, 1, 2, 3]), 1e6), None);
-        assert_eq!(paced_rate(&at(&[0, 2_000]), 1e6), None);
-        assert_eq!(paced_rate(&at(&[0]), 1e6), None);
+        // Nothing past the start-up: no paced rate; one start past it: none either.
+        assert_eq!(paced_rate(&at(&[0, 1, 2, 3])), None);
+        assert_eq!(paced_rate(&at(&[0, 2_000])), None);
+        assert_eq!(paced_rate(&at(&[0])), None);
     }
 
     #[test]
