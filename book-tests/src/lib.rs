@@ -149,7 +149,18 @@ pub fn build_chapter_binaries() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(book_root())
-        .args(["build", "--release", "--workspace", "--bins", "--quiet"])
+        // The Makefile's own command, so the release build of `make build` is reused as
+        // it is (with book-tests in, its mdbook would be compiled for release too, and
+        // the features shared dependencies are built with could differ).
+        .args([
+            "build",
+            "--release",
+            "--workspace",
+            "--exclude",
+            "book-tests",
+            "--bins",
+            "--quiet",
+        ])
         .status()
         .context("cannot run cargo")?;
     anyhow::ensure!(
