@@ -6,7 +6,7 @@
 #   make regenerate  re-measure everything with the full profile, then build
 #                    (SET="brigades.tasks=2000 …" measures and shows other parameters)
 #   make test        cargo test --workspace (builds the whole book in-process)
-#   make bench       cargo bench --workspace
+#   make bench       cargo bench --workspace --features bench
 #   make publish     build the static site in book/ for publishing, stamped with this machine
 #   make test-browser  publish, then check the site in headless Chromium (screenshots in
 #                    test-artifacts/browser/)
@@ -138,8 +138,9 @@ regenerate: setup
 test:
 	cargo test --workspace
 
+# criterion is behind each chapter's `bench` feature, so `cargo test` does not build it.
 bench:
-	cargo bench --workspace
+	cargo bench --workspace --features bench
 
 # The static site for GitHub Pages: the book, its front page stamped with the machine
 # that measured it, and the raw results beside it. With COW_SOURCE_URL set (the
