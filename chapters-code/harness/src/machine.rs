@@ -551,7 +551,8 @@ pub fn combine_limits(levels: impl IntoIterator<Item = LimitValue>) -> LimitValu
 /// applies to its descendants), combined as in [`combine_limits`]: the first of
 /// `files` that a level has is read there (v2's name, then v1's).
 pub fn cgroup_limit(controller: &str, files: &[&str]) -> LimitValue {
-    #[cfg(target_os = "linux")]
+    // cgroups are Linux's, and `procfs` reads nothing elsewhere: "not readable" there,
+    // never "no limit set".
     if read_trim("/proc/self/cgroup").is_none() {
         return LimitValue::NotReadable;
     }
