@@ -390,14 +390,47 @@ fn is_normal_deps(header: &str) -> bool {
     header == "dependencies" || (header.starts_with("target.") && header.ends_with(".dependencies"))
 }
 
-/// The names of a manifest's normal dependencies (not dev- or build-dependencies).
+/// The names of a manifest's normal dependencies (not dev- or build-dependencies), less
+/// the optional ones its `default` feature does not turn on: the measured binaries are
+/// built with the default features (criterion, behind `bench`, is for `cargo bench`).
 pub fn normal_dependencies(manifest: &str) -> Vec<String> {
+    let sections = sections(manifest);
+    let defaults: Vec<String> = sections
+        .iter()
+        .filter(|(h, _)| h == "features")
+        .flat_map(|(_, lines)| lines)
+        .filter(|l| line_key(l).as_deref() == Some("default"))
+        .flat_map(|l| {
+            let list = l.split_once('=').map(|(_, v)| v).unwrap_or("");
+            list.trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .split(',')
+                .map(|s| {
+                    s.trim()
+                        .trim_matches('"')
+                        .trim_start_matches("dep:")
+                        .to_string()
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let optional = |l: &str| l.replace(' ', "").contains("optional=true");
     let mut out = Vec::new();
-    for (header, lines) in sections(manifest) {
-        if is_normal_deps(&header) {
-            out.extend(lines.iter().filter_map(|l| line_key(l)));
+    for (header, lines) in &sections {
+        if is_normal_deps(header) {
+            out.extend(
+                lines
+                    .iter()
+                    .filter_map(|l| line_key(l).map(|k| (k, optional(l))))
+                    .filter(|(k, opt)| !opt || defaults.contains(k))
+                    .map(|(k, _)| k),
+            );
         } else if let Some(name) = header.strip_prefix("dependencies.") {
-            out.push(name.trim_matches('"').to_string());
+            let name = name.trim_matches('"').to_string();
+            if !lines.iter().any(|l| optional(l)) || defaults.contains(&name) {
+                out.push(name);
+            }
         }
     }
     out

@@ -224,7 +224,8 @@ fn only_the_dependencies_a_chapter_uses_are_in_its_key() {
     let t = tree();
     let lock = t.path().join("Cargo.lock");
     let before = keys(t.path());
-    // A dev-dependency (benches) and a dependency of the book's tests only.
+    // An optional dependency only `bench` turns on (criterion) and a dependency of the
+    // book's tests only.
     bump(&lock, "criterion");
     bump(&lock, "tempfile");
     assert_eq!(changed(&before, &keys(t.path())), Vec::<String>::new());
