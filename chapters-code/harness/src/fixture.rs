@@ -507,8 +507,6 @@ pub fn stale_snapshots(crate_dir: &str, names: &[&str]) -> Vec<String> {
     out
 }
 
-/// The golden tests of a chapter, one line in its `tests/golden.rs`:
-/// `harness::golden_tests!(brigades::CHAPTER);` (the crate needs `insta` as a
 /// `insta::assert_snapshot!(name, page)` into `tests/snapshots/golden__<name>.snap`,
 /// whatever module the assertion sits in: a crate's integration tests are modules of one
 /// binary (`tests/main.rs`), where insta's default name would be `it__golden__<name>`.
@@ -521,6 +519,8 @@ macro_rules! golden_snapshot {
     };
 }
 
+/// The golden tests of a chapter, one line in its `tests/golden.rs`:
+/// `harness::golden_tests!(brigades::CHAPTER);` (the crate needs `insta` as a
 /// dev-dependency). It expands, in the calling test file, into three tests:
 ///
 /// - `every_view_reads_as_its_snapshot`: every view of the registry rendered as the page
