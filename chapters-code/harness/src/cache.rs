@@ -986,6 +986,15 @@ mod tests {
                 .unwrap();
             std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(chapter_mode))
                 .unwrap();
+            // Group-write counts when the group is not the user's own private group
+            // (root can hand the folder to another group; others cannot, and there the
+            // 0775 case reads as the private group's, which the next test accepts).
+            if root_mode == 0o775 {
+                if user_id() != 0 {
+                    continue;
+                }
+                std::os::unix::fs::chown(dir.path(), None, Some(4242)).unwrap();
+            }
             let e = format!("{:#}", store(dir.path(), &good).unwrap_err());
             assert!(
                 e.contains("other users can write to it") && e.contains("chmod go-w"),
@@ -1023,6 +1032,24 @@ mod tests {
         write_atomically(&fresh.join("x.json"), b"{}").unwrap();
         check_private_folder(&fresh).unwrap();
         check_private_folder(&dir.path().join("a")).unwrap();
+    }
+
+    /// Debian's and Ubuntu's user-private groups with a umask of 002 make every new
+    /// folder group-writable by a group of one: that lets no other user in, so a results
+    /// folder there is trusted.
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_only_the_user_s_private_group_can_write_is_trusted() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let gid = std::fs::metadata(dir.path()).unwrap().gid();
+        // SAFETY: getegid has no preconditions.
+        let mine = gid == unsafe { libc::getegid() };
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o775)).unwrap();
+        let private = mine && crate::safe::is_private_group(gid);
+        let good = record(Profile::Quick, "k", Status::Ok, 1);
+        let r = store(dir.path(), &good);
+        assert_eq!(r.is_ok(), private, "gid {gid}: {r:?}");
     }
 
     #[test]

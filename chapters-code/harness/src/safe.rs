@@ -255,6 +255,54 @@ fn user_name(_uid: u32) -> Option<String> {
     None
 }
 
+/// Whether `gid` is this user's own private group (the user-private-group scheme of
+/// Debian and Ubuntu: the primary group, named as the user, where a umask of 002 makes
+/// every new folder group-writable). Its group-write bit lets no other user in, so the
+/// trust checks do not count it.
+#[cfg(unix)]
+pub fn is_private_group(gid: u32) -> bool {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    if gid != unsafe { libc::getegid() } {
+        return false;
+    }
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: a zeroed group is a valid out-parameter; getgrgid_r writes into it and
+    // `buf` only, and `result` is null or points at `grp`.
+    let name = unsafe {
+        let mut grp: libc::group = std::mem::zeroed();
+        let mut result = std::ptr::null_mut();
+        let r = libc::getgrgid_r(gid, &mut grp, buf.as_mut_ptr(), buf.len(), &mut result);
+        if r != 0 || result.is_null() || grp.gr_name.is_null() {
+            return false;
+        }
+        std::ffi::CStr::from_ptr(grp.gr_name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    user_name(my_uid()).is_some_and(|user| user == name)
+}
+
+/// A bit above every mode bit that `sys::fstat` and `sys::lstatat` set when the group
+/// is this user's private group ([`is_private_group`]); messages print `mode & 0o7777`.
+#[cfg(unix)]
+const PRIVATE_GROUP: u32 = 1 << 30;
+
+#[cfg(unix)]
+fn trusted_mode(mode: u32, gid: u32) -> u32 {
+    if mode & 0o020 != 0 && is_private_group(gid) {
+        mode | PRIVATE_GROUP
+    } else {
+        mode
+    }
+}
+
+/// Whether someone other than the owner may write: the world, or a group that is not
+/// the user's own private group.
+#[cfg(unix)]
+fn others_can_write(mode: u32) -> bool {
+    mode & 0o002 != 0 || (mode & 0o020 != 0 && mode & PRIVATE_GROUP == 0)
+}
+
 /// This process's user (its effective uid).
 #[cfg(unix)]
 pub fn my_uid() -> u32 {
@@ -353,7 +401,8 @@ mod sys {
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 
-    /// Owner, mode (type bits included) of what `fd` is open on.
+    /// Owner, mode (type bits included; [`PRIVATE_GROUP`](super::PRIVATE_GROUP) set for
+    /// the user's own private group) of what `fd` is open on.
     pub fn fstat(fd: &impl AsRawFd) -> io::Result<(u32, u32)> {
         // SAFETY: a zeroed stat is a valid out-parameter for fstat.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -361,7 +410,7 @@ mod sys {
         if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok((st.st_uid, st.st_mode as u32))
+        Ok((st.st_uid, super::trusted_mode(st.st_mode as u32, st.st_gid)))
     }
 
     /// Owner and mode of the entry `name` of `dir` itself (a link is not followed).
@@ -381,7 +430,7 @@ mod sys {
         if r != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok((st.st_uid, st.st_mode as u32))
+        Ok((st.st_uid, super::trusted_mode(st.st_mode as u32, st.st_gid)))
     }
 
     pub fn readlinkat(dir: &impl AsRawFd, name: &OsStr) -> io::Result<std::path::PathBuf> {
@@ -552,7 +601,7 @@ fn folder_refusal(
                 whose(uid)
             ));
         }
-        if perms & 0o022 != 0 && perms & 0o1000 == 0 {
+        if others_can_write(mode) && perms & 0o1000 == 0 {
             return Some(format!(
                 "{shown}, a folder on the way to the results, can be written by other users \
                  (mode {perms:04o}), who could put something else in its place; choose a \
@@ -571,7 +620,7 @@ fn folder_refusal(
             whose(me)
         ));
     }
-    if perms & 0o022 != 0 {
+    if others_can_write(mode) {
         return Some(format!(
             "refusing {shown}: other users can write to it (mode {perms:04o}), so they could \
              plant files or links in it; make it private (chmod go-w {shown}) or set \
@@ -810,7 +859,7 @@ impl Folder {
                     ));
                 }
                 let perms = mode & 0o7777;
-                if perms & 0o022 != 0 {
+                if others_can_write(mode) {
                     return Err(format!(
                         "other users can write to it (mode {perms:04o}); make it private \
                          (chmod go-w) to have it read"
