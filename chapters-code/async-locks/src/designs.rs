@@ -302,6 +302,7 @@ pub async fn own_deadline_channel(
                 offer(&tx, timeout.deadline(), start);
             });
         }
+        drop(tx); // once every task has sent, no sender is left and the loop below ends
     };
     match spawner {
         Spawner::Task => drop(tokio::spawn(async move { spawn_all() })),
