@@ -225,10 +225,9 @@ fn secret_file() -> (PathBuf, String) {
     (path, secret)
 }
 
-/// Every text field of a record (the machine's, the isolation, the notes, the
-/// details, the parameters' units, a failure's text) gets `text` (appended, so a
-/// field's own words stay); the short fields (a unit, at most 64 characters; a
-/// detail's name, at most 256) get `short`.
+/// Every text field of a record (the machine's, the isolation, the notes, a failure's
+/// text) gets `text` (appended, so a field's own words stay); the short fields (a unit,
+/// at most 64 characters; a detail, at most 64 and 256) get `short`.
 fn poison_every_text(record: &mut serde_json::Value, text: &str, short: &str) {
     fn append(v: &mut serde_json::Value, text: &str) {
         let old = v.as_str().unwrap_or("").to_string();
@@ -245,11 +244,13 @@ fn poison_every_text(record: &mut serde_json::Value, text: &str, short: &str) {
         }
         notes.push(serde_json::json!({"kind": "Info", "text": text}));
     }
+    // A detail's value holds at most 256 characters at the door (issue 35): it gets
+    // the short text, and `poison` gives each payload a detail of its own.
     if let Some(details) = record["details"].as_array_mut() {
         for d in details.iter_mut() {
-            add(&mut d[1]);
+            append(&mut d[1], short);
         }
-        details.push(serde_json::json!([short, text]));
+        details.push(serde_json::json!([short, short]));
     }
     if let Some(params) = record["params"].as_array_mut() {
         for p in params.iter_mut() {
@@ -277,7 +278,9 @@ fn poison(record: &mut serde_json::Value) {
         }
     }
     if let Some(details) = record["details"].as_array_mut() {
-        details.push(serde_json::json!([PAYLOADS[0], all]));
+        for p in PAYLOADS {
+            details.push(serde_json::json!([p, p]));
+        }
     }
     poison_every_text(record, &all, "</script><script>");
 }
