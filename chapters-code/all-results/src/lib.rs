@@ -234,6 +234,29 @@ pub struct Bundle {
     pub records: Vec<Record>,
 }
 
+impl Bundle {
+    /// The bundle as `all-results json` writes it, refused rather than written when it
+    /// exceeds what the book's own readers take (`compare`, `import`, the Compare page:
+    /// `max_bytes` and `max_values`, issue 35): the book never writes a file it refuses.
+    pub fn to_json(&self, max_bytes: u64, max_values: usize) -> anyhow::Result<String> {
+        let json = serde_json::to_string(self)? + "\n";
+        if json.len() as u64 > max_bytes {
+            anyhow::bail!(
+                "the results make a bundle of {} bytes, more than the {max_bytes} a bundle \
+                 may hold (the book's compare and import would refuse it); remove the \
+                 largest records or measure with fewer rounds",
+                json.len()
+            );
+        }
+        harness::validate::check_values(json.as_bytes(), max_values).map_err(|why| {
+            anyhow::anyhow!(
+                "the results make a bundle the book's compare and import would refuse: {why}"
+            )
+        })?;
+        Ok(json)
+    }
+}
+
 pub const BUNDLE_FORMAT: &str = "cost-of-waiting-results";
 /// Version 2: results in rounds, figures with intervals over rounds.
 pub const BUNDLE_VERSION: u32 = 2;
@@ -365,6 +388,27 @@ impl Bundle {
 
 #[cfg(test)]
 mod tests {
+
+    /// Issue 35, item 16: `all-results json` wrote bundles (77 MB from 10 records of
+    /// 7.5 MB) that the book's own compare refuses. Past either cap it now refuses to
+    /// write, and says why; within both it writes a bundle the door reads back.
+    #[test]
+    fn the_json_bundle_is_never_one_the_book_refuses() {
+        let records = harness::fixture::golden_records(&short_sleeps::CHAPTER).unwrap();
+        let bundle = super::Bundle::of(records);
+        let json = bundle
+            .to_json(
+                harness::safe::BUNDLE_CAP,
+                harness::validate::MAX_BUNDLE_VALUES,
+            )
+            .unwrap();
+        let len = json.len() as u64;
+        let e = format!("{:#}", bundle.to_json(len - 1, usize::MAX).unwrap_err());
+        assert!(e.contains("more than the") && e.contains("would refuse"), "{e}");
+        let e = format!("{:#}", bundle.to_json(len, 10).unwrap_err());
+        assert!(e.contains("would refuse"), "{e}");
+        assert!(bundle.to_json(len, usize::MAX).is_ok());
+    }
 
     /// The registry walk the design asks for: every chapter's views and headlines name
     /// experiments it has, names are unique, parameter defaults lie in their ranges.

@@ -132,12 +132,10 @@ fn main() -> ExitCode {
                 )),
             }
         }
-        Command::Json => {
-            let bundle = Bundle::of(records(&all_shown(profile, &dir, true)));
-            serde_json::to_string(&bundle)
-                .map(|j| j + "\n")
-                .map_err(Into::into)
-        }
+        Command::Json => Bundle::of(records(&all_shown(profile, &dir, true))).to_json(
+            harness::safe::BUNDLE_CAP,
+            harness::validate::MAX_BUNDLE_VALUES,
+        ),
         Command::Headlines { json } => {
             let figs = figures(&records(&all_shown(profile, &dir, true)));
             figs.iter()
