@@ -71,8 +71,7 @@ pub fn spin_for(d: Duration) {
 
 // ANCHOR: across_await
 /// Design 1 plus a reporter holding the queue's std guard from before any deadline to
-/// `HOLD_PAST` after them, across an `.await` (`join_all` is never spawned, so it need
-/// not be `Send`). A callback due meanwhile counts itself.
+/// `HOLD_PAST` after them, across an `.await`. A callback due meanwhile counts itself.
 #[allow(clippy::await_holding_lock)] // on purpose: this lint flags exactly the hazard
 pub async fn guard_across_await(n: usize, after: Duration, counts: Counts) -> Vec<Sample> {
     let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
