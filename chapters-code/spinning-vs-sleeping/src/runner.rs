@@ -45,7 +45,11 @@ impl Pacer {
         }
         !self.stopped()
     }
+}
+// ANCHOR_END: pacer
 
+// ANCHOR: pacer_async
+impl Pacer {
     /// The same for a tokio task, looking once a millisecond. tokio 1.54.1 rounds a
     /// sleep's deadline up to the end of a millisecond (`TimeSource::deadline_to_tick`,
     /// `~/.cargo/registry/src/*/tokio-1.54.1/src/runtime/time/source.rs`) and its
@@ -62,7 +66,7 @@ impl Pacer {
         !self.stopped()
     }
 }
-// ANCHOR_END: pacer
+// ANCHOR_END: pacer_async
 
 impl Pacer {
     pub fn is_turn(&self, i: usize) -> bool {
