@@ -404,7 +404,10 @@ mod tests {
             .unwrap();
         let len = json.len() as u64;
         let e = format!("{:#}", bundle.to_json(len - 1, usize::MAX).unwrap_err());
-        assert!(e.contains("more than the") && e.contains("would refuse"), "{e}");
+        assert!(
+            e.contains("more than the") && e.contains("would refuse"),
+            "{e}"
+        );
         let e = format!("{:#}", bundle.to_json(len, 10).unwrap_err());
         assert!(e.contains("would refuse"), "{e}");
         assert!(bundle.to_json(len, usize::MAX).is_ok());
