@@ -311,11 +311,11 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
         "arm",
         "runtime",
         "stalled rounds",
-        "handled by the bound (stalled rounds)",
-        "median lateness (finished rounds)",
+        "handled, if stalled",
+        "median lateness, if finished",
         "÷ same work unlocked",
         "lock found taken",
-        "callbacks due while the guard was held, per round",
+        "due while held, per round",
     ]);
     for fl in Flavour::ALL {
         for h in Hazard::ALL {
