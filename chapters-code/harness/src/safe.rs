@@ -154,7 +154,6 @@ pub const BUNDLE_CAP: u64 = 64 << 20;
 /// bytes (a larger one is refused, and never read past the cap), and nothing else.
 /// The message says what the file is and never holds the path.
 pub fn read_results_file(path: &std::path::Path, cap: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     // Opening a FIFO for reading blocks until a writer comes; O_NONBLOCK does not, and
@@ -177,17 +176,21 @@ pub fn read_results_file(path: &std::path::Path, cap: u64) -> Result<Vec<u8>, St
             "it is {what}, not a regular file; a results file is a plain JSON file"
         ));
     }
-    if meta.len() > cap {
+    read_capped(&file, meta.len(), cap)
+}
+
+/// The bytes of an opened regular file of `len` bytes, refused past `cap`: also a file
+/// that grows while it is read stops at the cap.
+fn read_capped(file: &std::fs::File, len: u64, cap: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    if len > cap {
         return Err(format!(
-            "it holds {} bytes, more than the {} a results file of this book may hold",
-            meta.len(),
+            "it holds {len} bytes, more than the {} a results file of this book may hold",
             cap_words(cap)
         ));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // A file that grows while read stops at the cap all the same.
-    (&file)
-        .take(cap + 1)
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(cap + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read it: {e}"))?;
     if bytes.len() as u64 > cap {
@@ -808,7 +811,6 @@ impl Folder {
     pub fn read(&self, name: &str, cap: u64) -> Result<Option<Vec<u8>>, String> {
         #[cfg(unix)]
         {
-            use std::io::Read;
             let n = std::ffi::OsStr::new(name);
             let fd = match sys::openat(
                 &self.fd,
@@ -868,24 +870,7 @@ impl Folder {
             }
             let file = std::fs::File::from(fd);
             let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            if len > cap {
-                return Err(format!(
-                    "it holds {len} bytes, more than the {} a results file of this book may hold",
-                    cap_words(cap)
-                ));
-            }
-            let mut bytes = Vec::with_capacity(len as usize);
-            (&file)
-                .take(cap + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| format!("cannot read it: {e}"))?;
-            if bytes.len() as u64 > cap {
-                return Err(format!(
-                    "it grew past the {} a results file of this book may hold while it was read",
-                    cap_words(cap)
-                ));
-            }
-            Ok(Some(bytes))
+            read_capped(&file, len, cap).map(Some)
         }
         #[cfg(not(unix))]
         {
