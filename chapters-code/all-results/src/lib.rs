@@ -234,29 +234,6 @@ pub struct Bundle {
     pub records: Vec<Record>,
 }
 
-impl Bundle {
-    /// The bundle as `all-results json` writes it, refused rather than written when it
-    /// exceeds what the book's own readers take (`compare`, `import`, the Compare page:
-    /// `max_bytes` and `max_values`, issue 35): the book never writes a file it refuses.
-    pub fn to_json(&self, max_bytes: u64, max_values: usize) -> anyhow::Result<String> {
-        let json = serde_json::to_string(self)? + "\n";
-        if json.len() as u64 > max_bytes {
-            anyhow::bail!(
-                "the results make a bundle of {} bytes, more than the {max_bytes} a bundle \
-                 may hold (the book's compare and import would refuse it); remove the \
-                 largest records or measure with fewer rounds",
-                json.len()
-            );
-        }
-        harness::validate::check_values(json.as_bytes(), max_values).map_err(|why| {
-            anyhow::anyhow!(
-                "the results make a bundle the book's compare and import would refuse: {why}"
-            )
-        })?;
-        Ok(json)
-    }
-}
-
 pub const BUNDLE_FORMAT: &str = "cost-of-waiting-results";
 /// Version 2: results in rounds, figures with intervals over rounds.
 pub const BUNDLE_VERSION: u32 = 2;
@@ -383,6 +360,27 @@ impl Bundle {
             validate::record(r).map_err(|why| format!("record {}: {why}", i + 1))?;
         }
         Ok(())
+    }
+
+    /// The bundle as `all-results json` writes it, refused rather than written when it
+    /// exceeds what the book's own readers take (`compare`, `import`, the Compare page:
+    /// `max_bytes` and `max_values`, issue 35): the book never writes a file it refuses.
+    pub fn to_json(&self, max_bytes: u64, max_values: usize) -> anyhow::Result<String> {
+        let json = serde_json::to_string(self)? + "\n";
+        if json.len() as u64 > max_bytes {
+            anyhow::bail!(
+                "the results make a bundle of {} bytes, more than the {max_bytes} a bundle \
+                 may hold (the book's compare and import would refuse it); remove the \
+                 largest records or measure with fewer rounds",
+                json.len()
+            );
+        }
+        harness::validate::check_values(json.as_bytes(), max_values).map_err(|why| {
+            anyhow::anyhow!(
+                "the results make a bundle the book's compare and import would refuse: {why}"
+            )
+        })?;
+        Ok(json)
     }
 }
 
