@@ -37,8 +37,12 @@ endif
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-MDBOOK_VERSION := 0.4.52
-CMDRUN_VERSION := 0.7.3
+# The pins live in tools/Cargo.toml (and every crate under them in tools/Cargo.lock).
+MDBOOK_VERSION := $(shell sed -n 's/^mdbook = "=\(.*\)"$$/\1/p' tools/Cargo.toml)
+CMDRUN_VERSION := $(shell sed -n 's/^mdbook-cmdrun = "=\(.*\)"$$/\1/p' tools/Cargo.toml)
+ifeq ($(MDBOOK_VERSION)$(CMDRUN_VERSION),)
+$(error tools/Cargo.toml names no pinned mdbook or mdbook-cmdrun ("=x.y.z"))
+endif
 TOOLS := $(CURDIR)/.tools
 MDBOOK := $(TOOLS)/bin/mdbook
 CMDRUN := $(TOOLS)/bin/mdbook-cmdrun
@@ -46,37 +50,33 @@ CMDRUN := $(TOOLS)/bin/mdbook-cmdrun
 export PATH := $(TOOLS)/bin:$(PATH)
 
 # Every target runs its steps one after the other, also under `make -j`: nothing may
-# compile while the book measures, mdbook-cmdrun's install reuses what mdbook's
-# compiled, and on 2 cores the release build beside the tools' install took longer on
-# a fresh clone (`make build` 279 s against 239 s one after the other).
+# compile while the book measures, and on 2 cores the release build beside the tools'
+# build took longer on a fresh clone (`make build` 279 s against 239 s one after the other).
 .NOTPARALLEL:
 
-.PHONY: setup measure serve build regenerate test test-browser check-browser bench publish clean check-mdbook check-site
+.PHONY: setup tools measure serve build regenerate test test-browser check-browser bench publish clean check-mdbook check-site
 
-# The tools' build folder (about 0.8 GB) is removed once both are installed.
-setup: $(MDBOOK) $(CMDRUN) check-mdbook
+# The tools' build folder (about 0.5 GB) is removed once both are installed.
+setup: tools check-mdbook
 	@rm -rf $(TOOLS)/build
 
-# Installed only when missing or not the pinned version, once. Both installs build in one
-# target folder (.tools/build), so mdbook-cmdrun, which links the same mdbook 0.4.52
-# library, reuses what the mdbook install compiled instead of compiling it again.
-# They are built unoptimised and without debug information (--debug with
-# CARGO_PROFILE_DEV_DEBUG=0): on 2 cores that took under half the CPU time of a release
-# build (218 CPU-seconds against 489), while a rebuild of the book took about 2 s
-# longer. The tools only turn Markdown into HTML; the measuring code is always built
-# for release.
-INSTALL_TOOL := CARGO_PROFILE_DEV_DEBUG=0 cargo install --locked --force --debug --root $(TOOLS) --target-dir $(TOOLS)/build
-$(MDBOOK): FORCE
-	@if [ "$$($(MDBOOK) --version 2>/dev/null)" != "mdbook v$(MDBOOK_VERSION)" ]; then \
-	  echo "$(INSTALL_TOOL) mdbook --version $(MDBOOK_VERSION)"; \
-	  $(INSTALL_TOOL) mdbook --version $(MDBOOK_VERSION); \
-	else echo "mdbook $(MDBOOK_VERSION): $(MDBOOK)"; fi
-
-$(CMDRUN): FORCE
-	@if [ ! -x $(CMDRUN) ] || ! grep -qs "mdbook-cmdrun $(CMDRUN_VERSION)" $(TOOLS)/.crates.toml; then \
-	  echo "$(INSTALL_TOOL) mdbook-cmdrun --version $(CMDRUN_VERSION)"; \
-	  $(INSTALL_TOOL) mdbook-cmdrun --version $(CMDRUN_VERSION); \
-	else echo "mdbook-cmdrun $(CMDRUN_VERSION): $(CMDRUN)"; fi
+# Built only when missing or not the pinned versions, once: both binaries in one cargo
+# build from tools/ (its Cargo.toml says why), so the mdbook library they share compiles
+# once. Unoptimised and without debug information: on 2 cores that took under half the
+# CPU time of a release build (218 CPU-seconds against 489), while a rebuild of the book
+# took about 2 s longer. The tools only turn Markdown into HTML; the measuring code is
+# always built for release. $(TOOLS)/bin/versions records what was built.
+TOOLS_PINNED := mdbook $(MDBOOK_VERSION), mdbook-cmdrun $(CMDRUN_VERSION)
+BUILD_TOOLS := CARGO_PROFILE_DEV_DEBUG=0 cargo build --locked --manifest-path tools/Cargo.toml --target-dir $(TOOLS)/build -p mdbook -p mdbook-cmdrun
+tools:
+	@if [ ! -x $(MDBOOK) ] || [ ! -x $(CMDRUN) ] || [ "$$(cat $(TOOLS)/bin/versions 2>/dev/null)" != "$(TOOLS_PINNED)" ]; then \
+	  echo "$(BUILD_TOOLS)"; \
+	  $(BUILD_TOOLS) || exit 1; \
+	  mkdir -p $(TOOLS)/bin && rm -f $(MDBOOK) $(CMDRUN) $(TOOLS)/bin/versions; \
+	  cp $(TOOLS)/build/debug/mdbook $(TOOLS)/build/debug/mdbook-cmdrun $(TOOLS)/bin/ || exit 1; \
+	  echo "$(TOOLS_PINNED)" > $(TOOLS)/bin/versions; \
+	  echo "installed $(TOOLS_PINNED) in $(TOOLS)/bin"; \
+	else echo "$(TOOLS_PINNED): $(TOOLS)/bin"; fi
 
 # mdbook-cmdrun 0.7.3 cannot read what mdbook 0.5 sends it; say so plainly.
 check-mdbook:
@@ -186,4 +186,3 @@ clean:
 	cargo clean
 	rm -rf book
 
-FORCE:

@@ -291,3 +291,33 @@ fn make_test_browser_fails_without_a_browser_unless_skipped_on_purpose() {
     assert!(makefile.contains("test-browser: check-browser publish"));
     assert!(makefile.contains("SKIPPED on purpose"));
 }
+
+/// The tools a reader's `make serve` builds (tools/Cargo.toml) are the versions the
+/// in-process book test builds the book with (book-tests/Cargo.toml), and the README
+/// names them.
+#[test]
+fn the_readers_tools_are_the_versions_the_tests_build_with() {
+    let pin = |file: &str, name: &str| {
+        let re = Regex::new(&format!(r#"(?m)^{name} = "=([0-9.]+)""#)).unwrap();
+        re.captures(&read(file))
+            .unwrap_or_else(|| panic!("{file} pins no {name} (`{name} = \"=x.y.z\"`)"))[1]
+            .to_string()
+    };
+    let readme = read("README.md");
+    for name in ["mdbook", "mdbook-cmdrun"] {
+        let tools = pin("tools/Cargo.toml", name);
+        assert_eq!(
+            tools,
+            pin("book-tests/Cargo.toml", name),
+            "{name}: the reader's tools and the book test differ"
+        );
+        assert!(
+            readme.contains(&format!("**{name} {tools}**")),
+            "the README does not name {name} {tools}"
+        );
+    }
+    assert!(
+        read("tools/Cargo.lock").contains("name = \"mdbook-cmdrun\""),
+        "tools/Cargo.lock does not pin the tools' crates"
+    );
+}
