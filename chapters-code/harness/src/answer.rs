@@ -128,15 +128,27 @@ pub fn decision_table(rows: &[Row]) -> String {
 
 /// The one line under every decision table: how a row is decided.
 pub fn rule_footnote() -> String {
+    // The coverage the fewest rounds the rule accepts can give, from the interval's own
+    // computation (the lowest to the highest round: 94 % for 5).
+    let values: Vec<f64> = (0..crate::stats::VERDICT_MIN_ROUNDS)
+        .map(f64::from)
+        .collect();
+    let fewest = crate::stats::Estimate::of(&values).map_or_else(
+        || "less".to_string(),
+        |e| format!("{:.0} %", e.confidence * 100.0),
+    );
     format!(
         "<p class=\"cow-rule\">A row names a winner only when {} or more rounds measured \
-         both arms, the {} interval of their per-round ratio excludes 1, and the gap exceeds \
-         {}. A row's × figure is the median of those per-round ratios, so it need not equal \
+         both arms, the interval of their per-round ratio excludes 1, and the gap exceeds \
+         {}. That interval covers {}, or as much as the rounds allow ({} with {}); a cell \
+         shows any shortfall. A row's × figure is the median of those per-round ratios, so it need not equal \
          the quotient of the two medians in brackets. <a \
          href=\"how-we-measure.html#verdicts\">How we measure</a> explains the rule.</p>",
         crate::stats::VERDICT_MIN_ROUNDS,
+        threshold_text(),
         confidence_text(),
-        threshold_text()
+        fewest,
+        crate::stats::VERDICT_MIN_ROUNDS,
     )
 }
 
