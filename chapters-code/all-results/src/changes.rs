@@ -239,7 +239,7 @@ impl Report {
             String::new()
         };
         let mut out = format!(
-            "What changed since the previous run: {} of {} summaries moved{share} — their 95 % intervals over rounds do not overlap and their medians differ by more than {}; {} of {} headline figures moved{}.\n",
+            "What changed since the previous run: {} of {} summaries moved{share} — their intervals over rounds (95 %, or less with fewer rounds) do not overlap and their medians differ by more than {}; {} of {} headline figures moved{}.\n",
             self.moves.len(),
             self.compared,
             threshold_text(),

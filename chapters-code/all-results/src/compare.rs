@@ -153,7 +153,7 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
     }
     format!(
         "- **A** ({}): {} — {} figures, generated {}\n- **B** ({}): {} — {} figures, generated {}\n\n{}\n\
-         Each figure is a median over rounds with its 95 % interval. *B ÷ A* is the ratio of the \
+         Each figure is a median over rounds with its interval (95 %, or less with fewer rounds). *B ÷ A* is the ratio of the \
          medians, in brackets the widest ratio the two intervals allow; the difference is called \
          clear only when the two intervals do not overlap and the medians differ by more than \
          the practical threshold ({}; intervals apart within it read *about the same*), and \
