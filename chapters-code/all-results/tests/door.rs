@@ -565,3 +565,51 @@ fn import_follows_no_link_out_of_the_folder() {
         "another machine's records were read through a link"
     );
 }
+
+/// Issue 35, item 4: a reading stored in another unit than the experiment gives it (a
+/// time as a size) was imported and shown in that unit. Import now refuses it, and
+/// keeps the same record with its true unit.
+#[test]
+fn import_refuses_a_reading_in_another_unit_than_its_experiment_gives() {
+    let data = serde_json::json!({
+        "thread_slack_ns": null,
+        "low_slack_ns": 50_000,
+        "loops": [{
+            "id": "ground-truth", "key": "empty loop", "planned": 500, "slack": "Default",
+            "sample": {"calls": 500, "cpu_ns": 2.1, "first_ns": null, "involuntary": 0,
+                       "ns": 0.62, "probe_first_ns": 3575, "run_delay_ns": 0, "voluntary": 0}
+        }]
+    });
+    let root = tempfile::tempdir().unwrap();
+    let results = root.path().join("results");
+    let good = calls_on_this_machine(data);
+    let mut sized = good.clone();
+    for round in &mut sized.rounds {
+        round.readings = vec![harness::Reading::new(
+            "empty loop",
+            harness::Unit::Bytes,
+            0.62,
+        )];
+    }
+    let lying = results_folder(root.path(), "lying", &sized);
+    let out = all_results(&["import".as_ref(), lying.as_os_str()], &results);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        stderr(&out)
+            .contains("the reading empty loop is stored in bytes, but `calls` gives it in ns"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!results.join(STORED).exists());
+    let mut timed = good;
+    for round in &mut timed.rounds {
+        round.readings = vec![harness::Reading::new(
+            "empty loop",
+            harness::Unit::Nanos,
+            0.62,
+        )];
+    }
+    let honest = results_folder(root.path(), "honest", &timed);
+    let out = all_results(&["import".as_ref(), honest.as_os_str()], &results);
+    assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
+}

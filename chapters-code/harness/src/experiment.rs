@@ -260,7 +260,9 @@ pub trait AnyExperiment: Sync {
     fn run_round(&self, ctx: Ctx) -> anyhow::Result<RoundRecord>;
     /// Whether every round of `record` decodes into this experiment's own round type:
     /// checked before an imported record is stored (issue 28: rounds of `{}` replaced a
-    /// good result, and the page then had nothing to show).
+    /// good result, and the page then had nothing to show). Each reading must also be
+    /// in the unit this experiment's code gives it for that round's data (issue 35,
+    /// item 4: a time stored as a size was shown as one).
     fn check_rounds(&self, record: &Record) -> Result<(), String>;
 }
 
@@ -296,12 +298,30 @@ impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> 
     }
     fn check_rounds(&self, record: &Record) -> Result<(), String> {
         record.rounds.iter().try_for_each(|r| {
-            R::deserialize(&r.data).map(drop).map_err(|e| {
+            let data = R::deserialize(&r.data).map_err(|e| {
                 format!(
                     "round {} does not have the shape of `{}`'s rounds ({e})",
                     r.index, self.name
                 )
-            })
+            })?;
+            // The units the code gives this round's readings: a reading it names must
+            // be stored in the same one.
+            let made = (self.readings)(&data);
+            for x in &r.readings {
+                if let Some(m) = made.iter().find(|m| m.key == x.key)
+                    && m.unit != x.unit
+                {
+                    return Err(format!(
+                        "round {}: the reading {} is stored in {}, but `{}` gives it in {}",
+                        r.index,
+                        crate::safe::terminal(&x.key),
+                        x.unit.name(),
+                        self.name,
+                        m.unit.name()
+                    ));
+                }
+            }
+            Ok(())
         })
     }
 }

@@ -566,10 +566,12 @@ fn is_file(mode: u32) -> bool {
     mode & ifmt::FMT == ifmt::REG
 }
 
-/// What a file of mode `mode` is, in words, when it is not a regular file.
+/// What a file of mode `mode` is, in words: where a folder was wanted, a regular file
+/// too (a file in a chapter folder's place read "is not a regular file, not a folder").
 #[cfg(unix)]
 fn kind_of_mode(mode: u32) -> &'static str {
     match mode & ifmt::FMT {
+        ifmt::REG => "a regular file",
         ifmt::FIFO => "a named pipe (FIFO)",
         ifmt::CHR | ifmt::BLK => "a device",
         ifmt::SOCK => "a socket",
@@ -1371,6 +1373,17 @@ mod tests {
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = f.child("open", false).err().unwrap();
         assert!(e.contains("mode 0777") && e.contains("open"), "{e}");
+        // A regular file where a folder is wanted is named as one, below a folder and
+        // on the walk from / alike.
+        std::fs::write(mine.join("plain"), b"").unwrap();
+        for e in [
+            f.child("plain", true).err().unwrap(),
+            Folder::open(&mine.join("plain"), Trust::Write, true)
+                .err()
+                .unwrap(),
+        ] {
+            assert!(e.contains("is a regular file, not a folder"), "{e}");
+        }
         if my_uid() != 0 {
             eprintln!("NOT CHECKED HERE: another user's link (not root)");
             return;
