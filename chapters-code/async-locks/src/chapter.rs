@@ -14,6 +14,29 @@ use harness::{Evidence, Finding, Headline, Unit};
 const MT: Flavour = Flavour::MultiThread;
 const CT: Flavour = Flavour::CurrentThread;
 
+/// Threat: design 1 and its control differ by more than the lock.
+pub static LOCK_CONTROL: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-lock-control",
+    &DESIGNS,
+    "Design 1 and *task each, no lock* differ by more than the lock: design 1 pushes each \
+     start onto the queue before its timeout is made and pops one in the callback, which \
+     may change how far apart the deadlines fall",
+    "Sets the two side by side on the current-thread runtime too, in the same rounds (the \
+     lock is never contended there); the waits table counts the lock found taken. How far \
+     apart the deadlines fell is not recorded",
+    |r| {
+        Evidence::readings(
+            r,
+            (
+                "design 1, current-thread",
+                &DesignKey::new(Design::StdMutexTask, CT),
+            ),
+            ("no lock", &DesignKey::new(Design::TaskEach, CT)),
+        )
+    },
+)
+.better(Better::Lower);
+
 /// Threat: tokio's cooperative budget makes a refused `lock()` hold design 3's mutex.
 pub static BUDGET_LOCK: Finding<DesignsRound> = Finding::threat(
     "async-locks-threat-budget-holds-lock",
@@ -43,8 +66,10 @@ pub static BUDGET_BASELINE: Finding<DesignsRound> = Finding::threat(
     "The baseline read as a floor: on the current-thread runtime all its timers share one \
      task, whose budget turns most of their polls away when they fall due together",
     "Runs the baseline with the budget off for its task (*baseline, no budget*) in the same \
-     rounds; shown on the current-thread runtime, where the budget bites (on the \
-     multi-thread one the workers drive the timers and few polls are refused)",
+     rounds; shown on the current-thread runtime, where the budget bites. On the \
+     multi-thread one few polls are refused: as we read tokio, `block_on` polls the task \
+     outside the scheduler, a refused timer wakes it at once, and `join_all` yields after \
+     two such wakes (see *One thread or many*)",
     |r| {
         Evidence::readings(
             r,
@@ -209,6 +234,6 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         views::LOCK, views::GUARD, views::DESIGN2, views::SLOT, views::DESIGN4, views::FLAVOUR,
-        BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS, WORKERS_CT, SPAWN_SITE,
+        LOCK_CONTROL, BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS, WORKERS_CT, SPAWN_SITE,
     ],
 );
