@@ -22,8 +22,8 @@ pub static LOCK_CONTROL: Finding<DesignsRound> = Finding::threat(
      start onto the queue before its timeout is made and pops one in the callback, which \
      may change how far apart the deadlines fall",
     "Sets the two side by side on the current-thread runtime too, in the same rounds (the \
-     lock is never contended there); the waits table counts the lock found taken. How far \
-     apart the deadlines fell is not recorded",
+     lock is never contended there); the waits table counts the lock found taken, and the \
+     next row how far apart the deadlines fell",
     |r| {
         Evidence::readings(
             r,
@@ -36,6 +36,33 @@ pub static LOCK_CONTROL: Finding<DesignsRound> = Finding::threat(
     },
 )
 .better(Better::Lower);
+
+/// Threat: design 1's push before each timeout spreads its deadlines wider than its
+/// control's.
+pub static LOCK_SPAN: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-lock-span",
+    &DESIGNS,
+    "The push could spread design 1's deadlines wider than its control's, so fewer fall \
+     due together and its lateness reads lower for a reason that is not the lock",
+    "Records each run's deadline span, its last deadline minus its first, per round \
+     (multi-thread runtime, as the decision table's row)",
+    |r| {
+        let span = |design| {
+            move |d: &DesignsRound| {
+                let run = d.find(design, MT).filter(|x| x.complete())?;
+                run.deadline_span_ns
+            }
+        };
+        let c = r.compare_of(span(Design::StdMutexTask), span(Design::TaskEach))?;
+        Some(Evidence::pair(
+            "design 1's deadline span",
+            "no lock's",
+            Unit::Nanos,
+            c,
+        ))
+    },
+)
+.better(Better::Smaller);
 
 /// Threat: tokio's cooperative budget makes a refused `lock()` hold design 3's mutex.
 pub static BUDGET_LOCK: Finding<DesignsRound> = Finding::threat(
@@ -234,6 +261,6 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         views::LOCK, views::GUARD, views::DESIGN2, views::SLOT, views::DESIGN4, views::FLAVOUR,
-        LOCK_CONTROL, BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS, WORKERS_CT, SPAWN_SITE,
+        LOCK_CONTROL, LOCK_SPAN, BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS, WORKERS_CT, SPAWN_SITE,
     ],
 );
