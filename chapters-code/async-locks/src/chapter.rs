@@ -161,8 +161,9 @@ pub static TICK: Finding<UnitRound> = Finding::threat(
 pub static WORKERS: Finding<DesignsRound> = Finding::threat(
     "async-locks-threat-workers",
     &DESIGNS,
-    "The multi-thread runtime starts one worker per CPU, wherever the OS puts them, so its \
-     figures hold this machine's CPU count and placement",
+    "The multi-thread runtime starts one worker per CPU, wherever the OS puts them, and \
+     the `block_on` thread competes with them for the CPUs, so its figures hold this \
+     machine's CPU count and placement",
     "Runs every design on a current-thread runtime (one thread, nothing to place) in the same \
      rounds too. This row sets design 2 against design 1 on the multi-thread runtime, the \
      next on the current-thread one. Pinned workers are not measured",
