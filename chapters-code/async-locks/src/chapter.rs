@@ -14,6 +14,56 @@ use harness::{Evidence, Finding, Headline, Unit};
 const MT: Flavour = Flavour::MultiThread;
 const CT: Flavour = Flavour::CurrentThread;
 
+/// Threat: design 1 and its control differ by more than the lock.
+pub static LOCK_CONTROL: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-lock-control",
+    &DESIGNS,
+    "Design 1 and *task each, no lock* differ by more than the lock: design 1 pushes each \
+     start onto the queue before its timeout is made and pops one in the callback, which \
+     may change how far apart the deadlines fall",
+    "Sets the two side by side on the current-thread runtime too, in the same rounds (the \
+     lock is never contended there); the waits table counts the lock found taken, and the \
+     next row how far apart the deadlines fell",
+    |r| {
+        Evidence::readings(
+            r,
+            (
+                "design 1, current-thread",
+                &DesignKey::new(Design::StdMutexTask, CT),
+            ),
+            ("no lock", &DesignKey::new(Design::TaskEach, CT)),
+        )
+    },
+)
+.better(Better::Lower);
+
+/// Threat: design 1's push before each timeout spreads its deadlines wider than its
+/// control's.
+pub static LOCK_SPAN: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-lock-span",
+    &DESIGNS,
+    "The push could spread design 1's deadlines wider than its control's, so fewer fall \
+     due together and its lateness reads lower for a reason that is not the lock",
+    "Records each run's deadline span, its last deadline minus its first, per round \
+     (multi-thread runtime, as the decision table's row)",
+    |r| {
+        let span = |design| {
+            move |d: &DesignsRound| {
+                let run = d.find(design, MT).filter(|x| x.complete())?;
+                run.deadline_span_ns
+            }
+        };
+        let c = r.compare_of(span(Design::StdMutexTask), span(Design::TaskEach))?;
+        Some(Evidence::pair(
+            "design 1's deadline span",
+            "no lock's",
+            Unit::Nanos,
+            c,
+        ))
+    },
+)
+.better(Better::Smaller);
+
 /// Threat: tokio's cooperative budget makes a refused `lock()` hold design 3's mutex.
 pub static BUDGET_LOCK: Finding<DesignsRound> = Finding::threat(
     "async-locks-threat-budget-holds-lock",
@@ -43,8 +93,10 @@ pub static BUDGET_BASELINE: Finding<DesignsRound> = Finding::threat(
     "The baseline read as a floor: on the current-thread runtime all its timers share one \
      task, whose budget turns most of their polls away when they fall due together",
     "Runs the baseline with the budget off for its task (*baseline, no budget*) in the same \
-     rounds; shown on the current-thread runtime, where the budget bites (on the \
-     multi-thread one the workers drive the timers and few polls are refused)",
+     rounds; shown on the current-thread runtime, where the budget bites. On the \
+     multi-thread one few polls are refused: as we read tokio, `block_on` polls the task \
+     outside the scheduler, a refused timer wakes it at once, and `join_all` yields after \
+     two such wakes (see *One thread or many*)",
     |r| {
         Evidence::readings(
             r,
@@ -109,8 +161,9 @@ pub static TICK: Finding<UnitRound> = Finding::threat(
 pub static WORKERS: Finding<DesignsRound> = Finding::threat(
     "async-locks-threat-workers",
     &DESIGNS,
-    "The multi-thread runtime starts one worker per CPU, wherever the OS puts them, so its \
-     figures hold this machine's CPU count and placement",
+    "The multi-thread runtime starts one worker per CPU, wherever the OS puts them, and \
+     the `block_on` thread competes with them for the CPUs, so its figures hold this \
+     machine's CPU count and placement",
     "Runs every design on a current-thread runtime (one thread, nothing to place) in the same \
      rounds too. This row sets design 2 against design 1 on the multi-thread runtime, the \
      next on the current-thread one. Pinned workers are not measured",
@@ -209,6 +262,6 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         views::LOCK, views::GUARD, views::DESIGN2, views::SLOT, views::DESIGN4, views::FLAVOUR,
-        BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS, WORKERS_CT, SPAWN_SITE,
+        LOCK_CONTROL, LOCK_SPAN, BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS, WORKERS_CT, SPAWN_SITE,
     ],
 );

@@ -80,7 +80,7 @@ pub async fn std_mutex_task_each(n: usize, after: Duration) -> Vec<Sample> {
 // ANCHOR: task_each
 /// The control for design 1: the same structure (N futures under one `join_all`, a
 /// task per timeout that the future waits for), with no queue and no lock. Design 1
-/// against this changes one thing, the lock.
+/// against this takes away the lock with the push and the pop it guards.
 pub async fn task_each(n: usize, after: Duration) -> Vec<Sample> {
     let timeouts = (0..n).map(|_| async move {
         let start = Instant::now();

@@ -358,6 +358,9 @@ pub struct DesignRun {
     /// The A/A twin: the same code as its original, run as a second arm.
     #[serde(default)]
     pub twin: bool,
+    /// How far apart its handled timeouts' deadlines fell: the last minus the first.
+    #[serde(default)]
+    pub deadline_span_ns: Option<f64>,
 }
 
 fn ns(d: Duration) -> f64 {
@@ -368,6 +371,13 @@ fn sorted(v: impl Iterator<Item = f64>) -> Vec<f64> {
     let mut v: Vec<f64> = v.collect();
     v.sort_by(f64::total_cmp);
     v
+}
+
+/// The last deadline minus the first, over a run's handled timeouts (two or more).
+fn deadline_span(samples: &[crate::Sample]) -> Option<f64> {
+    let first = samples.iter().map(|s| s.deadline).min()?;
+    let last = samples.iter().map(|s| s.deadline).max()?;
+    (samples.len() > 1).then(|| ns(last - first))
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -412,6 +422,7 @@ impl DesignRun {
             counters: run.counters,
             waits: run.waits,
             twin: false,
+            deadline_span_ns: deadline_span(&run.samples),
         }
     }
 

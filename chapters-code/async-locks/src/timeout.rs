@@ -65,6 +65,8 @@ pub struct Sample {
     pub fifo_elapsed: Option<Duration>,
     /// The start popped for this expiry was another timeout's.
     pub mispaired: bool,
+    /// Its own deadline, for how far apart a run's deadlines fell.
+    pub deadline: Instant,
 }
 
 impl Sample {
@@ -74,6 +76,7 @@ impl Sample {
             elapsed: done.saturating_duration_since(start),
             fifo_elapsed: fifo.map(|f| done.saturating_duration_since(f)),
             mispaired: fifo.is_some_and(|f| f != start),
+            deadline,
         }
     }
 }

@@ -92,7 +92,7 @@ pub static DESIGN2: Finding<DesignsRound> = Finding::new(
     "Keep the simpler std mutex: the redesign gained nothing",
 )
 .why(Why::Counter(
-    "design 2's senders found its one-slot channel full, in the waits table.",
+    "design 2's senders found its one slot full (waits table); the next row tests the slot alone.",
 ));
 
 /// Design 2 against the same with room in the channel for every message.
@@ -140,13 +140,13 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 .better(Better::Lower)
 .advice(
     "Send the data in the message: it was quicker here",
-    "Keep the brief lock: one handler task handled timeouts later",
+    "Keep the brief lock: the one handler handled timeouts later",
     "Choose for clarity: the rounds did not separate them",
 )
 .why(Why::Hypothesis(
-    "one handler task takes every expiry in turn, where design 1's callbacks run wherever \
-     their tasks do. The threats table shows what spawning design 4's tasks from the \
-     `block_on` thread changes.",
+    "the handler loop runs in `block_on`'s future, off the workers, taking every expiry in \
+     turn; design 1's callbacks run on the workers. Design 4 also takes each start in its own \
+     task. The threats table shows what spawning from the `block_on` thread changes.",
 ));
 
 /// Design 1 on the two runtime flavours.
@@ -169,5 +169,6 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
     "Pick either runtime: the rounds did not separate them",
 )
 .why(Why::Hypothesis(
-    "one thread runs every callback in turn; the multi-thread runtime spreads them over its workers.",
+    "one thread runs every callback in turn, the multi-thread runtime spreads them over its \
+     workers; the flavours table's row for *task each, no lock* tests that without the lock.",
 ));

@@ -40,8 +40,7 @@ pub static UNIT_CHECK_TABLE: View<UnitRound> =
 const MT: Flavour = Flavour::MultiThread;
 const CT: Flavour = Flavour::CurrentThread;
 
-/// How a reader sees a design named: its stored label, except design 4, whose stored
-/// key (`fix · …`) predates its name and stays as the records hold it.
+/// A design's label as shown: design 4's stored key (`fix · …`) predates its name.
 pub fn shown(design: Design) -> &'static str {
     match design {
         Design::Fix => "4: deadline in the message",
