@@ -110,10 +110,12 @@ pub static FIRST_MESSAGE: Finding<Runs> = Finding::threat(
     &VARIANTS,
     "A channel's first message pays for first use (allocation, cold caches)",
     "Each run sends one warm-up message first, untimed; the gap-why table shows it. \
-     The back-to-back spinning std channel (no gap, so only first use differs): its first \
-     message, then its timed median",
+     The back-to-back spinning std channel pinned to different CPUs (no gap and one \
+     placement, so only first use differs): its first message, then its timed median",
     |r| {
-        let k = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin).arm(Arm::NoGap);
+        let k = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin)
+            .placed(Placement::OtherCpu)
+            .arm(Arm::NoGap);
         let c = r.compare_of(|x| x.find(&k)?.first_ns, |x| x.find(&k)?.p50_ns)?;
         Some(Evidence::pair("first", "timed", Unit::Nanos, c))
     },
