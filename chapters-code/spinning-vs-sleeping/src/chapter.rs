@@ -47,8 +47,8 @@ const CHAN_BLOCK: RunKey = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::
 pub static PLACEMENT_MIX: Finding<Runs> = Finding::threat(
     "threat-placement-mix",
     &VARIANTS,
-    "Unpinned, the scheduler puts the receiver on the sender's CPU in some rounds and not in \
-     others, so an unpinned median mixes two placements",
+    "Unpinned, the scheduler puts the receiver on the sender's CPU at some wake-ups and not \
+     at others, in a mix that differs by round, so an unpinned median mixes two placements",
     "Spin against block is judged with both threads pinned to different CPUs, in the same \
      rounds as the unpinned variants; the cost table's same CPU column gives the unpinned \
      runs' share (blocking std channel: unpinned, then pinned)",
@@ -90,8 +90,9 @@ pub static PROBE_READS: Finding<Runs> = Finding::threat(
     &VARIANTS,
     "The receiver's CPU per message includes its own reads after each message (the clock, \
      its CPU, `/proc/thread-self/schedstat`, `getrusage`)",
-    "The receiver times those reads on its own thread; the page's figures keep them in. \
-     Blocking std channel, pinned to different CPUs: its CPU with them, then without",
+    "The receiver times those reads on its own thread; the cost table keeps them in, the \
+     answer's CPU row takes them off. Blocking std channel, pinned to different CPUs: its \
+     CPU with them, then without",
     |r| {
         let k = CHAN_BLOCK.placed(Placement::OtherCpu);
         let with = |x: &Runs| x.find(&k)?.receiver_cpu_per_message_ns;
