@@ -93,7 +93,7 @@ pub(super) fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
         ]);
     }
     Ok(format!(
-        "{}\nFrom one message to the next, gap included (send call, same CPU: hand-over):\n\n{}",
+        "{}\nFrom one message to the next, gap included; send call and same CPU describe the hand-over:\n\n{}",
         cost.to_markdown(),
         steps.to_markdown()
     ))
