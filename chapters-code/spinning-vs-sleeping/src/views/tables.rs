@@ -1,7 +1,7 @@
 //! The chapter's tables: latency and cost of the variants, the arms beside them, the
 //! gap sweep, the placements and the atomic floor.
 
-use super::{chan_key, counter_cell, fmt_share, gap_key, keys, per_run, pooled};
+use super::{chan, chan_key, counter_cell, fmt_share, gap_key, keys, per_run, pooled};
 use crate::experiments::{
     Arm, BOUNDED_BELOW_US, BUSY_SENDER_GAPS_MS, FLOOR, FloorKey, FloorRound, GAPS_US, PLACEMENTS,
     RUNTIMES, Run, RunKey, Runs, SWEPT, TRANSPORTS, gap_label,
@@ -136,20 +136,20 @@ pub(super) fn arms_table(r: &Results<Runs>) -> anyhow::Result<String> {
             pairs.push((v.arm(Arm::Spawned), v, name));
         }
     }
+    let bounded = |v: RunKey| RunKey {
+        wait: Wait::BlockBounded,
+        ..v
+    };
     for rt in RUNTIMES {
         for tr in TRANSPORTS {
             let name = format!("{} · {}: bounded ÷ unbounded", rt.label(), tr.label());
             let v = RunKey::variant(rt, tr, Wait::Block);
-            pairs.push((
-                RunKey {
-                    wait: Wait::BlockBounded,
-                    ..v
-                },
-                v,
-                name,
-            ));
+            pairs.push((bounded(v), v, name));
         }
     }
+    let pinned = chan(Wait::Block).placed(Placement::OtherCpu);
+    let name = "std · mpsc · different CPUs: bounded ÷ unbounded".to_string();
+    pairs.push((bounded(pinned), pinned, name));
     let headers = ["arm ÷ variant", "arm", "variant", "ratio"];
     Ok(pairs_table(r, headers, pairs)?.to_markdown())
 }
