@@ -47,8 +47,8 @@ const CHAN_BLOCK: RunKey = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::
 pub static PLACEMENT_MIX: Finding<Runs> = Finding::threat(
     "threat-placement-mix",
     &VARIANTS,
-    "Unpinned, the scheduler puts the receiver on the sender's CPU in some rounds and not in \
-     others, so an unpinned median mixes two placements",
+    "Unpinned, the scheduler puts the receiver on the sender's CPU at some wake-ups and not \
+     at others, in a mix that differs by round, so an unpinned median mixes two placements",
     "Spin against block is judged with both threads pinned to different CPUs, in the same \
      rounds as the unpinned variants; the cost table's same CPU column gives the unpinned \
      runs' share (blocking std channel: unpinned, then pinned)",
@@ -90,8 +90,9 @@ pub static PROBE_READS: Finding<Runs> = Finding::threat(
     &VARIANTS,
     "The receiver's CPU per message includes its own reads after each message (the clock, \
      its CPU, `/proc/thread-self/schedstat`, `getrusage`)",
-    "The receiver times those reads on its own thread; the page's figures keep them in. \
-     Blocking std channel, pinned to different CPUs: its CPU with them, then without",
+    "The receiver times those reads on its own thread; the cost table keeps them in, the \
+     answer's CPU row takes them off. Blocking std channel, pinned to different CPUs: its \
+     CPU with them, then without",
     |r| {
         let k = CHAN_BLOCK.placed(Placement::OtherCpu);
         let with = |x: &Runs| x.find(&k)?.receiver_cpu_per_message_ns;
@@ -110,10 +111,12 @@ pub static FIRST_MESSAGE: Finding<Runs> = Finding::threat(
     &VARIANTS,
     "A channel's first message pays for first use (allocation, cold caches)",
     "Each run sends one warm-up message first, untimed; the gap-why table shows it. \
-     The back-to-back spinning std channel (no gap, so only first use differs): its first \
-     message, then its timed median",
+     The back-to-back spinning std channel pinned to different CPUs (no gap and one \
+     placement, so only first use differs): its first message, then its timed median",
     |r| {
-        let k = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin).arm(Arm::NoGap);
+        let k = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin)
+            .placed(Placement::OtherCpu)
+            .arm(Arm::NoGap);
         let c = r.compare_of(|x| x.find(&k)?.first_ns, |x| x.find(&k)?.p50_ns)?;
         Some(Evidence::pair("first", "timed", Unit::Nanos, c))
     },

@@ -621,6 +621,12 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<Runs> {
                 ..Spec::new(Runtime::Std, Transport::Mpsc, wait, gap, messages)
             });
         }
+        // The bounded blocking channel on different CPUs too: unpinned, the bounded and
+        // the unbounded arm can land on different placements in one round.
+        specs.push(Spec {
+            placement: Placement::OtherCpu,
+            ..Spec::new(Runtime::Std, Transport::Mpsc, Wait::BlockBounded, gap, arm)
+        });
         for placement in [Placement::OtherCpu, Placement::SameCpu] {
             let spin = Spec {
                 placement,

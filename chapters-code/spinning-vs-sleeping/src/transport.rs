@@ -269,7 +269,9 @@ impl Drop for UdpSender {
 /// no system call until tokio's reactor has seen the socket become readable: the spin
 /// polls tokio's readiness flag, which another worker thread must set after waking
 /// from `epoll_wait`. `try_recv` on a channel needs no reactor and does not use
-/// tokio's cooperative budget, so a spin on it never stalls.
+/// tokio's cooperative budget, so a spin on it never yields to the scheduler. It can
+/// park the thread only while it catches a send half done (tokio 1.54.1,
+/// `sync/mpsc/chan.rs`, `TryPopResult::Busy`).
 pub(crate) enum TokioLink {
     Mpsc(tokio::sync::mpsc::UnboundedReceiver<Msg>),
     Tcp(tokio::net::TcpStream, [u8; 16], usize),

@@ -2,13 +2,12 @@
 //! experiment's rounds. The harness picks each row's advice from the verdict rule.
 
 use super::{chan, compare_runs};
-use crate::experiments::{Arm, FLOOR, FloorKey, FloorRound, PINNING, RunKey, Runs, VARIANTS};
+use crate::experiments::{Arm, FLOOR, FloorKey, FloorRound, PINNING, Run, RunKey, Runs, VARIANTS};
 use crate::{Placement, Runtime, Transport, Wait};
 use harness::render::Better;
 use harness::{Evidence, Finding, Unit, Why};
 
-/// The std channel with sender and receiver pinned to different CPUs: one placement for
-/// both ways of waiting, measured in the same rounds as the unpinned variants.
+/// The std channel, each thread pinned to its own CPU, in the same rounds as the unpinned.
 const SPIN: RunKey = chan(Wait::Spin).placed(Placement::OtherCpu);
 const BLOCK: RunKey = chan(Wait::Block).placed(Placement::OtherCpu);
 
@@ -27,19 +26,21 @@ pub static SPIN_OR_BLOCK: Finding<Runs> = Finding::new(
     "Block; spinning gave no clear gain here",
 )
 .why(Why::Counter(
-    "receiver blocked, receiver preempted and run-queue delay per message, in the cost table \
-     (its different CPUs rows); the unpinned rows' same CPU column shows the placements they mix",
+    "receiver blocked, receiver preempted and run-queue delay in the cost table's different \
+     CPUs rows (message to message, gap included); the unpinned rows' same CPU gives their mix",
 ))
 .guide("waiting");
 
-/// What the two ways of waiting cost the receiving thread, per message.
+/// The receiving thread's CPU per message, less its own probe reads after each message.
 pub static CPU: Finding<Runs> = Finding::new(
     "spinning-cpu",
     &VARIANTS,
-    "The receiving thread's CPU per message (std channel, pinned to different CPUs)",
+    "The receiving thread's CPU per message, its own probe reads taken off (std channel, pinned to different CPUs)",
     |r| {
-        let c = compare_runs(r, &SPIN, &BLOCK, |x| x.receiver_cpu_per_message_ns)?;
-        Some(Evidence::pair("spinning", "blocking", Unit::Nanos, c))
+        let own = |x: &Run| Some(x.receiver_cpu_per_message_ns? - x.probe_per_message_ns?);
+        let c = compare_runs(r, &SPIN, &BLOCK, own)?;
+        let spin = format!("spinning through a {} ms gap", r.param("gap_ms")?);
+        Some(Evidence::pair(&spin, "blocking", Unit::Nanos, c))
     },
 )
 .better(Better::Smaller)
@@ -49,8 +50,8 @@ pub static CPU: Finding<Runs> = Finding::new(
     "Unclear here; assume a spinner keeps a core busy",
 )
 .why(Why::Counter(
-    "cores busy and receiver blocked, in the cost table; the receiver's CPU includes its \
-     own probe reads after each message (the threats table shows how much)",
+    "a spinner's CPU is about the gap it spins through (cores busy, cost table); blocking's is \
+     its receive, sleep and wake-up. The threats table shows the probe reads taken off",
 ))
 .guide("waiting");
 
@@ -72,15 +73,15 @@ pub static GAP: Finding<Runs> = Finding::new(
     "Unclear here; allow for a slower message after idle",
 )
 .why(Why::Hypothesis(
-    "a long idle lets caches and CPU state go cold; the gap-why table splits off the \
-     send call and preemption",
+    "most of what the gap adds is inside the sender's send call (gap-why table), also with a \
+     busy-waiting sender, which never idles: what the send path uses goes cold in the caches",
 ));
 
 /// Where a blocking receiver is woken, with both threads pinned.
 pub static PLACEMENT: Finding<Runs> = Finding::new(
     "blocking-placement",
     &PINNING,
-    "A blocking receiver on the sender's CPU, or another (pinned)",
+    "A blocking receiver on the sender's CPU, or another (pinned; the sender sleeps right after it sends)",
     |r| {
         let k = |p| chan(Wait::Block).placed(p);
         Evidence::readings(
@@ -92,13 +93,13 @@ pub static PLACEMENT: Finding<Runs> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Where wake-up latency matters, pin waker and waiter to one CPU",
+    "Where wake-up latency matters and the waker blocks right after waking, pin waker and waiter to one CPU",
     "Give a blocking receiver a CPU of its own",
     "Placement gave no clear gain; leave it to the scheduler",
 )
 .why(Why::Hypothesis(
-    "waking another CPU takes an interrupt between CPUs, which may find it idle; on one \
-     CPU the receiver runs once the sender sleeps",
+    "an interrupt wakes the other CPU, maybe from idle; on one CPU the receiver runs once the \
+     sender sleeps. A waker that keeps its CPU makes the waiter wait (pinning table: spinning)",
 ));
 
 /// The least a hand-over costs: two spinning threads and one atomic, on two CPUs
@@ -118,15 +119,14 @@ pub static FLOOR_FIGURE: Finding<FloorRound> = Finding::new(
 )
 .always("Expect about this per hand-over here; rounds may split by vCPU placement")
 .why(Why::Hypothesis(
-    "a cache line moving between two cores; the floor table shows the clock read and \
-     step inside each sample",
+    "a cache line moving between two cores; the floor table shows the clock in each sample",
 ));
 
 /// A blocking tokio receiver as a spawned task against the same in `block_on`.
 pub static TOKIO_TASK: Finding<Runs> = Finding::new(
     "tokio-spawned-receiver",
     &VARIANTS,
-    "A blocking tokio receiver: a spawned task or `block_on`",
+    "A blocking tokio receiver: a spawned task or `block_on` (the sending task sleeps right after it sends)",
     |r| {
         let v = RunKey::variant(Runtime::Tokio, Transport::Mpsc, Wait::Block);
         Evidence::readings(
@@ -138,11 +138,11 @@ pub static TOKIO_TASK: Finding<Runs> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Receive in a spawned task, not in `block_on`",
+    "Receive in a spawned task, not in `block_on`, when the sender yields right after sending",
     "Keep the receiver in `block_on`; spawning was slower",
     "Either; spawning gave no clear gain here",
 )
 .why(Why::Hypothesis(
-    "the send wakes the task on the sender's own worker, so no thread wakes; same CPU, \
-     in the cost table, shows where it ran",
+    "the send wakes the task on the sender's worker, so no thread wakes (same CPU, cost table). \
+     Its next-task slot is never stolen: a sender that kept running would delay it (not tested)",
 ));

@@ -1,7 +1,7 @@
 //! The chapter's tables: latency and cost of the variants, the arms beside them, the
 //! gap sweep, the placements and the atomic floor.
 
-use super::{chan_key, counter_cell, fmt_share, gap_key, keys, per_run, pooled};
+use super::{chan, chan_key, counter_cell, fmt_share, gap_key, keys, per_run, pooled};
 use crate::experiments::{
     Arm, BOUNDED_BELOW_US, BUSY_SENDER_GAPS_MS, FLOOR, FloorKey, FloorRound, GAPS_US, PLACEMENTS,
     RUNTIMES, Run, RunKey, Runs, SWEPT, TRANSPORTS, gap_label,
@@ -69,7 +69,7 @@ pub(super) fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
 
 /// What each strategy costs in CPU (the whole process's and the receiving thread's
 /// own), and the counters that say why: the receiver's switches and run-queue delay per
-/// message, the sender's send call, where the receiver ran. Two tables of the same
+/// message (message to message, gap included), the send call, where the receiver ran. Two tables of the same
 /// runs, so that each fits the page's text column.
 pub(super) fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut cost = Table::new("variant | process CPU per message | receiver CPU per message | cores busy | receiver blocked".split(" | "));
@@ -93,7 +93,7 @@ pub(super) fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
         ]);
     }
     Ok(format!(
-        "{}\nThe hand-over in the same runs:\n\n{}",
+        "{}\nFrom one message to the next, gap included; send call and same CPU describe the hand-over:\n\n{}",
         cost.to_markdown(),
         steps.to_markdown()
     ))
@@ -136,20 +136,20 @@ pub(super) fn arms_table(r: &Results<Runs>) -> anyhow::Result<String> {
             pairs.push((v.arm(Arm::Spawned), v, name));
         }
     }
+    let bounded = |v: RunKey| RunKey {
+        wait: Wait::BlockBounded,
+        ..v
+    };
     for rt in RUNTIMES {
         for tr in TRANSPORTS {
             let name = format!("{} · {}: bounded ÷ unbounded", rt.label(), tr.label());
             let v = RunKey::variant(rt, tr, Wait::Block);
-            pairs.push((
-                RunKey {
-                    wait: Wait::BlockBounded,
-                    ..v
-                },
-                v,
-                name,
-            ));
+            pairs.push((bounded(v), v, name));
         }
     }
+    let pinned = chan(Wait::Block).placed(Placement::OtherCpu);
+    let name = "std · mpsc · different CPUs: bounded ÷ unbounded".to_string();
+    pairs.push((bounded(pinned), pinned, name));
     let headers = ["arm ÷ variant", "arm", "variant", "ratio"];
     Ok(pairs_table(r, headers, pairs)?.to_markdown())
 }
@@ -385,7 +385,7 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
     } else if budget.target > 0.0 && tight {
         format!(
             "The run stopped early, after {n} rounds: the first at which every interval \
-             here lay within ±{:.0} % of its median, the {profile} profile's rule.",
+             here had a half-width within {:.0} % of its median, the {profile} profile's rule.",
             budget.target * 100.0
         )
     } else {
