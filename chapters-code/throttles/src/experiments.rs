@@ -460,12 +460,74 @@ impl RateRun {
         self.ran < self.asked
     }
 
+    /// The pacing thread's CPU time over the run (start-up and sends included), per
+    /// operation.
+    pub fn cpu_per_op(&self) -> Option<f64> {
+        (self.ran > 0).then_some(self.cpu_ns? / self.ran as f64)
+    }
+
+    /// How far the reading missed the target, either way: 100 × |ln(rate ÷ target)|,
+    /// about the percentage off for a small miss.
+    pub fn miss(&self) -> Option<f64> {
+        Some((self.reading()? / self.target).ln().abs() * 100.0)
+    }
+
+    /// The key of this run's reading.
+    pub fn key(&self) -> RatesKey {
+        match (self.stall.is_some(), self.twin, self.sink) {
+            (true, _, _) => RatesKey::Stall(self.pacer),
+            (false, true, _) => RatesKey::twin(self.pacer, self.target),
+            (false, false, Sink::InProcess) => RatesKey::reader(self.pacer, self.target),
+            (false, false, Sink::ClosedPort) => RatesKey::rate(self.pacer, self.target),
+        }
+    }
+
+    /// Its steady-state figure reads start-up, not a pace: it plans fewer than 10 starts
+    /// past [`STARTUP`], or it is governor's 10 ms burst still draining past it, at the
+    /// pace of its sends less the target's (our arithmetic). Stall runs are never so.
+    pub fn start_up_only(&self) -> bool {
+        let s = STARTUP.as_secs_f64();
+        let few = (self.asked as f64) < (self.target * s).floor() + 11.0;
+        let burst = (crate::DEFAULT_MAX_LAG.as_secs_f64() * self.target).max(1.0);
+        let net = self.send_ns_per_op.map_or(0.0, |ns| 1e9 / ns - self.target);
+        let draining = self.pacer == Pacer::GovernorBurst && (net <= 0.0 || burst / net > s);
+        self.stall.is_none() && (few || draining)
+    }
+
     /// The pacing thread's CPU time over the run's wall time.
     pub fn cpu_share(&self) -> Option<f64> {
         self.cpu_ns
             .filter(|_| self.wall_ns > 0.0)
             .map(|c| c / self.wall_ns)
     }
+}
+
+/// The runs with a stall inside, latest first, each with its latest start's lateness
+/// and its arm's median one (the same throttle, target, twin and sink, over rounds): a
+/// latest start more than 1 ms, and more than 3×, later than that median. Round-level
+/// noise sensors can miss such a stall. Also the count of runs looked at.
+pub fn stalled_runs<'a>(
+    rounds: impl Iterator<Item = &'a RatesRound>,
+) -> (Vec<(&'a RateRun, f64, f64)>, usize) {
+    let runs: Vec<&RateRun> = rounds
+        .flat_map(|d| d.runs.iter().chain(&d.twins).chain(&d.controls))
+        .collect();
+    let arm = |x: &RateRun| (x.pacer, x.target.to_bits(), x.twin, x.sink);
+    let mut found = Vec::new();
+    for &x in &runs {
+        let same = runs.iter().filter(|y| arm(y) == arm(x));
+        let mut v: Vec<f64> = same.filter_map(|y| y.late_max_ns).collect();
+        v.sort_by(f64::total_cmp);
+        let (Some(late), false) = (x.late_max_ns, v.is_empty()) else {
+            continue;
+        };
+        let median = median_sorted(&v);
+        if late > 3.0 * median && late - median > 1e6 {
+            found.push((x, late, median));
+        }
+    }
+    found.sort_by(|a, b| b.1.total_cmp(&a.1));
+    (found, runs.len())
 }
 
 /// The run the A/A twin repeats: the deadline throttle at the write-up's rate.
