@@ -201,7 +201,7 @@ fn stalled(r: &Results<RatesRound>) -> String {
     let mut said: Vec<String> = (found.iter().take(6))
         .map(|(x, l, m)| {
             let [l, m] = [*l, *m].map(fmt_ns);
-            format!("{} (latest {l} against {m})", x.key().stored())
+            format!("{}: latest {l} against {m}", x.key().stored())
         })
         .collect();
     let more = found.len() - said.len();
