@@ -371,9 +371,9 @@ pub struct RateRun {
     /// operation's) against n − 1 periods: in a short run, the endpoint decides it.
     pub achieved: f64,
     /// Operations per second between the *second* start and the last (n − 2 gaps):
-    /// the reading before `paced`. A start-up lateness of the second start (tokio's
-    /// first tick, then its overdue second one back to back) stays in it, divided by
-    /// the run's length. `None` below 3 operations.
+    /// the reading before `paced`. The second start's own lateness (its place in
+    /// tokio's millisecond sawtooth; at 10,000/s, the ticks the first one made overdue)
+    /// stays in it, divided by the run's length. `None` below 3 operations.
     #[serde(default)]
     pub steady: Option<f64>,
     /// The steady-state rate, the reading (stall runs excepted): one second over the
@@ -1237,8 +1237,8 @@ mod tests {
         let at = |us: &[u64]| -> Vec<Instant> {
             us.iter().map(|u| t0 + Duration::from_micros(*u)).collect()
         };
-        // tokio at 1,000/s: the first tick 1.2 ms late, the second back to back, then
-        // one a millisecond.
+        // A made-up run at 1,000/s: the first start 1.2 ms late, the second back to
+        // back, then one a millisecond.
         let tokio = |n: u64| {
             at(&[
                 &[1_200, 1_205][..],
