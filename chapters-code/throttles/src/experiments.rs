@@ -1280,6 +1280,63 @@ mod tests {
         assert_eq!(paced_rate(&at(&[0])), None);
     }
 
+    /// A run of made-up figures, as a record stores it.
+    fn made_up(pacer: Pacer, target: f64, asked: u64, send_ns: f64, late_max_ms: f64) -> RateRun {
+        serde_json::from_value(serde_json::json!({
+            "pacer": pacer, "target": target, "asked": asked, "ran": asked,
+            "achieved": target, "drift_ns": 0.0, "gaps": Dist::from_samples(Vec::new()),
+            "wall_ns": 1e6, "send_errors": 0, "send_ns_per_op": send_ns,
+            "late_max_ns": late_max_ms * 1e6,
+        }))
+        .expect("a run")
+    }
+
+    /// Few starts past the start-up, or governor's burst draining past it, read as
+    /// start-up; a run with a pace past it does not.
+    #[test]
+    fn start_up_only_marks_few_starts_and_a_long_burst() {
+        let d = Pacer::Deadline;
+        assert!(made_up(d, 100.0, 4, 10e3, 0.1).start_up_only());
+        assert!(!made_up(d, 100.0, 15, 10e3, 0.1).start_up_only());
+        assert!(!made_up(d, 1_000.0, 30, 10e3, 0.1).start_up_only());
+        let g = Pacer::GovernorBurst;
+        // 1,000 cells at 156k sends/s less 100k/s: about 18 ms, past the start-up.
+        assert!(made_up(g, 100_000.0, 2_000, 6.4e3, 0.0).start_up_only());
+        // 100 cells at 156k/s less 10k/s: under 1 ms.
+        assert!(!made_up(g, 10_000.0, 200, 6.4e3, 0.0).start_up_only());
+        // A loop slower than the target never drains its burst.
+        assert!(made_up(g, 100_000.0, 2_000, 20e3, 0.0).start_up_only());
+    }
+
+    /// One run far later than its arm's other rounds is a stall; a run a little later
+    /// than the others, or the others of an arm that is late in every round, are not.
+    #[test]
+    fn stalled_runs_stand_out_from_their_arm() {
+        let round = |late_ms: f64, tokio_ms: f64| RatesRound {
+            targets: vec![1_000.0],
+            run_ms: 30,
+            runs: vec![
+                made_up(Pacer::Deadline, 1_000.0, 30, 10e3, late_ms),
+                made_up(Pacer::TokioBurst, 1_000.0, 30, 10e3, tokio_ms),
+            ],
+            stalls: Vec::new(),
+            twins: Vec::new(),
+            controls: Vec::new(),
+        };
+        let rounds = [
+            round(0.15, 1.0),
+            round(2.5, 1.2),
+            round(0.14, 0.9),
+            round(0.4, 1.1),
+        ];
+        let (found, total) = stalled_runs(rounds.iter());
+        assert_eq!(total, 8);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (run, late, median) = found[0];
+        assert_eq!((run.pacer, late), (Pacer::Deadline, 2.5e6));
+        assert!((median - 0.275e6).abs() < 1.0, "{median}");
+    }
+
     #[test]
     fn rotation_moves_every_item() {
         assert_eq!(rotate(&[1, 2, 3], 1), vec![2, 3, 1]);
