@@ -371,9 +371,9 @@ pub struct RateRun {
     /// operation's) against n − 1 periods: in a short run, the endpoint decides it.
     pub achieved: f64,
     /// Operations per second between the *second* start and the last (n − 2 gaps):
-    /// the reading before `paced`. A start-up lateness of the second start (tokio's
-    /// first tick, then its overdue second one back to back) stays in it, divided by
-    /// the run's length. `None` below 3 operations.
+    /// the reading before `paced`. The second start's own lateness (its place in
+    /// tokio's millisecond sawtooth; at 10,000/s, the ticks the first one made overdue)
+    /// stays in it, divided by the run's length. `None` below 3 operations.
     #[serde(default)]
     pub steady: Option<f64>,
     /// The steady-state rate, the reading (stall runs excepted): one second over the
@@ -460,12 +460,74 @@ impl RateRun {
         self.ran < self.asked
     }
 
+    /// The pacing thread's CPU time over the run (start-up and sends included), per
+    /// operation.
+    pub fn cpu_per_op(&self) -> Option<f64> {
+        (self.ran > 0).then_some(self.cpu_ns? / self.ran as f64)
+    }
+
+    /// How far the reading missed the target, either way: 100 × |ln(rate ÷ target)|,
+    /// about the percentage off for a small miss.
+    pub fn miss(&self) -> Option<f64> {
+        Some((self.reading()? / self.target).ln().abs() * 100.0)
+    }
+
+    /// The key of this run's reading.
+    pub fn key(&self) -> RatesKey {
+        match (self.stall.is_some(), self.twin, self.sink) {
+            (true, _, _) => RatesKey::Stall(self.pacer),
+            (false, true, _) => RatesKey::twin(self.pacer, self.target),
+            (false, false, Sink::InProcess) => RatesKey::reader(self.pacer, self.target),
+            (false, false, Sink::ClosedPort) => RatesKey::rate(self.pacer, self.target),
+        }
+    }
+
+    /// Its steady-state figure reads start-up, not a pace: it plans fewer than 10 starts
+    /// past [`STARTUP`], or it is governor's 10 ms burst still draining past it, at the
+    /// pace of its sends less the target's (our arithmetic). Stall runs are never so.
+    pub fn start_up_only(&self) -> bool {
+        let s = STARTUP.as_secs_f64();
+        let few = (self.asked as f64) < (self.target * s).floor() + 11.0;
+        let burst = (crate::DEFAULT_MAX_LAG.as_secs_f64() * self.target).max(1.0);
+        let net = self.send_ns_per_op.map_or(0.0, |ns| 1e9 / ns - self.target);
+        let draining = self.pacer == Pacer::GovernorBurst && (net <= 0.0 || burst / net > s);
+        self.stall.is_none() && (few || draining)
+    }
+
     /// The pacing thread's CPU time over the run's wall time.
     pub fn cpu_share(&self) -> Option<f64> {
         self.cpu_ns
             .filter(|_| self.wall_ns > 0.0)
             .map(|c| c / self.wall_ns)
     }
+}
+
+/// The runs with a stall inside, latest first, each with its latest start's lateness
+/// and its arm's median one (the same throttle, target, twin and sink, over rounds): a
+/// latest start more than 1 ms, and more than 3×, later than that median. Round-level
+/// noise sensors can miss such a stall. Also the count of runs looked at.
+pub fn stalled_runs<'a>(
+    rounds: impl Iterator<Item = &'a RatesRound>,
+) -> (Vec<(&'a RateRun, f64, f64)>, usize) {
+    let runs: Vec<&RateRun> = rounds
+        .flat_map(|d| d.runs.iter().chain(&d.twins).chain(&d.controls))
+        .collect();
+    let arm = |x: &RateRun| (x.pacer, x.target.to_bits(), x.twin, x.sink);
+    let mut found = Vec::new();
+    for &x in &runs {
+        let same = runs.iter().filter(|y| arm(y) == arm(x));
+        let mut v: Vec<f64> = same.filter_map(|y| y.late_max_ns).collect();
+        v.sort_by(f64::total_cmp);
+        let (Some(late), false) = (x.late_max_ns, v.is_empty()) else {
+            continue;
+        };
+        let median = median_sorted(&v);
+        if late > 3.0 * median && late - median > 1e6 {
+            found.push((x, late, median));
+        }
+    }
+    found.sort_by(|a, b| b.1.total_cmp(&a.1));
+    (found, runs.len())
 }
 
 /// The run the A/A twin repeats: the deadline throttle at the write-up's rate.
@@ -1175,8 +1237,8 @@ mod tests {
         let at = |us: &[u64]| -> Vec<Instant> {
             us.iter().map(|u| t0 + Duration::from_micros(*u)).collect()
         };
-        // tokio at 1,000/s: the first tick 1.2 ms late, the second back to back, then
-        // one a millisecond.
+        // A made-up run at 1,000/s: the first start 1.2 ms late, the second back to
+        // back, then one a millisecond.
         let tokio = |n: u64| {
             at(&[
                 &[1_200, 1_205][..],
@@ -1216,6 +1278,63 @@ mod tests {
         assert_eq!(paced_rate(&at(&[0, 1, 2, 3])), None);
         assert_eq!(paced_rate(&at(&[0, 2_000])), None);
         assert_eq!(paced_rate(&at(&[0])), None);
+    }
+
+    /// A run of made-up figures, as a record stores it.
+    fn made_up(pacer: Pacer, target: f64, asked: u64, send_ns: f64, late_max_ms: f64) -> RateRun {
+        serde_json::from_value(serde_json::json!({
+            "pacer": pacer, "target": target, "asked": asked, "ran": asked,
+            "achieved": target, "drift_ns": 0.0, "gaps": Dist::from_samples(Vec::new()),
+            "wall_ns": 1e6, "send_errors": 0, "send_ns_per_op": send_ns,
+            "late_max_ns": late_max_ms * 1e6,
+        }))
+        .expect("a run")
+    }
+
+    /// Few starts past the start-up, or governor's burst draining past it, read as
+    /// start-up; a run with a pace past it does not.
+    #[test]
+    fn start_up_only_marks_few_starts_and_a_long_burst() {
+        let d = Pacer::Deadline;
+        assert!(made_up(d, 100.0, 4, 10e3, 0.1).start_up_only());
+        assert!(!made_up(d, 100.0, 15, 10e3, 0.1).start_up_only());
+        assert!(!made_up(d, 1_000.0, 30, 10e3, 0.1).start_up_only());
+        let g = Pacer::GovernorBurst;
+        // 1,000 cells at 156k sends/s less 100k/s: about 18 ms, past the start-up.
+        assert!(made_up(g, 100_000.0, 2_000, 6.4e3, 0.0).start_up_only());
+        // 100 cells at 156k/s less 10k/s: under 1 ms.
+        assert!(!made_up(g, 10_000.0, 200, 6.4e3, 0.0).start_up_only());
+        // A loop slower than the target never drains its burst.
+        assert!(made_up(g, 100_000.0, 2_000, 20e3, 0.0).start_up_only());
+    }
+
+    /// One run far later than its arm's other rounds is a stall; a run a little later
+    /// than the others, or the others of an arm that is late in every round, are not.
+    #[test]
+    fn stalled_runs_stand_out_from_their_arm() {
+        let round = |late_ms: f64, tokio_ms: f64| RatesRound {
+            targets: vec![1_000.0],
+            run_ms: 30,
+            runs: vec![
+                made_up(Pacer::Deadline, 1_000.0, 30, 10e3, late_ms),
+                made_up(Pacer::TokioBurst, 1_000.0, 30, 10e3, tokio_ms),
+            ],
+            stalls: Vec::new(),
+            twins: Vec::new(),
+            controls: Vec::new(),
+        };
+        let rounds = [
+            round(0.15, 1.0),
+            round(2.5, 1.2),
+            round(0.14, 0.9),
+            round(0.4, 1.1),
+        ];
+        let (found, total) = stalled_runs(rounds.iter());
+        assert_eq!(total, 8);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (run, late, median) = found[0];
+        assert_eq!((run.pacer, late), (Pacer::Deadline, 2.5e6));
+        assert!((median - 0.275e6).abs() < 1.0, "{median}");
     }
 
     #[test]

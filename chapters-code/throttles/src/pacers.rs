@@ -230,8 +230,8 @@ pub fn tokio_interval(
 // ANCHOR_END: tokio_interval
 
 // ANCHOR: governor
-/// governor's GCRA limiter used as a pacer: a burst we choose (its default is a
-/// whole second's worth), and a sleep for as long as it says when it refuses.
+/// governor's GCRA limiter used as a pacer: a burst we choose (`with_period` allows
+/// one, `per_second(n)` would allow n), and a sleep for as long as it says when it refuses.
 pub fn governor_paced(period: Duration, burst: u32, run: &mut Run<'_>) -> anyhow::Result<()> {
     use governor::clock::{Clock, DefaultClock};
     use governor::{Quota, RateLimiter};

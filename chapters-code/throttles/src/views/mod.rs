@@ -75,14 +75,3 @@ fn has_target(r: &Results<RatesRound>, target: f64) -> anyhow::Result<()> {
 fn pooled_gaps(r: &Results<RatesRound>, pacer: Pacer, target: f64) -> Dist {
     harness::render::pooled(r.data(), |round| round.find(pacer, target).map(|x| &x.gaps))
 }
-
-/// The pacing thread's CPU time over a run (start-up and sends included), per operation.
-fn cpu_per_op(x: &RateRun) -> Option<f64> {
-    (x.ran > 0).then_some(x.cpu_ns? / x.ran as f64)
-}
-
-/// How far a run's rate missed its target, either way: 100 × |ln(rate ÷ target)|,
-/// about the percentage off for a small miss.
-fn miss(x: &RateRun) -> Option<f64> {
-    Some((x.reading()? / x.target).ln().abs() * 100.0)
-}

@@ -3,19 +3,19 @@
 //! columns and nothing more.
 
 use super::reference::{reference, spread_ms};
-use super::{Of, cpu_per_op, has_target, per_s, pooled_gaps, targets};
+use super::{Of, has_target, per_s, pooled_gaps, targets};
 use crate::Pacer;
 use crate::experiments::{
     BACK_TO_BACK, Measure, NaiveKey, NaiveRound, OmissionRound, READER_ARMS, RateRun, RatesKey,
     RatesRound, STALL_AT, STALL_RATE, SWEEP_MS, SweepKey, SweepLength, SweepRound, TWIN, WITH_SEND,
-    WRITEUP_RATE,
+    WRITEUP_RATE, stalled_runs,
 };
 use harness::cells;
 use harness::render::{
     Cell, Table, Tails, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate, ratio_cell,
 };
 use harness::stats::Comparison;
-use harness::{Dist, Estimate, Results, Summary, Unit};
+use harness::{Dist, Estimate, ReadingKey, Results, Summary, Unit};
 
 /// A comparison's cell: its ratio where the rule finds a difference, else what the rule
 /// says; "–" when the rounds lack one arm.
@@ -195,42 +195,68 @@ fn pacers() -> impl Iterator<Item = (Pacer, String)> {
     Pacer::ALL.into_iter().map(|p| (p, p.label().to_string()))
 }
 
+/// The runs with a stall inside (see [`stalled_runs`]), as a sentence.
+fn stalled(r: &Results<RatesRound>) -> String {
+    let (found, total) = stalled_runs(r.data());
+    let mut said: Vec<String> = (found.iter().take(6))
+        .map(|(x, l, m)| {
+            let [l, m] = [*l, *m].map(fmt_ns);
+            format!("{}: latest {l} against {m}", x.key().stored())
+        })
+        .collect();
+    let more = found.len() - said.len();
+    said.extend((more > 0).then(|| format!("and {more} more")));
+    format!(
+        " Runs with a stall inside, whose latest start was over 1 ms, and over 3×, later \
+         than in their arm's median round: {} of {total}{}{}. The noise line judges whole \
+         rounds and can miss such a stall.",
+        found.len(),
+        if said.is_empty() { "" } else { ": " },
+        said.join("; "),
+    )
+}
+
+const DAGGER: &str = " A † marks a run stopped in some round at twice its planned time, \
+    counted over the operations that ran.";
+const START_UP: &str = " A ‡ marks a figure that reads start-up, not a pace: runs that plan \
+    fewer than 10 starts past the 2 ms start-up, or governor's 10 ms burst still draining \
+    after it (our arithmetic from its time per send).";
+
 /// Achieved rate as a percentage of the target, per throttle and target.
 pub(super) fn achieved(r: &Results<RatesRound>) -> anyhow::Result<String> {
-    let mut dagger = false;
+    let (mut dagger, mut start_up) = (false, false);
     let t = grid(r, "throttle", pacers(), |pacer, target| {
         let Some(e) = r.estimate(&RatesKey::rate(pacer, target)) else {
             return "–".into();
         };
         let share = fmt_estimate(&e.scaled(100.0 / target), Unit::Number);
-        let capped = r
-            .data()
-            .filter_map(|d| d.find(pacer, target))
-            .any(|x| x.capped());
+        let runs = || r.data().filter_map(|d| d.find(pacer, target));
+        let capped = runs().any(RateRun::capped);
+        let early = runs().any(RateRun::start_up_only);
         dagger |= capped;
+        start_up |= early;
+        let marks = [(capped, " †"), (early, " ‡")];
+        let marks: String = marks.iter().filter(|m| m.0).map(|m| m.1).collect();
         // A marked figure is written as text, so its interval keeps to its line.
-        if capped {
-            format!("{share} †").into()
-        } else {
+        if marks.is_empty() {
             share.into()
+        } else {
+            format!("{share}{marks}").into()
         }
     })?;
     let ms = |name: &str| fmt_count(r.param(name).unwrap_or(0.0) as u64);
     Ok(format!(
         "{}\nAchieved rate in **% of the target**, in steady state (see the text; stall \
          runs: second start to last). Each run asked for {} ms of operations ({} ms at \
-         {}), at least {}.{}\n",
+         {}), at least {}.{}{}{}\n",
         t.to_markdown(),
         ms("run_ms"),
         ms("run_ms_1k"),
         per_s(WRITEUP_RATE),
         ms("min_ops"),
-        if dagger {
-            " A † marks a run stopped in some round at twice its planned time, \
-             counted over the operations that ran."
-        } else {
-            ""
-        }
+        (if dagger { DAGGER } else { "" }),
+        (if start_up { START_UP } else { "" }),
+        stalled(r),
     ))
 }
 
@@ -324,7 +350,7 @@ pub(super) fn pairs(r: &Results<RatesRound>) -> anyhow::Result<String> {
 pub(super) fn cpu(r: &Results<RatesRound>) -> anyhow::Result<String> {
     let mut any = false;
     let t = grid(r, "throttle", pacers(), |pacer, target| {
-        let e = per_run(r, pacer, target, cpu_per_op);
+        let e = per_run(r, pacer, target, RateRun::cpu_per_op);
         any |= e.is_some();
         opt(e, Unit::Nanos)
     })?;
