@@ -36,8 +36,8 @@ pub struct Budget {
 pub const MIN_ROUNDS: u32 = 3;
 
 impl Budget {
-    /// The quick profile: rounds until every interval is within ±10 % of its median,
-    /// from 6 rounds on, or until `seconds` are spent.
+    /// The quick profile: rounds until every interval's half-width is at most 10 % of its
+    /// median, from 6 rounds on, or until `seconds` are spent.
     pub const fn quick(seconds: u64) -> Budget {
         Budget {
             time: Duration::from_secs(seconds),
