@@ -38,8 +38,8 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             .about("resident memory one more async task adds (current-thread runtime, socket pairs): the slope over a sweep of sizes"),
     ],
     findings: [
-        THREAD_OR_TASK, CHANNEL_OR_SOCKET, RUNTIME, SPAWN, MEMORY, HOW_MANY_TASKS,
-        PLACEMENT, SPREAD_PLACEMENT, CREATION, FIRST_LAP, ONE_SIZE,
+        THREAD_OR_TASK, CHANNEL_OR_SOCKET, RUNTIME, RUNTIME_CHANNEL, SPAWN, MEMORY, HOW_MANY_TASKS,
+        PLACEMENT, SPREAD_PLACEMENT, RUNTIME_SPREAD, CREATION, FIRST_LAP, ONE_SIZE,
     ],
 );
 
@@ -107,7 +107,7 @@ pub static CHANNEL_OR_SOCKET: Finding<VariantsRound> = Finding::new(
 pub static RUNTIME: Finding<VariantsRound> = Finding::new(
     "brigades-runtime",
     &VARIANTS,
-    "A chain of tasks: current-thread or multi-thread runtime",
+    "A chain of tasks over socket pairs: current-thread or multi-thread runtime",
     |r| {
         hops(
             r,
@@ -125,6 +125,33 @@ pub static RUNTIME: Finding<VariantsRound> = Finding::new(
 .why(Why::Counter(
     "voluntary switches per hop (*Where the time goes*): near zero for both means one \
      worker ran the chain",
+));
+
+/// The same two runtimes with tokio channels as links: a hop is short enough that the
+/// multi-thread runtime's second worker may take part of the chain in some rounds.
+pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
+    "brigades-runtime-channel",
+    &VARIANTS,
+    "A chain of tasks over tokio channels: current-thread or multi-thread runtime",
+    |r| {
+        hops(
+            r,
+            ("current-thread", Kind::AsyncCurrentChannel),
+            ("multi-thread", Kind::AsyncMultiChannel),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Run such a chain on the current-thread runtime",
+    "Keep the multi-thread runtime: its hops cost less here",
+    "Keep either runtime: the flavour did not decide",
+)
+.why(Why::Counter(
+    "the threats table counts the rounds in which the multi-thread chain kept more than \
+     one CPU busy, a second worker running part of it. *Our hypothesis:* a chain that \
+     spreads pays for handing tasks between workers; the row pools rounds that spread \
+     and rounds that did not",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
@@ -191,7 +218,10 @@ pub static HOW_MANY_TASKS: Finding<LimitsRound> = Finding::new(
         )
     },
 )
-.always("Count on at least this many; socket pairs stop near 10,000 (open files)")
+.always(
+    "Count on at least this many; socket pairs stop sooner, at half the open-file limit \
+     (limits table)",
+)
 .why(Why::Counter(
     "the *stopped by* column of the limit runs names what ended each build",
 ));
@@ -257,6 +287,28 @@ pub static SPREAD_PLACEMENT: Finding<VariantsRound> = Finding::threat(
 )
 .better(Better::Lower);
 
+/// Where the multi-thread runtime runs a channel chain: on one worker in some rounds,
+/// over two in others. Nothing controls it; the row counts the rounds that spread.
+pub static RUNTIME_SPREAD: Finding<VariantsRound> = Finding::threat(
+    "brigades-threat-runtime-spread",
+    &VARIANTS,
+    "Where the multi-thread runtime runs a channel chain: it may stay on one worker in \
+     some rounds and spread over two in others, and a hop may cost differently in each",
+    "Nothing keeps it on one worker: the decision row on channel chains pools both kinds \
+     of round. Shown: the rounds in which that chain kept more than 1.1 CPUs busy over \
+     its timed laps (CPU time ÷ wall time)",
+    |r| {
+        let k = Kind::AsyncMultiChannel;
+        let busy: Vec<f64> = r.data().filter_map(|x| x.find(k)?.cores_busy).collect();
+        let spread = busy.iter().filter(|&&b| b > 1.1).count();
+        Some(Evidence::count(
+            "async mt, channel spread over two CPUs",
+            spread as u32,
+            u32::try_from(busy.len()).ok().filter(|&n| n > 0)?,
+        ))
+    },
+);
+
 /// Creating the members: a thread's or a task's start inside a timed lap would be
 /// counted as a hop.
 pub static CREATION: Finding<VariantsRound> = Finding::threat(
@@ -286,13 +338,20 @@ pub static FIRST_LAP: Finding<VariantsRound> = Finding::threat(
     "The first lap through a fresh brigade: a new tokio runtime's first poll of each \
      task, the first touch of each socket and buffer",
     "Runs untimed warm-up laps (2 in the quick profile, 20 in the full one) before the \
-     timed ones. Before: the first lap ÷ members of the tasks on one thread (socket \
-     pairs), on a fresh runtime; after: the median timed lap ÷ members",
+     timed ones. Each round first builds one brigade it throws away, so no measured \
+     brigade is its process's first. Before: the first lap ÷ members of the brigade (named) whose first lap \
+     stood out most, as the median of per-round ratios; after: its median timed lap ÷ \
+     members",
     |r| {
-        let k = Kind::AsyncCurrentSocket;
-        let c = r.compare_of(|x| x.find(k)?.first_hop_ns, |x| Some(x.find(k)?.hop_p50_ns))?;
+        let compare = |k: Kind| {
+            r.compare_of(|x| x.find(k)?.first_hop_ns, |x| Some(x.find(k)?.hop_p50_ns))
+        };
+        let (k, c) = experiments::VARIANT_KINDS
+            .into_iter()
+            .filter_map(|k| Some((k, compare(k)?)))
+            .max_by(|a, b| a.1.ratio.median.total_cmp(&b.1.ratio.median))?;
         Some(Evidence::pair(
-            "the first lap",
+            &format!("the first lap through {}", k.short()),
             "the timed laps",
             Unit::Nanos,
             c,

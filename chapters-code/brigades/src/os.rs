@@ -431,7 +431,8 @@ pub fn thread_guard_named() -> Guard {
             format!("vm.max_map_count = {}", n(max)),
             format!(
                 ", less the {} mappings in use and 1,000 kept for the allocator, \
-                 halved (two mappings per thread stack)",
+                 quartered (four mappings per thread: glibc's stack and guard, \
+                 std's signal stack and guard)",
                 n(own)
             ),
         );

@@ -49,7 +49,7 @@ fn list_names_every_experiment_and_headline() {
         "async-current-socket-per-hop",
         "async-current-channel-per-hop",
         "async-task-bytes",
-        "all rounds in one process",
+        "a fresh process per round",
     ] {
         assert!(s.contains(name), "{name} missing from:\n{s}");
     }

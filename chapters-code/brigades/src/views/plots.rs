@@ -21,9 +21,11 @@ pub fn hop_cdf(r: &Results<VariantsRound>) -> anyhow::Result<String> {
 }
 
 /// One plot of the sweep: a series per brigade of `value` at each size that has one.
+/// `plot` gets the x axis's label, which names the bars' coverage as the rounds allow
+/// it (95 % from six rounds up, 75 % from three; one round draws no bar).
 fn sweep_plot(
     r: &Results<SweepRound>,
-    plot: Plot,
+    plot: impl FnOnce(&str) -> Plot,
     value: impl Fn(crate::Kind, usize) -> Option<Estimate>,
 ) -> anyhow::Result<String> {
     let mut sizes: Vec<usize> = r
@@ -33,13 +35,25 @@ fn sweep_plot(
         .collect();
     sizes.sort_unstable();
     sizes.dedup();
-    let mut plot = plot;
+    let series: Vec<(crate::Kind, Vec<(f64, Estimate)>)> = SWEEP_KINDS
+        .into_iter()
+        .map(|k| {
+            let at = |&n: &usize| Some((n as f64, value(k, n)?));
+            (k, sizes.iter().filter_map(at).collect())
+        })
+        .collect();
+    let cover = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().filter(|(_, e)| e.n > 1));
+    let cover = cover.map(|(_, e)| e.confidence.min(harness::stats::CONFIDENCE) * 100.0);
+    let (lo, hi) = cover.fold((100.0, 0.0), |(l, h), c: f64| (c.min(l), c.max(h)));
+    let bars = match lo == hi {
+        true => format!("bars: {hi:.0} % intervals over rounds"),
+        false => format!("bars: intervals over rounds, {hi:.0} % to {lo:.0} % where fewer ran"),
+    };
+    let mut plot = plot(&format!("members (log scale; {bars})"));
     let mut shown = Vec::new();
-    for k in SWEEP_KINDS {
-        let points: Vec<(f64, Estimate)> = sizes
-            .iter()
-            .filter_map(|&n| Some((n as f64, value(k, n)?)))
-            .collect();
+    for (k, points) in series {
         shown.extend(points.iter().map(|p| p.0 as usize));
         plot = plot.series(Series::estimates(k.short(), points));
     }
@@ -54,13 +68,15 @@ fn sweep_plot(
 }
 
 pub fn sweep_memory_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
-    let plot = Plot::new(
-        "Resident memory added per member, against the brigade's size",
-        "members (log scale; bars: 95 % intervals over rounds)",
-        "resident memory added ÷ members",
-    )
-    .x(Axis::Log, PlotUnit::Number)
-    .y(Axis::Log, PlotUnit::Bytes);
+    let plot = |x: &str| {
+        Plot::new(
+            "Resident memory added per member, against the brigade's size",
+            x,
+            "resident memory added ÷ members",
+        )
+        .x(Axis::Log, PlotUnit::Number)
+        .y(Axis::Log, PlotUnit::Bytes)
+    };
     sweep_plot(r, plot, |k, n| {
         r.estimate_of(|x| {
             let d = x.find(k)?.at(n)?.resident_delta?;
@@ -70,12 +86,14 @@ pub fn sweep_memory_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
 }
 
 pub fn sweep_hop_plot(r: &Results<SweepRound>) -> anyhow::Result<String> {
-    let plot = Plot::new(
-        "Time per hop against the brigade's size",
-        "members (log scale; bars: 95 % intervals over rounds)",
-        "median lap ÷ members (log scale)",
-    )
-    .x(Axis::Log, PlotUnit::Number)
-    .y(Axis::Log, PlotUnit::Nanos);
+    let plot = |x: &str| {
+        Plot::new(
+            "Time per hop against the brigade's size",
+            x,
+            "median lap ÷ members (log scale)",
+        )
+        .x(Axis::Log, PlotUnit::Number)
+        .y(Axis::Log, PlotUnit::Nanos)
+    };
     sweep_plot(r, plot, |k, n| r.estimate(&SweepKey::PerHop(k, n)))
 }

@@ -240,9 +240,30 @@ pub fn spawn_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
         "{}\nPer spawn, around the timed batch: the process's **CPU** time (every thread's, \
          the started ones' included) and its **minor page faults** (a page touched for \
          the first time, served without I/O). Both are exact counts (the process's CPU \
-         clock and getrusage); which system calls a spawn makes is not counted.\n",
-        t.to_markdown()
+         clock and getrusage); which system calls a spawn makes is not counted.{}\n",
+        t.to_markdown(),
+        fault_ratio(r)
     ))
+}
+
+/// A thread's start against the task start that faulted most: both touch fresh pages.
+fn fault_ratio(r: &Results<VariantsRound>) -> String {
+    let faults = |w: Spawned| {
+        let e = r.estimate_of(|x| x.spawned(w)?.usage.as_ref().map(|u| u.minor_faults));
+        e.map(|e| e.median)
+    };
+    let tasks = [Spawned::TaskCurrentThread, Spawned::TaskMultiThread];
+    let task = tasks.into_iter().filter_map(faults).reduce(f64::max);
+    match (faults(Spawned::Thread), task) {
+        (Some(th), Some(task)) if task > 0.0 => format!(
+            " A thread's start touched {}× the fresh pages of a task's start \
+             ({} against {} minor faults per start, medians).",
+            sig3(th / task),
+            sig3(th),
+            sig3(task)
+        ),
+        _ => String::new(),
+    }
 }
 
 pub fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {

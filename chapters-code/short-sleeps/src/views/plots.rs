@@ -14,7 +14,7 @@ pub fn sweep(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let low = low_slack(r);
     let mut plot = Plot::new(
         "how late a sleep ends, by the length asked for",
-        "requested length (log scale; bars: 95 % intervals over rounds)",
+        "requested length (log scale; bars: intervals over rounds)",
         "median lateness per round (log scale)",
     )
     .x(Axis::Log, PlotUnit::Nanos)
@@ -47,7 +47,7 @@ pub(super) fn wake_cost(round: &MsRound) -> Option<f64> {
 pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
     let mut plot = Plot::new(
         "how late a sleep ends, by where in tokio's millisecond tick it began",
-        "where in the tick the sleep began (bars: 95 % intervals over rounds)",
+        "where in the tick the sleep began (bars: intervals over rounds)",
         "median lateness per round",
     )
     .x(Axis::Linear, PlotUnit::Nanos)

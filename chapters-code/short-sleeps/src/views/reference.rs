@@ -292,7 +292,7 @@ pub fn calls(r: &Results<CallsRound>) -> anyhow::Result<String> {
     };
     Ok(format!(
         "{}\nEach round times one loop of every call: {} calls, or {} for calls that take \
-         milliseconds. *Yours* is the median over the {} rounds, with its 95 % interval, at \
+         milliseconds. *Yours* is the median over the {} rounds, with its interval, at \
          the thread's own slack. *CPU per call* is the measuring thread's own CPU time.\
          {cpu_read}{COUNTERS} {THEIRS}{switches} {}\n",
         t.to_markdown(),

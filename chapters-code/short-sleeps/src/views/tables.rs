@@ -112,7 +112,7 @@ pub fn yields(r: &Results<YieldRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nEach round pins the measuring thread to its CPU and times each call twice: \
          alone, and with a second thread spinning on that CPU. Time per call: medians over \
-         the {} rounds, with 95 % intervals. *Switches away* are the involuntary context \
+         the {} rounds, with their intervals. *Switches away* are the involuntary context \
          switches per call beside the busy thread. *Time per switch away* is the loop's time \
          divided by them. A loop makes {} calls, fewer where it would outrun {} ms.\n",
         t.to_markdown(),
@@ -181,7 +181,7 @@ pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
             format!(" A phase is known to within {}.", fmt_ns(e.median))
         });
     Ok(format!(
-        "{}\nMedians over the {} rounds, with 95 % intervals.{phase} A miss is how far a \
+        "{}\nMedians over the {} rounds, with intervals.{phase} A miss is how far a \
          reading's prediction lands from a tokio sleep, less the wake-up cost: the lateness \
          of a `thread::sleep(1 ms)` begun at the same point. The last two rows time single \
          1 ms sleeps, each right after a sleep of the length given. Each ratio is the median \
@@ -271,8 +271,8 @@ pub fn sweep(r: &Results<SweepRound>) -> anyhow::Result<String> {
     })?;
     Ok(format!(
         "{}\nHow late each sleep ended (actual − requested). Each round gives the median over \
-         its sleeps of one length. The table gives the median over the {} rounds, with a \
-         95 % interval.{}{legend}\n",
+         its sleeps of one length. The table gives the median over the {} rounds, with its \
+         interval.{}{legend}\n",
         t.to_markdown(),
         r.rounds.len(),
         dot.get(),
