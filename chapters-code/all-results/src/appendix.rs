@@ -221,8 +221,13 @@ pub fn budgets(shown: &[Shown]) -> String {
 
 /// Every chapter's headline figures: the numbers the guide and comparisons use.
 pub fn headlines(figures: &[Figure]) -> String {
-    let mut t = Table::new(["figure", "median (interval, 95 % or less with fewer rounds)", "rounds", "parameters"])
-        .align(3, Align::Left);
+    let mut t = Table::new([
+        "figure",
+        "median (interval, 95 % or less with fewer rounds)",
+        "rounds",
+        "parameters",
+    ])
+    .align(3, Align::Left);
     for f in figures {
         let params: Vec<String> = f.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         t.row(cells![
@@ -261,7 +266,12 @@ pub fn chapter_tables(ch: &Chapter, shown: &[Shown]) -> String {
             escape_html(&r.isolation)
         ));
         if r.is_ok() {
-            let mut t = Table::new(["reading", "median (interval, 95 % or less with fewer rounds)", "rounds", "spread"]);
+            let mut t = Table::new([
+                "reading",
+                "median (interval, 95 % or less with fewer rounds)",
+                "rounds",
+                "spread",
+            ]);
             for key in r.keys() {
                 let (Some(e), Some(unit)) = (r.estimate(key), r.unit(key)) else {
                     continue;
