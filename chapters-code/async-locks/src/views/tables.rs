@@ -10,7 +10,7 @@ use crate::{Design, Flavour, Hazard, Tallied};
 use harness::cells;
 use harness::render::{
     Better, Cell, Formatted, Table, Tails, aa_sentence, fmt_count, fmt_ns, fmt_opt_estimate,
-    fmt_percent, fmt_ratio_estimate, ratio_cell, sig3,
+    fmt_percent, fmt_ratio_estimate, linux_only, ratio_cell, sig3,
 };
 use harness::{Dist, Estimate, Results, Unit};
 
@@ -120,7 +120,10 @@ fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<Str
             shown(design),
             fmt_opt_estimate(e(cpu_per_timeout), Unit::Nanos),
             e(switches_per_timeout).map_or_else(|| "–".into(), |x| fmt_plain(&x)),
-            fmt_opt_estimate(e(|x| x.per_timeout(x.counters.run_delay_ns)), Unit::Nanos),
+            linux_only(
+                r.record,
+                fmt_opt_estimate(e(|x| x.per_timeout(x.counters.run_delay_ns)), Unit::Nanos)
+            ),
             fmt_opt_estimate(e(|x| Some(x.wall_ns)), Unit::Nanos),
         ]);
     }
