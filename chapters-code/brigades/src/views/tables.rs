@@ -327,11 +327,9 @@ pub fn limits_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
     ] {
         t.row([what.to_string(), v.words(), threads(v, per)]);
     }
-    let guard = if s.thread_guard == usize::MAX {
-        "none".into()
-    } else {
-        fmt_count(s.thread_guard as u64)
-    };
+    let guard = s
+        .thread_guard
+        .map_or("none".into(), |g| fmt_count(g as u64));
     for (what, v) in [
         (
             "threads on the whole system when measured",
