@@ -87,9 +87,10 @@ pub fn thread_cpu_time() -> Option<std::time::Duration> {
 /// nanoseconds, and the step seen is about one read of it. Windows adds CPU time to a
 /// thread at clock interrupts: Microsoft's pages on interrupt time put a clock tick at
 /// 0.5 to 15.625 ms, depending on the hardware. The page of `GetThreadTimes` states no
-/// grain, so it is measured here rather than assumed. Wine 8.0 is not Windows: it
-/// answers from the Linux host's thread times, in the host's clock ticks (10 ms at the
-/// usual 100 Hz), which is why a short loop read 0 under Wine.
+/// grain, so it is measured here rather than assumed. Wine 8.0 is not Windows: under
+/// it the step measured here was 10 ms, the Linux host's clock tick at 100 Hz (Wine
+/// takes a thread's times from the host, as we read it), which is why a loop of 500
+/// short calls read 0 there.
 pub fn thread_cpu_step(limit: std::time::Duration) -> Option<std::time::Duration> {
     let start = std::time::Instant::now();
     let mut last = thread_cpu_time()?;
