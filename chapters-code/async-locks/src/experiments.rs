@@ -431,6 +431,22 @@ impl DesignRun {
         counter.map(|c| c as f64 / self.n.max(1) as f64)
     }
 
+    /// CPU time per timeout started, ns.
+    pub fn cpu_per_timeout(&self) -> Option<f64> {
+        self.per_timeout(self.counters.cpu_ns)
+    }
+
+    /// Context switches (voluntary and involuntary) per timeout started.
+    pub fn switches_per_timeout(&self) -> Option<f64> {
+        let c = &self.counters;
+        self.per_timeout(Some(c.voluntary? + c.involuntary?))
+    }
+
+    /// Run-queue delay per timeout started (Linux only; `None` elsewhere).
+    pub fn run_delay_per_timeout(&self) -> Option<f64> {
+        self.per_timeout(self.counters.run_delay_ns)
+    }
+
     /// Every started timeout was handled within the bound.
     pub fn complete(&self) -> bool {
         self.handled == self.n

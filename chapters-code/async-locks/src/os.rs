@@ -26,13 +26,10 @@ thread_local! {
     static BORN: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
 }
 
+/// This thread's run-queue delay so far (Linux builds only: the harness's `procfs`
+/// reads no Linux file elsewhere, not even the host's that Wine shows a Windows build).
 fn own_delay() -> Option<u64> {
-    schedstat_delay(&std::fs::read_to_string("/proc/thread-self/schedstat").ok()?)
-}
-
-/// The second field of a schedstat line: nanoseconds spent waiting on a run queue.
-pub fn schedstat_delay(text: &str) -> Option<u64> {
-    text.split_whitespace().nth(1)?.parse().ok()
+    harness::procfs::run_delay_ns("/proc/thread-self/schedstat")
 }
 
 /// Marks the start of a run: threads born from now on belong to it.
@@ -91,10 +88,9 @@ pub fn counters() -> Snapshot {
 
 fn by_thread() -> Option<HashMap<String, u64>> {
     let mut out = HashMap::new();
-    for t in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-        let text = std::fs::read_to_string(t.path().join("schedstat")).ok();
-        if let Some(d) = text.as_deref().and_then(schedstat_delay) {
-            out.insert(t.file_name().to_string_lossy().into_owned(), d);
+    for t in harness::procfs::entries("/proc/self/task")? {
+        if let Some(d) = harness::procfs::run_delay_ns(t.join("schedstat")) {
+            out.insert(t.to_string_lossy().into_owned(), d);
         }
     }
     (!out.is_empty()).then_some(out)
@@ -123,9 +119,11 @@ impl Snapshot {
 mod tests {
     use super::*;
 
+    /// Linux tells each thread's run-queue delay; no other build reads it.
     #[test]
-    fn schedstat_lines_parse() {
-        assert_eq!(schedstat_delay("123 456 7\n"), Some(456));
-        assert_eq!(schedstat_delay("123"), None);
+    fn run_queue_delay_is_read_on_linux_only() {
+        let (a, b) = (counters(), counters());
+        let delay = b.since(&a).run_delay_ns;
+        assert_eq!(delay.is_some(), cfg!(target_os = "linux"), "{delay:?}");
     }
 }

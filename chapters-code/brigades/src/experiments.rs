@@ -360,8 +360,9 @@ impl Variant {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RoundLimits {
     /// Threads this process could still start, and the limit that says so
-    /// (`kernel.pid_max = 32,768`; empty where none was found).
-    pub thread_room: usize,
+    /// (`kernel.pid_max = 32,768`; empty where none was found). `None`: no limit was
+    /// found (a Windows build reads none), which a record must not store as `usize::MAX`.
+    pub thread_room: Option<usize>,
     pub thread_limit: String,
     /// The soft open-file limit after raising it to the hard one.
     pub open_files: Option<u64>,
@@ -432,7 +433,7 @@ fn variants(ctx: &mut Ctx) -> anyhow::Result<VariantsRound> {
     let end = round_end(ctx, &VARIANTS);
     let caps = Caps::here(end);
     let limits = RoundLimits {
-        thread_room: caps.threads,
+        thread_room: (caps.threads != usize::MAX).then_some(caps.threads),
         thread_limit: caps.threads_limit.clone(),
         open_files,
         memory_budget: caps.memory,
@@ -793,7 +794,8 @@ pub struct LimitsSeen {
     /// The soft open-file limit after raising it to the hard one.
     pub fds_after_raise: Option<u64>,
     /// Threads the chapter's guard allowed, and the limit it came from.
-    pub thread_guard: usize,
+    /// `None`: no limit was found.
+    pub thread_guard: Option<usize>,
     pub thread_guard_reason: String,
     /// The chapter's memory budget and where it comes from.
     pub memory_budget: u64,
@@ -933,7 +935,7 @@ fn limits(ctx: &mut Ctx) -> anyhow::Result<LimitsRound> {
     let seen = LimitsSeen {
         limits: harness::machine::Limits::current(),
         fds_after_raise,
-        thread_guard: caps.threads,
+        thread_guard: (caps.threads != usize::MAX).then_some(caps.threads),
         thread_guard_reason: caps.threads_why.clone(),
         memory_budget: caps.memory,
         memory_budget_reason: caps.memory_why.clone(),

@@ -139,12 +139,9 @@ impl Usage {
 /// elsewhere or where `/proc` cannot be read). A thread that ends between two readings
 /// takes its count with it, as with the run-queue delay.
 pub fn process_migrations() -> Option<f64> {
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
     let mut total = 0u64;
-    for entry in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-        let Ok(text) = std::fs::read_to_string(entry.path().join("sched")) else {
+    for task in harness::procfs::entries("/proc/self/task")? {
+        let Some(text) = harness::procfs::read(task.join("sched")) else {
             continue; // the thread ended while we read
         };
         total += text
@@ -169,15 +166,9 @@ pub fn trim_heap() {
     }
 }
 
-fn read_trim(path: &str) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
-fn read_u64(path: &str) -> Option<u64> {
-    read_trim(path)?.parse().ok()
-}
+// Linux's files are read through the harness's `procfs`, by Linux builds only: Wine
+// shows a Windows build the Linux host's `/proc`, whose figures are not that OS's.
+use harness::procfs::{read as read_trim, read_u64};
 
 /// A `/proc/meminfo` field in bytes (for kernel memory that RSS does not show).
 pub fn meminfo_bytes(field: &str) -> Option<u64> {
@@ -197,8 +188,7 @@ pub fn system_threads() -> Option<u64> {
 
 /// Memory mappings of this process (each thread stack adds a mapping and a guard page).
 pub fn own_mappings() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/maps").ok()?;
-    Some(s.lines().count() as u64)
+    Some(read_trim("/proc/self/maps")?.lines().count() as u64)
 }
 
 pub use harness::machine::{LimitValue, combine_limits};
@@ -291,12 +281,12 @@ pub fn user_threads() -> Option<u64> {
         // SAFETY: getuid cannot fail.
         let uid = unsafe { libc::getuid() }.to_string();
         let mut total = 0;
-        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-            let name = entry.file_name();
-            if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+        for entry in harness::procfs::entries("/proc")? {
+            let name = entry.file_name().unwrap_or_default().to_string_lossy();
+            if !name.bytes().all(|b| b.is_ascii_digit()) {
                 continue;
             }
-            let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            let Some(status) = harness::procfs::read(entry.join("status")) else {
                 continue; // it ended meanwhile
             };
             let field = |f: &str| status.lines().find_map(|l| l.strip_prefix(f));

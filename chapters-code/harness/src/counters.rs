@@ -213,14 +213,11 @@ fn switches(_scope: Scope) -> Counters {
 
 fn process_run_delay() -> Option<u64> {
     // Linux builds only, as every `procfs` reader.
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
-    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let tasks = crate::procfs::entries("/proc/self/task")?;
     let mut sum = 0u64;
     let mut any = false;
-    for t in tasks.flatten() {
-        if let Some(v) = crate::procfs::run_delay_ns(t.path().join("schedstat")) {
+    for t in tasks {
+        if let Some(v) = crate::procfs::run_delay_ns(t.join("schedstat")) {
             sum += v;
             any = true;
         }

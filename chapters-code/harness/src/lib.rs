@@ -79,6 +79,40 @@ pub fn thread_cpu_time() -> Option<std::time::Duration> {
     }
 }
 
+/// The smallest step the calling thread's CPU clock was seen to take, found by spinning
+/// on it for at most `limit` of wall time; `None` where the OS gives no such clock, or
+/// where it did not step twice within `limit`.
+///
+/// A loop whose CPU time is shorter than one step can read 0. On Linux the clock counts
+/// nanoseconds, and the step seen is about one read of it. Windows adds CPU time to a
+/// thread at clock interrupts: Microsoft's pages on interrupt time put a clock tick at
+/// 0.5 to 15.625 ms, depending on the hardware. The page of `GetThreadTimes` states no
+/// grain, so it is measured here rather than assumed. Wine 8.0 is not Windows: under
+/// it the step measured here was 10 ms, the Linux host's clock tick at 100 Hz (Wine
+/// takes a thread's times from the host, as we read it), which is why a loop of 500
+/// short calls read 0 there.
+pub fn thread_cpu_step(limit: std::time::Duration) -> Option<std::time::Duration> {
+    let start = std::time::Instant::now();
+    let mut last = thread_cpu_time()?;
+    // The first change ends a step begun before we looked; the next ones are whole.
+    let (mut edges, mut best) = (0u32, None::<std::time::Duration>);
+    while start.elapsed() < limit {
+        let now = thread_cpu_time()?;
+        if now > last {
+            if edges > 0 {
+                let step = now - last;
+                best = Some(best.map_or(step, |b| b.min(step)));
+            }
+            edges += 1;
+            last = now;
+            if edges == 3 {
+                break;
+            }
+        }
+    }
+    best
+}
+
 /// Time spent on the CPU by the whole process (all threads, user + system).
 pub fn process_cpu_time() -> Option<std::time::Duration> {
     #[cfg(windows)]
@@ -123,5 +157,19 @@ mod tests {
         }
         assert!(super::thread_cpu_time().unwrap() > t0);
         assert!(super::process_cpu_time().unwrap() > p0);
+    }
+
+    #[test]
+    fn the_cpu_clock_step_is_found_and_is_short_here() {
+        let limit = std::time::Duration::from_millis(200);
+        match super::thread_cpu_step(limit) {
+            // Linux and macOS count CPU time finer than a millisecond.
+            Some(step) if cfg!(unix) => {
+                assert!(step > std::time::Duration::ZERO);
+                assert!(step < std::time::Duration::from_millis(1), "{step:?}");
+            }
+            Some(step) => assert!(step > std::time::Duration::ZERO),
+            None => assert!(super::thread_cpu_time().is_none() || !cfg!(unix)),
+        }
     }
 }

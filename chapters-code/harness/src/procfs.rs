@@ -26,6 +26,16 @@ pub fn read(_path: impl AsRef<Path>) -> Option<String> {
     None
 }
 
+/// The paths in a Linux folder (`/proc/self/task`); `None` when it cannot be read, and
+/// on every other OS.
+pub fn entries(path: impl AsRef<Path>) -> Option<Vec<std::path::PathBuf>> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let dir = std::fs::read_dir(path).ok()?;
+    Some(dir.flatten().map(|e| e.path()).collect())
+}
+
 /// A file that holds one unsigned number (`/proc/sys/kernel/pid_max`).
 pub fn read_u64(path: impl AsRef<Path>) -> Option<u64> {
     read(path)?.parse().ok()
@@ -135,6 +145,7 @@ mod tests {
         assert_eq!(stat(dir.join("stat")), None);
         assert_eq!(state(dir.join("stat")), None);
         assert_eq!(run_delay_ns(dir.join("schedstat")), None);
+        assert_eq!(entries(&dir), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -146,5 +157,6 @@ mod tests {
         assert_eq!(state("/proc/thread-self/stat"), Some('R'));
         assert!(stat("/proc/self/stat").unwrap().threads >= 1);
         assert!(read_u64("/proc/sys/kernel/pid_max").is_some());
+        assert!(!entries("/proc/self/task").unwrap().is_empty());
     }
 }

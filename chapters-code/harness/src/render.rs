@@ -38,6 +38,17 @@ pub fn escape_html(s: &str) -> String {
     crate::safe::text(s)
 }
 
+/// A cell of a counter that only Linux gives (run-queue delay, migrations, kernel
+/// stacks): as it is for a record measured by a Linux build; "Linux only" for any
+/// other, whose build never reads it. Not a dash, which reads as "not measured this
+/// time"; not the Linux host's figure, which Wine once showed a Windows build.
+pub fn linux_only<T: From<&'static str>>(record: &crate::Record, cell: T) -> T {
+    match record.provenance.machine.target_os() {
+        crate::machine::TargetOs::Linux => cell,
+        _ => T::from("Linux only"),
+    }
+}
+
 /// A view's Markdown: the table or plot, then the run's notes, the noise notes, any
 /// newer failed run, then the provenance line. A failed run renders as a note.
 pub fn render_view(view: &dyn AnyView, shown: &Shown) -> String {
@@ -104,6 +115,18 @@ mod tests {
     use super::*;
     use crate::cells;
     use crate::stats::{Estimate, Summary};
+
+    #[test]
+    fn a_linux_only_counter_says_so_for_another_os() {
+        use crate::machine::TargetOs;
+        let mut r = crate::fixture::record_of_readings("c", "e", vec![]);
+        r.provenance.machine.target_os = Some(TargetOs::Linux);
+        assert_eq!(linux_only(&r, "1.5 µs".to_string()), "1.5 µs");
+        for os in [TargetOs::Windows, TargetOs::Macos, TargetOs::Bsd] {
+            r.provenance.machine.target_os = Some(os);
+            assert_eq!(linux_only(&r, "–".to_string()), "Linux only");
+        }
+    }
 
     #[test]
     fn tail_columns_come_from_one_place() {

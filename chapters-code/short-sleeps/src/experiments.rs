@@ -129,6 +129,12 @@ pub struct CallsRound {
     pub clock_read_ns: Option<f64>,
     #[serde(default)]
     pub cpu_clock_read_ns: Option<f64>,
+    /// The smallest step the thread's CPU clock took in this round (ns), found by
+    /// spinning on it ([`harness::thread_cpu_step`]): a loop's CPU time below it can
+    /// read 0, and the views then give a bound, not a figure. Records made before it
+    /// was kept lack it.
+    #[serde(default)]
+    pub cpu_clock_step_ns: Option<f64>,
 }
 
 /// The readings of the `calls` experiment, by what they are: the time per call of a
@@ -215,6 +221,31 @@ impl CallsRound {
     }
 }
 
+/// CPU per call of one `calls` cell, as far as the thread's CPU clock can tell it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CpuPerCall {
+    /// The median over rounds, with its interval.
+    Measured(harness::Estimate),
+    /// The loop's CPU time read less than one step of the clock in most rounds, so
+    /// only a bound is known: per call, below this many nanoseconds (the clock's step
+    /// divided by the loop's calls, median over rounds). A 0 read there means "under
+    /// one step", not "no CPU time".
+    Below(f64),
+}
+
+impl CpuPerCall {
+    pub fn of(r: &harness::Results<CallsRound>, key: &CallsKey) -> Option<CpuPerCall> {
+        let cpu = r.estimate_of(|x| x.find(key)?.sample.cpu_ns)?;
+        let step = r.estimate_of(|x| {
+            Some(x.cpu_clock_step_ns? / f64::from(x.find(key)?.sample.calls.max(1)))
+        });
+        Some(match step {
+            Some(step) if cpu.median < step.median => CpuPerCall::Below(step.median),
+            _ => CpuPerCall::Measured(cpu),
+        })
+    }
+}
+
 /// Whether the second, low-slack measurement exists on this OS.
 pub const LOW_SLACK_HERE: bool = cfg!(target_os = "linux");
 
@@ -294,12 +325,15 @@ fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
         }
     }
     let (clock, cpu_clock) = crate::clock_read_costs(21, 200);
+    // At most 100 ms: three steps of a 15.625 ms tick, with room to spare.
+    let step = harness::thread_cpu_step(Duration::from_millis(100));
     Ok(CallsRound {
         thread_slack_ns,
         low_slack_ns: low,
         loops: loops.into_iter().flatten().collect(),
         clock_read_ns: Some(clock),
         cpu_clock_read_ns: cpu_clock,
+        cpu_clock_step_ns: step.map(|d| d.as_nanos() as f64),
     })
 }
 
@@ -657,6 +691,41 @@ impl MsRound {
     pub fn find(&self, arm: MsArm) -> Option<&MsCell> {
         self.cells.iter().find(|c| c.arm == arm)
     }
+
+    /// This round's wake-up cost: the median lateness of its `thread::sleep(1 ms)` sleeps
+    /// begun at the chosen phases (all bins together).
+    pub fn wake_cost(&self) -> Option<f64> {
+        let mut v: Vec<f64> = self
+            .cells
+            .iter()
+            .filter(|c| matches!(c.arm, MsArm::Std { .. }))
+            .flat_map(|c| c.sleeps.iter().map(|s| s.late_ns))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| harness::stats::median_sorted(&v))
+    }
+
+    /// How far each reading of tokio's timer misses this round's tokio sleeps, less the
+    /// round's wake-up cost (its plain 1 ms sleeps): (next tick, whole ticks), medians.
+    pub fn misses(&self) -> Option<(f64, f64)> {
+        let c = self.wake_cost()?;
+        let (mut next, mut whole) = (Vec::new(), Vec::new());
+        for cell in &self.cells {
+            let MsArm::Tokio { request_us, .. } = cell.arm else {
+                continue;
+            };
+            for s in &cell.sleeps {
+                let (n, w) = crate::tick_models(f64::from(request_us) * 1e3, s.phase_ns);
+                next.push((s.late_ns - c - n).abs());
+                whole.push((s.late_ns - c - w).abs());
+            }
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            harness::stats::median_sorted(&v)
+        };
+        (!next.is_empty()).then(|| (median(next), median(whole)))
+    }
 }
 
 fn ms_round(ctx: &mut Ctx) -> anyhow::Result<MsRound> {
@@ -996,6 +1065,7 @@ mod tests {
                 .collect(),
             clock_read_ns: None,
             cpu_clock_read_ns: None,
+            cpu_clock_step_ns: None,
         };
         let keys: Vec<String> = round.readings().into_iter().map(|r| r.key).collect();
         let planned: Vec<String> = cells.iter().map(|c| c.key(low).stored()).collect();

@@ -100,8 +100,15 @@ pub fn context_switches() -> Option<(u64, u64)> {
 /// What the calls table says of its CPU column on Windows: where the thread's CPU time
 /// comes from there, and its grain.
 pub const WINDOWS_CPU_NOTE: &str = " On Windows the thread's CPU time is `GetThreadTimes`' \
-    (kernel + user, in 100 ns units), which Windows adds to a clock tick at a time: a loop \
-    shorter than a tick may read 0.";
+    (kernel + user, in 100 ns units). Windows adds it a clock tick at a time, so it moves \
+    in steps, measured each round. Where a loop's CPU time read less than one step, only a \
+    bound is known: the cell says *below* the step divided by the loop's calls.";
+
+/// What the other systems' tables say of their CPU column.
+pub const CPU_BELOW_NOTE: &str = " *CPU per call*: the measuring thread's CPU time per \
+    call there. That clock moves in steps: Windows adds CPU time a clock tick at a time. \
+    Where a loop's CPU time read less than one step, only a bound is known, and the cell \
+    says *below* the step divided by the loop's calls.";
 
 /// `clock_nanosleep(2)` on the monotonic clock, relative to now.
 #[cfg(target_os = "linux")]

@@ -721,6 +721,69 @@ mod reference {
         assert!(row("SleepEx(0, FALSE)").ends_with("| – |"), "{text}");
     }
 
+    /// A Windows record's CPU per call: a loop whose CPU time read less than one step
+    /// of the thread's CPU clock gives a bound ("below" the step ÷ its calls), never a
+    /// 0 as if measured; a loop long enough for the clock gives its figure.
+    #[test]
+    fn a_cpu_time_under_the_clocks_step_reads_as_a_bound() {
+        use harness::ReadingKey;
+        use short_sleeps::experiments::{CallsRound, Loop};
+        let (sleep0, sleep1) = (CallsKey::of(Call::Sleep(0)), CallsKey::of(Call::Sleep(1)));
+        let sample = |calls: u32, ns: f64, cpu_ns: f64| short_sleeps::Sample {
+            calls,
+            ns,
+            cpu_ns: Some(cpu_ns),
+            voluntary: None,
+            involuntary: None,
+            run_delay_ns: None,
+            first_ns: None,
+            probe_first_ns: None,
+        };
+        let lp = |key: &CallsKey, sample: short_sleeps::Sample| Loop {
+            id: String::new(),
+            key: key.stored(),
+            slack: short_sleeps::Slack::Default,
+            planned: sample.calls,
+            sample,
+        };
+        let reading = |k: &CallsKey, v: f64| harness::Reading::of(k, harness::Unit::Nanos, v);
+        let rounds = (0..3)
+            .map(|_| vec![reading(&sleep0, 600.0), reading(&sleep1, 1.1e6)])
+            .collect();
+        let mut record = harness::fixture::record_of_readings("short-sleeps", "calls", rounds);
+        for r in &mut record.rounds {
+            let data = CallsRound {
+                thread_slack_ns: None,
+                low_slack_ns: 1,
+                // 500 calls of 600 ns read 0 on a 10 ms clock; 10,000 calls of 1.1 ms
+                // read 40 ms of CPU time.
+                loops: vec![
+                    lp(&sleep0, sample(500, 600.0, 0.0)),
+                    lp(&sleep1, sample(10_000, 1.1e6, 4_000.0)),
+                ],
+                clock_read_ns: None,
+                cpu_clock_read_ns: None,
+                cpu_clock_step_ns: Some(1e7),
+            };
+            r.data = serde_json::to_value(data).unwrap();
+        }
+        let text = other_os_section(&[("windows", &record)]).unwrap();
+        let row = |label: &str| {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&format!("| {label} |")));
+            line.unwrap_or_else(|| panic!("no {label} row: {text}"))
+                .to_string()
+        };
+        assert!(row("Sleep(0)").contains("below 20.0 µs"), "{text}");
+        assert!(row("Sleep(1)").contains("| 4.00 µs"), "{text}");
+        assert!(
+            text.contains("CPU clock moved in steps of 10.0 ms"),
+            "{text}"
+        );
+        assert!(text.contains("*below* the step divided by"), "{text}");
+    }
+
     /// Without another machine, the section shows the write-up's figures for the other
     /// systems and says how to add a machine.
     #[test]

@@ -10,7 +10,7 @@ use crate::{Design, Flavour, Hazard, Tallied};
 use harness::cells;
 use harness::render::{
     Better, Cell, Formatted, Table, Tails, aa_sentence, fmt_count, fmt_ns, fmt_opt_estimate,
-    fmt_percent, fmt_ratio_estimate, ratio_cell, sig3,
+    fmt_percent, fmt_ratio_estimate, linux_only, ratio_cell, sig3,
 };
 use harness::{Dist, Estimate, Results, Unit};
 
@@ -83,17 +83,6 @@ pub fn flavours_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     Ok(t.to_markdown())
 }
 
-/// CPU time per timeout started, ns.
-pub fn cpu_per_timeout(x: &DesignRun) -> Option<f64> {
-    x.per_timeout(x.counters.cpu_ns)
-}
-
-/// Context switches (voluntary and involuntary) per timeout started.
-fn switches_per_timeout(x: &DesignRun) -> Option<f64> {
-    let c = &x.counters;
-    x.per_timeout(Some(c.voluntary? + c.involuntary?))
-}
-
 /// What each design costs per timeout started, on the multi-thread runtime and then on
 /// the current-thread one.
 pub fn cost_tables(r: &Results<DesignsRound>) -> anyhow::Result<String> {
@@ -116,11 +105,12 @@ fn cost_table(r: &Results<DesignsRound>, flavour: Flavour) -> anyhow::Result<Str
     ]);
     for design in Design::ALL {
         let e = |f: fn(&DesignRun) -> Option<f64>| per_run(r, design, flavour, f);
+        let delay = fmt_opt_estimate(e(DesignRun::run_delay_per_timeout), Unit::Nanos);
         t.row(cells![
             shown(design),
-            fmt_opt_estimate(e(cpu_per_timeout), Unit::Nanos),
-            e(switches_per_timeout).map_or_else(|| "–".into(), |x| fmt_plain(&x)),
-            fmt_opt_estimate(e(|x| x.per_timeout(x.counters.run_delay_ns)), Unit::Nanos),
+            fmt_opt_estimate(e(DesignRun::cpu_per_timeout), Unit::Nanos),
+            e(DesignRun::switches_per_timeout).map_or_else(|| "–".into(), |x| fmt_plain(&x)),
+            linux_only(r.record, delay),
             fmt_opt_estimate(e(|x| Some(x.wall_ns)), Unit::Nanos),
         ]);
     }

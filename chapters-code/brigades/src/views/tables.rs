@@ -12,7 +12,7 @@ use crate::os::{LimitValue, Usage};
 use harness::cells;
 use harness::render::{
     Align, Cell, Formatted, Table, Tails, fmt_bytes, fmt_count, fmt_estimate, fmt_opt_estimate,
-    fmt_percent, ratio_cell, sig3,
+    fmt_percent, linux_only, ratio_cell, sig3,
 };
 use harness::{Dist, Results, Unit};
 
@@ -174,11 +174,11 @@ pub fn switches_table(r: &Results<VariantsRound>) -> anyhow::Result<String> {
                 median_cell(usage(|u| Some(u.cpu_ns)), ns),
                 system_share(r, k)
             ),
-            median_cell(usage(|u| u.run_delay_ns), ns),
+            linux_only(r.record, median_cell(usage(|u| u.run_delay_ns), ns)),
             Cell::join(
                 [
                     switches.into(),
-                    median_cell(usage(|u| u.migrations), sig3).into()
+                    linux_only(r.record, median_cell(usage(|u| u.migrations), sig3)).into()
                 ],
                 " · "
             ),
@@ -281,10 +281,8 @@ pub fn memory_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
             continue;
         };
         let kernel = if k.is_thread() {
-            fmt_opt_estimate(
-                r.estimate_of(|x| x.find(k)?.kernel_stack_per_task()),
-                Unit::Bytes,
-            )
+            let stack = r.estimate_of(|x| x.find(k)?.kernel_stack_per_task());
+            linux_only(r.record, fmt_opt_estimate(stack, Unit::Bytes))
         } else {
             "–".into()
         };
@@ -350,11 +348,9 @@ pub fn limits_table(r: &Results<LimitsRound>) -> anyhow::Result<String> {
     ] {
         t.row([what.to_string(), v.words(), threads(v, per)]);
     }
-    let guard = if s.thread_guard == usize::MAX {
-        "none".into()
-    } else {
-        fmt_count(s.thread_guard as u64)
-    };
+    let guard = s
+        .thread_guard
+        .map_or("none".into(), |g| fmt_count(g as u64));
     for (what, v) in [
         (
             "threads on the whole system when measured",

@@ -9,7 +9,8 @@ pub use reference::{OtherRow, RefData, RefRow, RefValue, fmt_ref, other_lacks};
 pub use reference::{other_os_section, other_rows, reference_data};
 
 use crate::experiments::{
-    CALLS_EXP, CallsKey, CallsRound, MS_EXP, MsRound, SWEEP_EXP, SweepRound, YIELD_EXP, YieldRound,
+    CALLS_EXP, CallsKey, CallsRound, CpuPerCall, MS_EXP, MsRound, SWEEP_EXP, SweepRound, YIELD_EXP,
+    YieldRound,
 };
 use crate::{Sample, fmt_request};
 use harness::render::{Cell, Formatted, Table, fmt_count, fmt_estimate};
@@ -45,6 +46,14 @@ fn est(e: &Estimate) -> Formatted {
 /// A time with its interval as a cell, where there is one.
 fn opt(e: Option<Estimate>) -> Option<Cell> {
     e.map(|e| est(&e).into())
+}
+
+/// CPU per call of a `calls` cell: its figure, or the bound where the clock's step hid it.
+fn cpu_cell(r: &Results<CallsRound>, key: &CallsKey) -> Option<Cell> {
+    match CpuPerCall::of(r, key)? {
+        CpuPerCall::Measured(e) => opt(Some(e)),
+        CpuPerCall::Below(ns) => Some(format!("below {}", harness::fmt::fmt_ns(ns)).into()),
+    }
 }
 
 /// A count per call, to two decimals (the median over rounds).

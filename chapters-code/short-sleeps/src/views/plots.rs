@@ -29,19 +29,6 @@ pub fn sweep(r: &Results<SweepRound>) -> anyhow::Result<String> {
     plot.to_svg()
 }
 
-/// This round's wake-up cost: the median lateness of its `thread::sleep(1 ms)` sleeps
-/// begun at the chosen phases (all bins together).
-pub(super) fn wake_cost(round: &MsRound) -> Option<f64> {
-    let mut v: Vec<f64> = round
-        .cells
-        .iter()
-        .filter(|c| matches!(c.arm, MsArm::Std { .. }))
-        .flat_map(|c| c.sleeps.iter().map(|s| s.late_ns))
-        .collect();
-    v.sort_by(f64::total_cmp);
-    (!v.is_empty()).then(|| harness::stats::median_sorted(&v))
-}
-
 /// Lateness against the phase at which the sleep began: tokio's two requests and the
 /// standard library's 1 ms, with each reading's prediction as a line.
 pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
@@ -72,7 +59,7 @@ pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
     };
     plot = plot.series(series("thread::sleep(1 ms)".into(), &std));
     let c = r
-        .estimate_of(wake_cost)
+        .estimate_of(MsRound::wake_cost)
         .ok_or_else(|| anyhow::anyhow!("no thread::sleep(1 ms) to take the wake-up cost from"))?;
     for us in TOKIO_REQUESTS_US {
         let line = |pick: fn((f64, f64)) -> f64| -> Vec<(f64, f64)> {

@@ -3,7 +3,7 @@
 //! same calls on other operating systems", `all-results table other-os`). One list of
 //! rows serves every system; each row names the systems it belongs to.
 
-use super::{count, est, opt, param_count, per_loop, sparse};
+use super::{count, cpu_cell, est, opt, param_count, per_loop, sparse};
 use crate::Call::{self, *};
 use crate::Timerfd::{Interval, PerCall, Rearmed};
 use crate::experiments::{CallsKey, CallsRound};
@@ -270,7 +270,7 @@ pub fn calls(r: &Results<CallsRound>) -> anyhow::Result<String> {
         &refs,
         &[
             ("yours", &|k| opt(r.estimate(k))),
-            ("CPU per call", &|k| opt(of(k, |s| s.cpu_ns))),
+            ("CPU per call", &|k| cpu_cell(r, k)),
             ("blocked / preempted", &switches),
             ("run-queue wait", &|k| opt(of(k, |s| s.run_delay_ns))),
         ],
@@ -335,11 +335,21 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
     }
     for (family, r) in machines {
         let (m, text) = (&r.provenance.machine, harness::safe::text);
+        let calls = Results::<CallsRound>::decode(r).ok();
+        let cpu = |k: &CallsKey| cpu_cell(calls.as_ref()?, k);
+        let time = |k: &CallsKey| opt(r.estimate(&k.stored()));
         let t = os_table(
             family,
             &refs,
-            &[("that machine", &|k| opt(r.estimate(&k.stored())))],
+            &[("that machine", &time), ("CPU per call", &cpu)],
         );
+        let step = calls
+            .as_ref()
+            .and_then(|c| c.estimate_of(|x| x.cpu_clock_step_ns));
+        let step = step.map_or_else(String::new, |s| {
+            let s = harness::fmt::fmt_ns(s.median);
+            format!(" Its thread's CPU clock moved in steps of {s} (the median over its rounds).")
+        });
         let timer = r
             .details
             .iter()
@@ -366,7 +376,7 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
             .count();
         out.push_str(&format!(
             "**{}** · {} · {} ({} build), {} profile, {} rounds ({disturbed} disturbed), \
-             measured {}\n\n{}\n{}{timer}{writeup_timer}\n\n",
+             measured {}\n\n{}\n{}{timer}{writeup_timer}{step}\n\n",
             text(&os),
             text(&m.cpu_line()),
             text(&m.rustc),
@@ -381,9 +391,10 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
     let plural = if machines.len() == 1 { "" } else { "s" };
     Ok(format!(
         "{out}*That machine*: the medians over its rounds, per call, with 95 % intervals, from \
-         its own build of this chapter. {THEIRS} A dash: not measured there. {}\n\n<p \
+         its own build of this chapter.{} {THEIRS} A dash: not measured there. {}\n\n<p \
          class=\"cow-provenance\">Measured on {} other machine{plural}, each named above its \
          table; imported into this build, not measured by it.</p>\n",
+        crate::os::CPU_BELOW_NOTE,
         source(&refs, &["windows", "macos", "linux"]),
         machines.len(),
     ))

@@ -4,7 +4,7 @@
 use super::{count, est, low_slack, param_count, per_loop, request_label};
 use crate::experiments::{CallsKey, CallsRound, MsRound, SweepKey, SweepRound};
 use crate::experiments::{YieldKey, YieldRound};
-use crate::{Mode, MsArm, Sample, Slack, VARIANTS, fmt_slack, sweep_requests, tick_models};
+use crate::{Mode, MsArm, Sample, Slack, VARIANTS, fmt_slack, sweep_requests};
 use harness::cells;
 use harness::render::{
     Cell, Formatted, Table, Tails, fmt_ns, fmt_opt_estimate, fmt_percent, ratio_cell,
@@ -122,28 +122,6 @@ pub fn yields(r: &Results<YieldRound>) -> anyhow::Result<String> {
     ))
 }
 
-/// How far each reading of tokio's timer misses this round's tokio sleeps, less the
-/// round's wake-up cost (its plain 1 ms sleeps): (next tick, whole ticks), medians.
-fn misses(round: &MsRound) -> Option<(f64, f64)> {
-    let c = super::plots::wake_cost(round)?;
-    let (mut next, mut whole) = (Vec::new(), Vec::new());
-    for cell in &round.cells {
-        let MsArm::Tokio { request_us, .. } = cell.arm else {
-            continue;
-        };
-        for s in &cell.sleeps {
-            let (n, w) = tick_models(f64::from(request_us) * 1e3, s.phase_ns);
-            next.push((s.late_ns - c - n).abs());
-            whole.push((s.late_ns - c - w).abs());
-        }
-    }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        harness::stats::median_sorted(&v)
-    };
-    (!next.is_empty()).then(|| (median(next), median(whole)))
-}
-
 /// How far each reading of tokio's timer misses the tokio sleeps (the plot shows them
 /// by phase), and how late a 1 ms sleep ends after a short and after a long sleep.
 pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
@@ -156,7 +134,7 @@ pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
                 "*next tick* misses it by",
             ]
             .map(String::from),
-            r.compare_of(|x| misses(x).map(|m| m.0), |x| misses(x).map(|m| m.1)),
+            r.compare_of(|x| x.misses().map(|m| m.0), |x| x.misses().map(|m| m.1)),
         ),
         (
             [
