@@ -140,10 +140,9 @@ pub fn rule_footnote() -> String {
     format!(
         "<p class=\"cow-rule\">A row names a winner only when {} or more rounds measured \
          both arms, the interval of their per-round ratio excludes 1, and the gap exceeds \
-         {}. That interval covers {}, or as much as the rounds allow ({} with {}); a cell \
-         shows any shortfall. A row's × figure is the median of those per-round ratios, so it need not equal \
-         the quotient of the two medians in brackets. <a \
-         href=\"how-we-measure.html#verdicts\">How we measure</a> explains the rule.</p>",
+         {}. Intervals cover {}, or {} with {} rounds. The × is the median of the per-round \
+         ratios, not one median over the other. <a href=\"how-we-measure.html#verdicts\">How \
+         we measure</a> explains the rule.</p>",
         crate::stats::VERDICT_MIN_ROUNDS,
         threshold_text(),
         confidence_text(),
