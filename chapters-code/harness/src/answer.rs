@@ -58,6 +58,9 @@ impl<'a> Row<'a> {
     /// The advice this row's outcome supports (none when the figures are missing).
     pub fn advice(&self) -> Option<&'static str> {
         let e = self.outcome.as_ref().ok()?;
+        if e.too_few_rounds() {
+            return Some(crate::evidence::TOO_FEW_ROUNDS_ADVICE);
+        }
         Some(
             self.finding
                 .advice()

@@ -490,4 +490,21 @@ mod tests {
             ("deadlocked in 0 of 3 rounds", "3 rounds")
         );
     }
+
+    /// A pair with fewer rounds than the rule needs is not "no difference": it says
+    /// too few rounds, and its advice is none of the finding's three (a page read
+    /// "Capacity made no difference" beside a 49× ratio from 4 rounds).
+    #[test]
+    fn a_pair_with_too_few_rounds_gets_no_advice_of_its_own() {
+        let four = Comparison::paired(&[10.0, 12.0, 30.0, 11.0], &[1.0, 2.0, 3.0, 1.5]).unwrap();
+        let e = Evidence::pair("one slot", "room for all", crate::Unit::Nanos, four);
+        assert!(e.too_few_rounds());
+        assert_eq!(e.favours(Better::Lower), None);
+        let [what, _, _] = evidence_cells(&e, Better::Lower);
+        assert!(what.starts_with("too few rounds to tell"), "{what}");
+        let five = Comparison::paired(&[10.0, 12.0, 30.0, 11.0, 14.0], &[1.0, 2.0, 3.0, 1.5, 2.0])
+            .unwrap();
+        assert!(!Evidence::pair("a", "b", crate::Unit::Nanos, five).too_few_rounds());
+        assert!(!Evidence::count("deadlocked", 0, 3).too_few_rounds());
+    }
 }

@@ -75,7 +75,24 @@ impl Evidence {
             Evidence::Count { k, .. } => (*k > 0).then_some(true),
         }
     }
+
+    /// A pair the rule could not judge for want of rounds: fewer than
+    /// [`crate::stats::VERDICT_MIN_ROUNDS`] measured both arms. Its advice is none of
+    /// the three: "neither" would read as "no difference", which nobody measured.
+    pub fn too_few_rounds(&self) -> bool {
+        match self {
+            Evidence::Pair { comparison, .. } => {
+                comparison.verdict == Verdict::Unclear
+                    && comparison.rounds() < crate::stats::VERDICT_MIN_ROUNDS
+            }
+            Evidence::Figure { .. } | Evidence::Count { .. } => false,
+        }
+    }
 }
+
+/// The advice of a row whose pair had too few rounds to judge.
+pub const TOO_FEW_ROUNDS_ADVICE: &str =
+    "None yet: too few rounds ran to judge; measure again (`make regenerate`)";
 
 /// The advice for each outcome. For a pair: `a` when the rounds favour `a`, `b` when
 /// they favour `b`, `neither` when the rule decides nothing. For a figure: `a`. For a
