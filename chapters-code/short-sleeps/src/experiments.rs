@@ -65,8 +65,9 @@ pub static CALLS_EXP: Experiment<CallsRound> = Experiment::new(
 // Two seconds of the quick budget (ten of the full) went to the `yield` experiment.
 // (Of those ten, five and two of the millisecond experiment's went to async-locks'
 // hazards: on a loaded 2-vCPU VM the full `yield` took 2.4 s for its 20 rounds, the full
-// `millisecond` 16.5 s for its 10.)
-.budget(|p| p.pick(Budget::quick(5), Budget::full(65, 20)));
+// `millisecond` 16.5 s for its 10.) A third quick second went to async-locks' designs
+// (10 rounds ran in 5 s here).
+.budget(|p| p.pick(Budget::quick(4), Budget::full(65, 20)));
 
 pub const PHASE_SLEEPS: Param = Param::int("phase_sleeps", 1, 1_000)
     .defaults(3, 9)
@@ -93,7 +94,8 @@ pub static SWEEP_EXP: Experiment<SweepRound> = Experiment::new(
     SweepRound::readings,
 )
 .params(&[SLEEPS, MIN_SLEEPS, POINT_MS, LOW_SLACK_NS, BOUND_MS])
-.budget(|p| p.pick(Budget::quick(5), Budget::full(35, 10)));
+// Quick: 4 s (9 rounds in 5 s here); a second went to spinning's variants.
+.budget(|p| p.pick(Budget::quick(4), Budget::full(35, 10)));
 
 // ---------------------------------------------------------------------------------
 // `calls`
