@@ -22,8 +22,9 @@ pub static LOCK_CONTROL: Finding<DesignsRound> = Finding::threat(
      start onto the queue before its timeout is made and pops one in the callback, which \
      may change how far apart the deadlines fall",
     "Sets the two side by side on the current-thread runtime too, in the same rounds (the \
-     lock is never contended there); the waits table counts the lock found taken, and the \
-     next row how far apart the deadlines fell",
+     lock is never contended there). Where they differ, the control is not equivalent and \
+     the lock row's lateness cannot speak for the lock: the waits table's count of the lock \
+     found taken does. The next row tests one candidate cause, the deadlines' span",
     |r| {
         Evidence::readings(
             r,
@@ -146,10 +147,11 @@ pub static FIRST_TICK: Finding<UnitRound> = Finding::threat(
 pub static TICK: Finding<UnitRound> = Finding::threat(
     "async-locks-threat-ms-tick",
     &UNIT_CHECK,
-    "Every lateness holds about 1 ms of the timer's own, up to about 2: tokio rounds each \
+    "A lone timer's lateness holds about 1 ms of the timer's own (0–2 ms): tokio rounds each \
      deadline up to its next millisecond tick (`deadline_to_tick`, \
      `tokio/src/runtime/time/source.rs`) and parks for whole milliseconds from a floored \
-     now (`Driver::park_internal`, `tokio/src/runtime/time/mod.rs`)",
+     now (`Driver::park_internal`, `tokio/src/runtime/time/mod.rs`); less when the driver \
+     is already awake at the tick",
     "Compares designs with one another, never with zero; the write-up's unit check times a \
      40 ms deadline alone (extended 20 ms timeout, window 36–44 ms). A finer timer is not \
      measured",
@@ -206,10 +208,12 @@ pub static WORKERS_CT: Finding<DesignsRound> = Finding::threat(
 pub static SPAWN_SITE: Finding<DesignsRound> = Finding::threat(
     "async-locks-threat-spawn-site",
     &DESIGNS,
-    "Design 4 first spawned its tasks from the thread that called `block_on`, the other \
-     designs from a task on the runtime: a difference beside the one the design makes",
-    "Design 4 now spawns from a spawner task, as design 2 does; *4, spawned in block_on* \
-     keeps the first way, in the same rounds (multi-thread runtime)",
+    "Where a design spawns its tasks matters: design 1, *task each, no lock* and the \
+     hazards spawn from the thread that called `block_on`; design 2 and design 4 from a \
+     spawner task on the runtime",
+    "Design 4 spawns from a spawner task; *4, spawned in block_on* spawns from where \
+     design 1 does, in the same rounds (multi-thread runtime). The decision row on design \
+     4 uses that arm, so both sides spawn alike",
     |r| {
         Evidence::readings(
             r,

@@ -150,8 +150,9 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
 .why(Why::Counter(
     "the threats table counts the rounds in which the multi-thread chain kept more than \
      one CPU busy, a second worker running part of it. *Our hypothesis:* a chain that \
-     spreads pays for handing tasks between workers; the row pools rounds that spread \
-     and rounds that did not",
+     spreads pays for handing tasks between workers, and the multi-thread runtime's \
+     wake-up costs more even on one worker; the row pools rounds that spread and rounds \
+     that did not",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
@@ -246,9 +247,9 @@ pub static PLACEMENT: Finding<VariantsRound> = Finding::threat(
     "brigades-threat-placement",
     &VARIANTS,
     "Where the threads run: the kernel places and moves unpinned members, so a hop stays \
-     on one CPU or crosses to another, in a mix that changes between rounds",
-    "Pins every thread member and the driver to one CPU; no decision row compares two \
-     placements. Before: the unpinned thread brigade; after: the pinned one (each with \
+     on one CPU or crosses to another, in a mix that may change between rounds",
+    "Pins every thread member and the driver to one CPU; no decision row pits pinned \
+     against unpinned threads. Before: the unpinned thread brigade; after: the pinned one (each with \
      the scheduler's moves to another CPU per hop)",
     |r| {
         let a = format!("unpinned ({})", moves(r, Kind::Thread));

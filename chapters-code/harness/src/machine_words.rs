@@ -389,8 +389,8 @@ impl Underneath {
         let ns = crate::fmt::fmt_ns;
         let c = &self.clock;
         let mut parts = vec![match (&c.source, c.step_ns) {
-            (Some(s), Some(step)) => format!("{s} clock, {} steps", ns(step)),
-            (None, Some(step)) => format!("clock steps {}", ns(step)),
+            (Some(s), Some(step)) => format!("{s} clock, reads {} apart", ns(step)),
+            (None, Some(step)) => format!("clock reads {} apart", ns(step)),
             (s, None) => format!("clock {}", s.as_deref().unwrap_or("not readable")),
         }];
         if self.linux() {

@@ -126,9 +126,10 @@ pub static FIRST_MESSAGE: Finding<Runs> = Finding::threat(
 pub static CLOCK_STEP: Finding<FloorRound> = Finding::threat(
     "threat-clock-step",
     &FLOOR,
-    "The floor is a few tens of ns, timed by a clock that moves in steps",
+    "The floor is a few tens of ns, timed by clock reads that come tens of ns apart",
     "Half a round trip per sample, medians of many samples; the floor table gives one \
-     clock read's cost. The clock's step (machine page), then the floor on different CPUs",
+     clock read's cost. The shortest interval between two back-to-back clock reads \
+     (machine page, one figure for the run), then the floor on different CPUs",
     |r| {
         let step = r
             .record
@@ -148,7 +149,7 @@ pub static CLOCK_STEP: Finding<FloorRound> = Finding::threat(
                     .p50_ns
             },
         )?;
-        Some(Evidence::pair("clock step", "one way", Unit::Nanos, c))
+        Some(Evidence::pair("read to read", "one way", Unit::Nanos, c))
     },
 )
 .better(Better::Smaller);

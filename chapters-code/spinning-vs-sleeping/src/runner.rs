@@ -53,9 +53,10 @@ impl Pacer {
     /// The same for a tokio task, looking once a millisecond. tokio 1.54.1 rounds a
     /// sleep's deadline up to the end of a millisecond (`TimeSource::deadline_to_tick`,
     /// `~/.cargo/registry/src/*/tokio-1.54.1/src/runtime/time/source.rs`) and its
-    /// driver parks for whole milliseconds (`runtime/time/mod.rs`): a turn is seen 1 to
-    /// 2 ms after it came, and the gap's own sleep ends up to 1 ms late. The runs'
-    /// *gap as it happened* (`gap_ns`) measures the sum.
+    /// driver parks for whole milliseconds from a now rounded down (`runtime/time/mod.rs`):
+    /// each sleep can end up to about 2 ms after its deadline, the gap's own sleep and
+    /// each look for the turn alike. The runs' *gap as it happened* (`gap_ns`) measures
+    /// the sum.
     pub async fn wait_turn_async(&self, i: usize, deadline: Instant) -> bool {
         while !self.is_turn(i) && !self.stopped() {
             if Instant::now() >= deadline {

@@ -30,10 +30,12 @@ pub static LOCK: Finding<DesignsRound> = Finding::new(
 .advice(
     "Keep the brief `std::sync::Mutex`: it cost nothing here",
     "Hold the lock for less: it added lateness here",
-    "Keep the brief `std::sync::Mutex`: no cost beyond the noise here",
+    "Keep the brief `std::sync::Mutex`: the waits table shows how rarely it was found taken",
 )
 .why(Why::Counter(
-    "each locking is one push or one pop; the waits table counts how often design 1 found the lock taken.",
+    "each locking is one push or one pop; the waits table counts how often design 1 found the \
+     lock taken. Lateness cannot resolve a lock this brief, and its control differs by more \
+     than the lock (threats table).",
 ))
 .guide("locks");
 
@@ -88,7 +90,7 @@ pub static DESIGN2: Finding<DesignsRound> = Finding::new(
 .better(Better::Lower)
 .advice(
     "The tokio mutex and channel paid off here",
-    "Keep the std mutex: the async redesign handled timeouts later",
+    "Keep the std mutex: the redesign handled timeouts later (its one-slot channel, next row)",
     "Keep the simpler std mutex: the redesign gained nothing",
 )
 .why(Why::Counter(
@@ -127,8 +129,8 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
         Evidence::readings(
             r,
             (
-                "one handler, data in the message (design 4)",
-                &on(Design::Fix, MT),
+                "one handler, data in the message (design 4, spawned as design 1)",
+                &on(Design::FixBlockOn, MT),
             ),
             (
                 "std mutex in the callback (design 1)",
@@ -141,12 +143,12 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 .advice(
     "Send the data in the message: it was quicker here",
     "Keep the brief lock: the one handler handled timeouts later",
-    "Choose for clarity: the rounds did not separate them",
+    "Unresolved: the rounds did not separate them; choose for clarity",
 )
 .why(Why::Hypothesis(
     "the handler loop runs in `block_on`'s future, off the workers, taking every expiry in \
-     turn; design 1's callbacks run on the workers. Design 4 also takes each start in its own \
-     task. The threats table shows what spawning from the `block_on` thread changes.",
+     turn; design 1's callbacks run on the workers. Both spawn from the `block_on` thread; \
+     the threats table shows what that spawn site changes.",
 ));
 
 /// Design 1 on the two runtime flavours.
@@ -166,7 +168,7 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
 .advice(
     "One thread was quicker here; more workers bought nothing",
     "Expect later callbacks on a current-thread runtime",
-    "Pick either runtime: the rounds did not separate them",
+    "Unresolved: the rounds did not separate the runtimes; see the flavours table",
 )
 .why(Why::Hypothesis(
     "one thread runs every callback in turn, the multi-thread runtime spreads them over its \

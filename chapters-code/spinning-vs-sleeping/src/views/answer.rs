@@ -50,8 +50,8 @@ pub static CPU: Finding<Runs> = Finding::new(
     "Unclear here; assume a spinner keeps a core busy",
 )
 .why(Why::Counter(
-    "a spinner's CPU is about the gap it spins through (cores busy, cost table); blocking's is \
-     its receive, sleep and wake-up. The threats table shows the probe reads taken off",
+    "a spinner's CPU is the gap it spins through (cores busy, cost table); blocking's is its \
+     receive, sleep, wake-up and waking the sender for its next turn; probe reads are off",
 ))
 .guide("waiting");
 
@@ -99,7 +99,7 @@ pub static PLACEMENT: Finding<Runs> = Finding::new(
 )
 .why(Why::Hypothesis(
     "an interrupt wakes the other CPU, maybe from idle; on one CPU the receiver runs once the \
-     sender sleeps. A waker that keeps its CPU makes the waiter wait (pinning table: spinning)",
+     sender sleeps or is preempted. A waker that keeps its CPU makes the waiter wait",
 ));
 
 /// The least a hand-over costs: two spinning threads and one atomic, on two CPUs
@@ -143,6 +143,7 @@ pub static TOKIO_TASK: Finding<Runs> = Finding::new(
     "Either; spawning gave no clear gain here",
 )
 .why(Why::Hypothesis(
-    "the send wakes the task on the sender's worker, so no thread wakes (same CPU, cost table). \
-     Its next-task slot is never stolen: a sender that kept running would delay it (not tested)",
+    "the send wakes the task on the sender's worker, so the receiver needs no thread wake-up \
+     (same CPU, cost table). Its next-task slot is never stolen: a sender that kept running \
+     would delay it (not tested)",
 ));

@@ -67,10 +67,8 @@ pub(super) fn latency_table(r: &Results<Runs>) -> anyhow::Result<String> {
     Ok(t.to_markdown())
 }
 
-/// What each strategy costs in CPU (the whole process's and the receiving thread's
-/// own), and the counters that say why: the receiver's switches and run-queue delay per
-/// message (message to message, gap included), the send call, where the receiver ran. Two tables of the same
-/// runs, so that each fits the page's text column.
+/// What each strategy costs in CPU, and the counters that say why (message to message,
+/// gap included): two tables of the same runs, so that each fits the text column.
 pub(super) fn cost_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut cost = Table::new("variant | process CPU per message | receiver CPU per message | cores busy | receiver blocked".split(" | "));
     let mut steps = Table::new(
@@ -121,8 +119,7 @@ fn pairs_table(
 }
 
 /// The arms beside the write-up's variants, each against the variant it changes one
-/// thing of: a spawned tokio receiver against the one in `block_on`, then the bounded
-/// blocking receive against the unbounded one.
+/// thing of (spawned against `block_on`, bounded against unbounded).
 pub(super) fn arms_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mut pairs = Vec::new();
     for tr in TRANSPORTS {
@@ -191,7 +188,6 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
             ratio_cell(&c)
         )
     });
-    // The unpinned pair's placement, round by round: % of messages on the sender's CPU.
     let pct = |k: &RunKey, x: &Runs| {
         let s = x.find(k).and_then(|run| run.same_cpu);
         s.map_or("–".into(), |s| format!("{:.0}", s * 100.0))
@@ -201,11 +197,14 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
         .data()
         .map(|x| format!("{}/{}", pct(&after, x), pct(&k, x)))
         .collect();
-    let mix = format!(
-        "\nUnpinned, the spinning std channel's messages taken on the sender's CPU, in % \
-         per round (after the gap/back-to-back): {}.\n",
-        mix.join(", ")
-    );
+    let mix = match mix.iter().all(|m| m == "–/–") {
+        true => "\nWhere the unpinned messages ran is read on Linux only.\n".to_string(),
+        false => format!(
+            "\nUnpinned, the spinning std channel's messages taken on the sender's CPU, in % \
+             per round (after the gap/back-to-back): {}.\n",
+            mix.join(", ")
+        ),
+    };
     Ok(format!("{}{aa}{mix}", t.to_markdown()))
 }
 
@@ -369,7 +368,7 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
     let clock = r.record.provenance.machine.underneath.as_ref();
     if let (Some(step), Some(e)) = (clock.and_then(|u| u.clock.step_ns), estimates.first()) {
         lines.push(format!(
-            "The clock moves in steps of about {}: {:.0} % of the first row's median.",
+            "Back-to-back clock reads came at least {} apart: {:.0} % of the first row's median.",
             Unit::Nanos.format(step),
             step / e.median * 100.0
         ));

@@ -48,12 +48,12 @@ pub static HOLD_1K: Finding<RatesRound> = Finding::new(
 pub static HOLD_10K: Finding<RatesRound> = Finding::new(
     "throttles-hold-10k",
     &RATES,
-    "Pacing at 10,000 ops/s: % off the target, steady state",
+    "Pacing at 10,000 ops/s: % off the target over a 20 ms run, steady state (both hold the rate over long runs)",
     |r| deadline_vs_tokio(r, 10_000.0, ARMS, Unit::Number, RateRun::miss),
 )
 .better(Better::Smaller)
 .advice(
-    "Use the deadline throttle: it missed the target less than `interval`",
+    "Use the deadline throttle where short windows count: `interval` sends in millisecond clumps",
     "Use tokio's `interval`: it missed the target less than the deadline throttle",
     "Unresolved: the rounds named no winner; `interval` in async code, deadline elsewhere",
 )
