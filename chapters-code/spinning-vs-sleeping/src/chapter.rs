@@ -128,8 +128,9 @@ pub static CLOCK_STEP: Finding<FloorRound> = Finding::threat(
     &FLOOR,
     "The floor is a few tens of ns, timed by clock reads that come tens of ns apart",
     "Half a round trip per sample, medians of many samples; the floor table gives one \
-     clock read's cost. The shortest interval between two back-to-back clock reads \
-     (machine page, one figure for the run), then the floor on different CPUs",
+     clock read's cost. Shown: the shortest interval between two back-to-back clock reads \
+     (machine page, one figure for the run) as a share of each round's floor on different \
+     CPUs",
     |r| {
         let step = r
             .record
@@ -140,16 +141,17 @@ pub static CLOCK_STEP: Finding<FloorRound> = Finding::threat(
             .clock
             .step_ns?;
         let floor = FloorKey(Placement::OtherCpu);
-        let c = r.compare_of(
-            |_| Some(step),
-            |x| {
-                x.runs
-                    .iter()
-                    .find(|f| FloorKey(f.placement) == floor)?
-                    .p50_ns
-            },
-        )?;
-        Some(Evidence::pair("read to read", "one way", Unit::Nanos, c))
+        // One figure for the run against each round's floor: a share per round, not a
+        // pair (a constant beside every round would "agree" in every round by itself).
+        let e = r.estimate_of(|x| {
+            let one_way = x
+                .runs
+                .iter()
+                .find(|f| FloorKey(f.placement) == floor)?
+                .p50_ns?;
+            (one_way > 0.0).then(|| step / one_way)
+        })?;
+        Some(Evidence::figure("read to read ÷ one way", Unit::Number, e))
     },
 )
 .better(Better::Smaller);
