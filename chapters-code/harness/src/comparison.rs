@@ -315,7 +315,7 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                     ]
                 }
                 None => {
-                    let what = if c.verdict == Verdict::Unclear && c.rounds() < VERDICT_MIN_ROUNDS {
+                    let what = if e.too_few_rounds() {
                         "too few rounds to tell".to_string()
                     } else {
                         undecided_text(c.verdict).unwrap_or_default()
