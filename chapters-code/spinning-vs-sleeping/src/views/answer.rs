@@ -16,7 +16,7 @@ const BLOCK: RunKey = chan(Wait::Block).placed(Placement::OtherCpu);
 pub static SPIN_OR_BLOCK: Finding<Runs> = Finding::new(
     "spin-or-block",
     &VARIANTS,
-    "A message arrives after 10–100 ms idle (std channel, sender and receiver pinned to different CPUs)",
+    "A message arrives after an idle gap of `gap_ms` (std channel, pinned to different CPUs)",
     |r| Evidence::readings(r, ("spinning", &SPIN), ("blocking", &BLOCK)),
 )
 .better(Better::Lower)
@@ -138,7 +138,7 @@ pub static TOKIO_TASK: Finding<Runs> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Receive in a spawned task, not in `block_on`, when the sender yields right after sending",
+    "Receive in a spawned task, not in `block_on`, when the sender sleeps right after sending",
     "Keep the receiver in `block_on`; spawning was slower",
     "Either; spawning gave no clear gain here",
 )
