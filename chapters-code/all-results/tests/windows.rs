@@ -112,7 +112,14 @@ fn problems(dir: &Path) -> Vec<String> {
                             line.unwrap_or_default()
                         );
                     }
-                    Ok(_) => {}
+                    Ok(md) => {
+                        if let Some(line) = dash_in_a_sentence(&md) {
+                            out.push(format!(
+                                "{name}: the view {} puts a dash for a missing figure in a sentence: {line}",
+                                v.name()
+                            ));
+                        }
+                    }
                 }
             }
         }
@@ -121,6 +128,41 @@ fn problems(dir: &Path) -> Vec<String> {
         out.push("the book has no experiments".into());
     }
     out
+}
+
+/// The first line of prose (not a table row, heading or code) in which an en dash
+/// stands alone for a figure the record lacks ("costs – here", "–/–", "(–)"); a dash
+/// between two numbers is a range and passes. Tables may show "–" in a cell.
+fn dash_in_a_sentence(md: &str) -> Option<String> {
+    let mut code = false;
+    for line in md.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") {
+            code = !code;
+            continue;
+        }
+        if code || t.starts_with('|') || t.starts_with('#') || t.starts_with('<') {
+            continue;
+        }
+        let chars: Vec<char> = t.chars().collect();
+        let lone = |i: usize| {
+            let apart =
+                |c: Option<&char>| c.is_none_or(|c| c.is_whitespace() || "(/:,;.)".contains(*c));
+            apart(i.checked_sub(1).and_then(|j| chars.get(j))) && apart(chars.get(i + 1))
+        };
+        if (0..chars.len()).any(|i| chars[i] == '–' && lone(i)) {
+            return Some(t.to_string());
+        }
+    }
+    None
+}
+
+#[test]
+fn a_lone_dash_in_prose_is_found_and_a_range_is_not() {
+    assert!(dash_in_a_sentence("One costs – here.").is_some());
+    assert!(dash_in_a_sentence("Shares per round: –/–, 40/–.").is_some());
+    assert!(dash_in_a_sentence("A range 10–100 ms, and 0.37–1.1×.").is_none());
+    assert!(dash_in_a_sentence("| a | – |").is_none());
 }
 
 /// The golden records of every chapter, as a Windows build under Wine would have
