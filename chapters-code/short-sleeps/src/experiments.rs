@@ -113,6 +113,11 @@ pub struct Loop {
     /// Calls the loop was planned to make; `sample.calls` says how many it made.
     pub planned: u32,
     pub sample: Sample,
+    /// Where the thread's CPU clock is coarse (Windows, Wine) and this loop's CPU time
+    /// read under [`crate::CPU_LOOP_STEPS`] steps: a longer loop of the same call that
+    /// times its CPU alone ([`crate::cpu_loop`]). Absent on Linux, whose clock is fine.
+    #[serde(default)]
+    pub cpu_loop: Option<crate::CpuLoop>,
 }
 
 /// One round of `calls`: every cell once.
@@ -237,6 +242,19 @@ pub enum CpuPerCall {
 
 impl CpuPerCall {
     pub fn of(r: &harness::Results<CallsRound>, key: &CallsKey) -> Option<CpuPerCall> {
+        // A longer loop where the clock was coarse: a figure where it read a step or
+        // more in most rounds (k steps: within 1/k of the figure), else a bound over
+        // its many calls.
+        let long = |x: &CallsRound| x.find(key)?.cpu_loop.filter(|c| c.calls > 0);
+        if let Some(cpu) = r.estimate_of(|x| long(x).map(|c| c.cpu_ns / c.calls as f64)) {
+            let below = r.estimate_of(|x| long(x).map(|c| c.step_ns / c.calls as f64))?;
+            let read = r.estimate_of(|x| long(x).map(|c| c.cpu_ns / c.step_ns))?;
+            return Some(if read.median < 1.0 {
+                CpuPerCall::Below(below.median)
+            } else {
+                CpuPerCall::Measured(cpu)
+            });
+        }
         let cpu = r.estimate_of(|x| x.find(key)?.sample.cpu_ns)?;
         let step = r.estimate_of(|x| {
             Some(x.cpu_clock_step_ns? / f64::from(x.find(key)?.sample.calls.max(1)))
@@ -310,6 +328,8 @@ fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
     let low = ctx.int(&LOW_SLACK_NS);
     let bound = Duration::from_millis(ctx.int(&BOUND_MS));
     let thread_slack_ns = read_slack(ctx);
+    // At most 100 ms: three steps of a 15.625 ms tick, with room to spare.
+    let step = harness::thread_cpu_step(Duration::from_millis(100));
     let cells = plan();
     let mut loops: Vec<Option<Loop>> = vec![None; cells.len()];
     for i in ctx.rotated(&(0..cells.len()).collect::<Vec<_>>()) {
@@ -322,13 +342,15 @@ fn calls_round(ctx: &mut Ctx) -> anyhow::Result<CallsRound> {
         let slack_ns = (cell.slack == Slack::Low).then_some(low);
         let limit = bound.min(ctx.time_left());
         match bounded_loop(cell.variant.call, slack_ns, planned, limit) {
-            Ok(sample) => loops[i] = Some(checked(ctx, cell, low, planned, sample)),
+            Ok(sample) => {
+                let mut l = checked(ctx, cell, low, planned, sample);
+                l.cpu_loop = cpu_loop_for(ctx, cell, &l, step);
+                loops[i] = Some(l);
+            }
             Err(e) => unavailable(ctx, cell, low, &e),
         }
     }
     let (clock, cpu_clock) = crate::clock_read_costs(21, 200);
-    // At most 100 ms: three steps of a 15.625 ms tick, with room to spare.
-    let step = harness::thread_cpu_step(Duration::from_millis(100));
     Ok(CallsRound {
         thread_slack_ns,
         low_slack_ns: low,
@@ -359,7 +381,34 @@ fn checked(ctx: &mut Ctx, cell: Cell, low: u64, planned: u32, s: Sample) -> Loop
         slack: cell.slack,
         planned,
         sample: s,
+        cpu_loop: None,
     }
+}
+
+/// A CPU clock step above this is coarse: a loop's CPU time is then read again by a
+/// [`crate::cpu_loop`].
+const COARSE_CPU_STEP: Duration = Duration::from_micros(100);
+/// A call that takes longer than this (it blocks) gets no [`crate::cpu_loop`]: its CPU
+/// time is a small share of its wall time, and ten steps of it would take seconds.
+const CPU_LOOP_MAX_CALL_NS: f64 = 50_000.0;
+/// The longest a [`crate::cpu_loop`] runs, per cell and round.
+const CPU_LOOP_LIMIT: Duration = Duration::from_millis(200);
+
+/// The cell's [`crate::cpu_loop`], where the thread's CPU clock moved in steps of
+/// `step` and the loop in `l` read fewer than [`crate::CPU_LOOP_STEPS`] of them.
+fn cpu_loop_for(ctx: &Ctx, cell: Cell, l: &Loop, step: Option<Duration>) -> Option<crate::CpuLoop> {
+    let step = step.filter(|s| *s > COARSE_CPU_STEP)?;
+    let read = l.sample.cpu_ns? * f64::from(l.sample.calls);
+    let enough = step.as_nanos() as f64 * crate::CPU_LOOP_STEPS;
+    if cell.slack != Slack::Default || read >= enough || l.sample.ns > CPU_LOOP_MAX_CALL_NS {
+        return None;
+    }
+    crate::cpu_loop(
+        cell.variant.call,
+        l.sample.calls,
+        step,
+        CPU_LOOP_LIMIT.min(ctx.time_left()),
+    )
 }
 
 fn unavailable(ctx: &mut Ctx, cell: Cell, low: u64, e: &std::io::Error) {
@@ -1063,6 +1112,7 @@ mod tests {
                     slack: c.slack,
                     planned: 1,
                     sample,
+                    cpu_loop: None,
                 })
                 .collect(),
             clock_read_ns: None,

@@ -36,7 +36,9 @@ pub use calls::{
     Call, MS1, NS1, Timerfd, VARIANTS, Variant, ZERO, fmt_request, run_loop, unsupported_here,
 };
 pub use competitor::{YIELD_CALLS, on_one_cpu};
-pub use slack::{PROBE_CALLS, Slack, bounded_loop, fmt_slack, with_slack};
+pub use slack::{
+    CPU_LOOP_STEPS, CpuLoop, PROBE_CALLS, Slack, bounded_loop, cpu_loop, fmt_slack, with_slack,
+};
 pub use sweep::{
     Batch, Mode, Timed, blocked_since, calibrate_margin, hybrid_sleep, sweep_count, sweep_requests,
     timed_sleeps, voluntary_switches,

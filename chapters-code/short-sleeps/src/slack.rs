@@ -43,6 +43,44 @@ pub fn with_slack<T>(_ns: u64, _f: impl FnOnce() -> io::Result<T>) -> io::Result
 /// Single calls made before each loop to learn whether the loop fits its bound.
 pub const PROBE_CALLS: u32 = 3;
 
+/// CPU time of one call where the thread's CPU clock is too coarse for a loop to read it
+/// (it moves in steps of `step`, as Windows' thread times and Wine's do): the call is
+/// repeated, in chunks of `chunk` calls, until the clock has moved at least
+/// [`CPU_LOOP_STEPS`] steps or `limit` has passed. The total CPU time over the total
+/// calls is then known to within one step over that total.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuLoop {
+    /// Calls made.
+    pub calls: u64,
+    /// The thread's CPU time over all of them (ns), chunk brackets included.
+    pub cpu_ns: f64,
+    /// The clock's step it was read with (ns).
+    pub step_ns: f64,
+}
+
+/// How many steps of a coarse CPU clock a [`CpuLoop`] waits for: one step's error is
+/// then at most a tenth of the figure.
+pub const CPU_LOOP_STEPS: f64 = 10.0;
+
+/// Runs a [`CpuLoop`] of `call`; `None` where the thread's CPU clock cannot be read.
+pub fn cpu_loop(call: Call, chunk: u32, step: Duration, limit: Duration) -> Option<CpuLoop> {
+    let start = std::time::Instant::now();
+    let cpu0 = harness::thread_cpu_time()?;
+    let want = step.mul_f64(CPU_LOOP_STEPS);
+    let mut calls = 0u64;
+    let mut cpu = cpu0;
+    while cpu - cpu0 < want && start.elapsed() < limit {
+        run_loop(call, chunk.max(1)).ok()?;
+        calls += u64::from(chunk.max(1));
+        cpu = harness::thread_cpu_time()?;
+    }
+    Some(CpuLoop {
+        calls,
+        cpu_ns: (cpu - cpu0).as_nanos() as f64,
+        step_ns: step.as_nanos() as f64,
+    })
+}
+
 /// One loop of `planned` calls, under the slack given (`None`: the thread's own), made
 /// shorter if it would not end within `limit`: a few single calls first tell, by their
 /// median, how long one call takes here. They also warm the call up: the loop times

@@ -745,10 +745,33 @@ mod reference {
             slack: short_sleeps::Slack::Default,
             planned: sample.calls,
             sample,
+            cpu_loop: None,
+        };
+        // The longer CPU loops where the clock is coarse: yield_now() read 20 steps of
+        // 10 ms over 250,000 calls (800 ns a call); thread::sleep(0) read none over
+        // 400,000 calls (a bound of 10 ms ÷ 400,000 = 25 ns).
+        let (yield_now, sleep_zero) = (
+            CallsKey::of(Call::YieldNow),
+            CallsKey::of(Call::StdSleep(std::time::Duration::ZERO)),
+        );
+        let long = |key: &CallsKey, calls: u64, cpu_ns: f64| Loop {
+            cpu_loop: Some(short_sleeps::CpuLoop {
+                calls,
+                cpu_ns,
+                step_ns: 1e7,
+            }),
+            ..lp(key, sample(500, 800.0, 0.0))
         };
         let reading = |k: &CallsKey, v: f64| harness::Reading::of(k, harness::Unit::Nanos, v);
         let rounds = (0..3)
-            .map(|_| vec![reading(&sleep0, 600.0), reading(&sleep1, 1.1e6)])
+            .map(|_| {
+                vec![
+                    reading(&sleep0, 600.0),
+                    reading(&sleep1, 1.1e6),
+                    reading(&yield_now, 800.0),
+                    reading(&sleep_zero, 800.0),
+                ]
+            })
             .collect();
         let mut record = harness::fixture::record_of_readings("short-sleeps", "calls", rounds);
         for r in &mut record.rounds {
@@ -760,6 +783,8 @@ mod reference {
                 loops: vec![
                     lp(&sleep0, sample(500, 600.0, 0.0)),
                     lp(&sleep1, sample(10_000, 1.1e6, 4_000.0)),
+                    long(&yield_now, 250_000, 2e8),
+                    long(&sleep_zero, 400_000, 0.0),
                 ],
                 clock_read_ns: None,
                 cpu_clock_read_ns: None,
@@ -777,6 +802,15 @@ mod reference {
         };
         assert!(row("Sleep(0)").contains("below 20.0 µs"), "{text}");
         assert!(row("Sleep(1)").contains("| 4.00 µs"), "{text}");
+        assert!(
+            row("yield_now() (SwitchToThread)").contains("| 800 ns<"),
+            "{text}"
+        );
+        assert!(
+            row("thread::sleep(0): sleep_for(0 ns) and sleep_for(0 ms)").contains("below 25.0 ns"),
+            "{text}"
+        );
+        assert!(text.contains("a longer loop of the same call"), "{text}");
         assert!(
             text.contains("CPU clock moved in steps of 10.0 ms"),
             "{text}"

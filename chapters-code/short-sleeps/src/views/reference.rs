@@ -154,6 +154,11 @@ const THIS: &str = if cfg!(windows) {
     "macos"
 };
 
+/// Said where a record has CPU loops ([`crate::cpu_loop`]).
+const CPU_LOOP_WORDS: &str = " A loop that read under ten steps was followed by a longer loop of the same \
+     call, up to 200 ms, for its CPU time alone; a call that blocks gets none, and \
+     where a longer loop read no step the cell gives a bound.";
+
 /// An OS family's bit and the write-up's system (`windows`, `macos`, `linux`; none for
 /// the BSDs).
 fn system(family: &str) -> Option<(u8, &'static str)> {
@@ -346,9 +351,16 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
         let step = calls
             .as_ref()
             .and_then(|c| c.estimate_of(|x| x.cpu_clock_step_ns));
+        let long = calls.as_ref().is_some_and(|c| {
+            c.data()
+                .any(|x| x.loops.iter().any(|l| l.cpu_loop.is_some()))
+        });
         let step = step.map_or_else(String::new, |s| {
             let s = harness::fmt::fmt_ns(s.median);
-            format!(" Its thread's CPU clock moved in steps of {s} (the median over its rounds).")
+            let long = if long { CPU_LOOP_WORDS } else { "" };
+            format!(
+                " Its thread's CPU clock moved in steps of {s} (the median over its rounds).{long}"
+            )
         });
         let timer = r
             .details
