@@ -321,3 +321,27 @@ fn the_readers_tools_are_the_versions_the_tests_build_with() {
         "tools/Cargo.lock does not pin the tools' crates"
     );
 }
+
+/// The fewest rounds a verdict needs, as the introduction and How we measure state it,
+/// is the rule's own count; How we measure's rate at one round fewer is the bound the
+/// rule rests on.
+#[test]
+fn the_pages_state_the_rounds_a_verdict_needs() {
+    let n = harness::stats::VERDICT_MIN_ROUNDS;
+    let intro = read("src/introduction.md").replace('\n', " ");
+    assert!(
+        intro.contains(&format!("a comparison is stated only from {n} rounds")),
+        "the introduction does not say {n} rounds"
+    );
+    let method = read("src/how-we-measure.md").replace('\n', " ");
+    assert!(
+        method.contains(&format!("a comparison needs at least {n} rounds")),
+        "How we measure does not say {n} rounds"
+    );
+    let fewer = harness::stats::worst_false_verdicts(n - 1) * 100.0;
+    assert!(
+        method.contains(&format!("{fewer} % with {} rounds", n - 1)),
+        "How we measure does not give {fewer} % for {} rounds",
+        n - 1
+    );
+}

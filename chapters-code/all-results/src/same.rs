@@ -77,8 +77,11 @@ pub fn pairs(records: &[Record]) -> Vec<Pair> {
         let g = number(gap);
         let mut seen = Vec::new();
         for key in variants.data().flat_map(|r| r.keys()) {
+            // The gap sweep runs unpinned only: a pinned variant is another quantity
+            // (placement moved a blocking median 3×), not the same one measured twice.
             if key.arm != spinning_vs_sleeping::experiments::Arm::Main
                 || key.twin
+                || matches!(key.detail, spinning_vs_sleeping::experiments::Detail::Placement(p) if p != spinning_vs_sleeping::Placement::Unpinned)
                 || seen.contains(&key)
             {
                 continue;

@@ -85,7 +85,8 @@ pub static HAZARDS: Experiment<HazardsRound> = Experiment::new(
 // guard runs stalled at their bound, 0.24 s each, and four long sections); ten rounds
 // took 8.7 s, so 12 s leaves a margin of a third. (At 200 timeouts and 2 s of slack a
 // round took 6.4 s, and 5 s allowed 2 of the 10 rounds.)
-.budget(|p| p.pick(Budget::quick(1), Budget::full(12, 10)));
+// Quick: 3 s (3 rounds of about 0.43 s in 1 s here; a verdict needs 6).
+.budget(|p| p.pick(Budget::quick(3), Budget::full(12, 10)));
 
 /// One hazard on one runtime in one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]

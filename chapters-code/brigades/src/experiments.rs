@@ -96,7 +96,8 @@ pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     SweepRound::readings,
 )
 .params(&[HOPS, MAX_THREADS, MAX_TASKS])
-.budget(|p| p.pick(Budget::quick(4), Budget::full(24, 10)));
+// Quick: 5 s (5 rounds of about 0.7 s in 3.5 s at 4 s; a verdict needs 6).
+.budget(|p| p.pick(Budget::quick(5), Budget::full(24, 10)));
 
 pub static LIMITS: Experiment<LimitsRound> = Experiment::new(
     "limits",
@@ -105,7 +106,8 @@ pub static LIMITS: Experiment<LimitsRound> = Experiment::new(
     LimitsRound::readings,
 )
 .params(&[PROBE_THREADS, PROBE_TASKS, PROBE_LAPS])
-.budget(|p| p.pick(Budget::quick(3).rounds(3, 40), Budget::full(33, 10)));
+// Quick: 2 s (at least 3 rounds: its rows are counts and figures, with no verdict).
+.budget(|p| p.pick(Budget::quick(2).rounds(3, 40), Budget::full(33, 10)));
 
 // ---------------------------------------------------------------------------------
 // shared

@@ -131,26 +131,17 @@ pub fn decision_table(rows: &[Row]) -> String {
 
 /// The one line under every decision table: how a row is decided.
 pub fn rule_footnote() -> String {
-    // The coverage the fewest rounds the rule accepts can give, from the interval's own
-    // computation (the lowest to the highest round: 94 % for 5).
-    let values: Vec<f64> = (0..crate::stats::VERDICT_MIN_ROUNDS)
-        .map(f64::from)
-        .collect();
-    let fewest = crate::stats::Estimate::of(&values).map_or_else(
-        || "less".to_string(),
-        |e| format!("{:.0} %", e.confidence * 100.0),
-    );
     format!(
         "<p class=\"cow-rule\">A row names a winner only when {} or more rounds measured \
          both arms, the interval of their per-round ratio excludes 1, and the gap exceeds \
-         {}. Intervals cover {}, or {} with {} rounds. The × is the median of the per-round \
-         ratios, not one median over the other. <a href=\"how-we-measure.html#verdicts\">How \
-         we measure</a> explains the rule.</p>",
+         {}; it says \"about the same\" only when the whole interval lies within {}. \
+         Intervals cover {}; a cell gives the coverage where fewer rounds gave less. The × \
+         is the median of the per-round ratios, not one median over the other. <a \
+         href=\"how-we-measure.html#verdicts\">How we measure</a> explains the rule.</p>",
         crate::stats::VERDICT_MIN_ROUNDS,
         threshold_text(),
+        threshold_text(),
         confidence_text(),
-        fewest,
-        crate::stats::VERDICT_MIN_ROUNDS,
     )
 }
 

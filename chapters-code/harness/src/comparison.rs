@@ -64,8 +64,8 @@ pub fn aa_sentence(
 ///
 /// - a difference: "a is slower than b: it takes 2.11× (1.40–5.35) as long (slower in
 ///   9 of 9 rounds)";
-/// - resolved but within the threshold: "a and b are about the same (within 5 %): they
-///   differ by only 2.0 %";
+/// - the whole interval within the threshold: "a and b are about the same (within
+///   5 %): they differ by only 2.0 %";
 /// - not resolved: "there is no clear difference between a and b (…)", saying why.
 pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -> String {
     let short = if c.confidence() + 1e-9 < crate::stats::CONFIDENCE {
@@ -116,6 +116,21 @@ pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -
             }
         ),
         (Verdict::Unclear, _) => match c.pairing {
+            // Apart from 1, but neither beyond the threshold nor shown within it.
+            Pairing::Paired { .. } if c.ratio.lo > 1.0 || c.ratio.hi < 1.0 => format!(
+                "there is no clear difference between {an} and {bn}: their per-round ratio, \
+                 {}, excludes 1, but its median is within {} and its interval reaches \
+                 past it{short}",
+                fmt_ratio_estimate(&c.ratio),
+                threshold_text()
+            ),
+            Pairing::Unpaired if c.a.hi < c.b.lo || c.a.lo > c.b.hi => format!(
+                "there is no clear difference between {an} and {bn} (measured apart: their \
+                 intervals do not overlap, but the medians differ by only {} % and the \
+                 intervals reach past {}){short}",
+                sig3(c.difference() * 100.0),
+                threshold_text()
+            ),
             Pairing::Paired { rounds, .. } => {
                 let sides = match above {
                     Some(k) => format!("; {an} was {worse} in {k} of {rounds} rounds"),
@@ -502,9 +517,35 @@ mod tests {
         assert_eq!(e.favours(Better::Lower), None);
         let [what, _, _] = evidence_cells(&e, Better::Lower);
         assert!(what.starts_with("too few rounds to tell"), "{what}");
+        // Five rounds all on one side are still too few: 2 in 32 runs of identical arms
+        // do that whatever the noise (6.25 %, over the 5 % the rule allows).
         let five = Comparison::paired(&[10.0, 12.0, 30.0, 11.0, 14.0], &[1.0, 2.0, 3.0, 1.5, 2.0])
             .unwrap();
-        assert!(!Evidence::pair("a", "b", crate::Unit::Nanos, five).too_few_rounds());
+        assert!(Evidence::pair("a", "b", crate::Unit::Nanos, five).too_few_rounds());
+        let six = Comparison::paired(
+            &[10.0, 12.0, 30.0, 11.0, 14.0, 9.0],
+            &[1.0, 2.0, 3.0, 1.5, 2.0, 1.0],
+        )
+        .unwrap();
+        assert!(!Evidence::pair("a", "b", crate::Unit::Nanos, six).too_few_rounds());
         assert!(!Evidence::count("deadlocked", 0, 3).too_few_rounds());
+    }
+
+    /// "About the same" needs the whole interval within the threshold; an interval apart
+    /// from 1 whose median is within the threshold but whose ends reach past it (a
+    /// throttles pair read 1.002–1.152, median 1.002) decides nothing, and its sentence
+    /// does not claim the interval holds 1.
+    #[test]
+    fn about_the_same_needs_the_whole_interval_within_the_threshold() {
+        let b = [1.0; 6];
+        let reaching = Comparison::paired(&[1.002, 1.002, 1.002, 1.039, 1.152, 1.002], &b).unwrap();
+        assert_eq!(reaching.verdict, Verdict::Unclear);
+        let text = comparison_sentence("Burst", "Skip", &reaching, Better::Lower);
+        assert!(text.contains("excludes 1"), "{text}");
+        assert!(!text.contains("holds 1"), "{text}");
+        let within = Comparison::paired(&[0.99, 1.01, 1.03, 0.98, 1.0, 1.02], &b).unwrap();
+        assert_eq!(within.verdict, Verdict::Same);
+        let beyond = Comparison::paired(&[1.2, 1.3, 1.25, 1.1, 1.4, 1.22], &b).unwrap();
+        assert_eq!(beyond.verdict, Verdict::Above);
     }
 }
