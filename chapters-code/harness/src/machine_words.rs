@@ -117,7 +117,7 @@ pub fn facts() -> Vec<Fact> {
         fact(
             "one exit to the hypervisor",
             Some(u.cpuid_words(&m.arch)),
-            "what a wake-up, a timer or a halt on a virtual machine may pay on top of bare metal, each time it exits",
+            "the least an exit costs: CPUID is the cheapest one the hypervisor handles, and a halt also waits for the host to stop and wake the virtual CPU, which this does not time",
         ),
         fact(
             "timer slack",
