@@ -51,13 +51,32 @@ pub static PLACEMENT_MIX: Finding<Runs> = Finding::threat(
      at others, in a mix that differs by round, so an unpinned median mixes two placements",
     "Spin against block is judged with both threads pinned to different CPUs, in the same \
      rounds as the unpinned variants; the cost table's same CPU column gives the unpinned \
-     runs' share (blocking std channel: unpinned, then pinned)",
+     runs' share. Shown: the unpinned blocking std channel's messages split by where they \
+     were taken, each round's median of each kind (rounds that had any): on the sender's \
+     CPU, then on another CPU",
     |r| {
-        Evidence::readings(
-            r,
-            ("unpinned", &CHAN_BLOCK),
-            ("pinned", &CHAN_BLOCK.placed(Placement::OtherCpu)),
-        )
+        let side = |same: bool| {
+            let per_round: Vec<f64> = r
+                .data()
+                .filter_map(|x| {
+                    let run = x.find(&CHAN_BLOCK)?;
+                    let d = if same {
+                        &run.latency_same_cpu
+                    } else {
+                        &run.latency_other_cpu
+                    };
+                    d.quantile(0.5)
+                })
+                .collect();
+            harness::Estimate::of_rounds(&per_round)
+        };
+        let c = harness::stats::Comparison::unpaired(side(true)?, side(false)?);
+        Some(Evidence::pair(
+            "on the sender's CPU",
+            "on another CPU",
+            Unit::Nanos,
+            c,
+        ))
     },
 );
 
@@ -160,8 +179,10 @@ pub static CLOCK_STEP: Finding<FloorRound> = Finding::threat(
 pub static FLOOR_OUTLIER: Finding<FloorRound> = Finding::threat(
     "threat-floor-outlier",
     &FLOOR,
-    "A floor round can read far from the others (a spinner descheduled), and a short run \
-     stops at the first round whose interval is tight",
+    "A floor round can read far from the others (a second mode, not a few slow samples: a \
+     round's figure is a median of many samples; our hypothesis, untested, is that the host \
+     ran that process's two virtual CPUs farther apart), and a short run stops at \
+     the first round whose interval is tight",
     "Each round is a fresh process and the figure a median over rounds; this row counts \
      the rounds on different CPUs whose median is over twice or under half the median \
      over rounds",

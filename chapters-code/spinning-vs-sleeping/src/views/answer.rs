@@ -73,8 +73,8 @@ pub static GAP: Finding<Runs> = Finding::new(
     "Unclear here; allow for a slower message after idle",
 )
 .why(Why::Hypothesis(
-    "most of what the gap adds is inside the sender's send call (gap-why table), also with a \
-     busy-waiting sender, which never idles: what the send path uses goes cold in the caches",
+    "most of what the gap adds is inside the sender's send call (gap-why table), also with a busy-waiting \
+     sender, which never idles. Untested: the send path going cold in the caches, or the host using that core",
 ));
 
 /// Where a blocking receiver is woken, with both threads pinned.
