@@ -53,7 +53,7 @@ pub static HOLD_10K: Finding<RatesRound> = Finding::new(
 )
 .better(Better::Smaller)
 .advice(
-    "Use the deadline throttle where short windows count: `interval` sends in millisecond clumps",
+    "Use the deadline throttle where a short run must hold the rate: over 20 ms it kept closer to the target",
     "Use tokio's `interval`: it missed the target less than the deadline throttle",
     "Unresolved: the rounds named no winner; `interval` in async code, deadline elsewhere",
 )

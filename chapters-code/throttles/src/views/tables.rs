@@ -493,7 +493,7 @@ pub(super) fn omission(r: &Results<OmissionRound>) -> anyhow::Result<String> {
     let sum = |f: fn(&OmissionRound) -> u64| -> u64 { r.data().map(f).sum() };
     let count = |f: fn(&OmissionRound) -> u64| fmt_count(sum(f));
     let latest = r.data().filter_map(|d| d.send_late_max_ns).reduce(f64::max);
-    let mut held = Table::new(["held up", "sent late by, median", "latest"]);
+    let mut held = Table::new(["held up", "sent late by, median of all answered", "latest"]);
     held.row(cells![
         format!("{} of {}", count(|d| d.sent_late), count(|d| d.answered)),
         fmt_opt_estimate(r.estimate_of(|d| d.send_late_p50_ns), Unit::Nanos),
@@ -504,7 +504,7 @@ pub(super) fn omission(r: &Results<OmissionRound>) -> anyhow::Result<String> {
          before one answer in every {}. *p90*: median over rounds of each round's 90th \
          percentile; the other columns pool every round. All rounds: {} sent, {} answered, \
          {} lost, {} late answers skipped, {} pauses.\n\n{}\n*Held up*: answered requests \
-         sent more than one period after their slot.\n",
+         sent more than one period after their slot; the median is over all answered.\n",
         t.to_markdown(),
         fmt_count(first.sent),
         per_s(first.rate),
