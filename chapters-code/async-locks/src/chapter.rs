@@ -46,7 +46,9 @@ pub static LOCK_SPAN: Finding<DesignsRound> = Finding::threat(
     "The push could spread design 1's deadlines wider than its control's, so fewer fall \
      due together and its lateness reads lower for a reason that is not the lock",
     "Records each run's deadline span, its last deadline minus its first, per round \
-     (multi-thread runtime, as the decision table's row)",
+     (multi-thread runtime, as the decision table's row). A span that differs moves \
+     lateness by itself; where this row finds no clear difference over a wide interval, \
+     it cannot rule the cause out. Deadlines fixed by construction are not measured",
     |r| {
         let span = |design| {
             move |d: &DesignsRound| {
@@ -74,7 +76,8 @@ pub static BUDGET_LOCK: Finding<DesignsRound> = Finding::threat(
      `tokio/src/sync/batch_semaphore.rs`, 1.54.1), and every other `lock()` queues behind it",
     "Runs design 3 with every `lock()` out of the budget (`tokio::task::coop::unconstrained`) \
      in the same rounds; the waits table shows the lock found taken, and the refused \
-     `lock()` holding it, for both",
+     `lock()` holding it, for both. Lateness counts from each deadline, made after \
+     `lock()` returns, so it cannot see the hold; the order table's from-start figures can",
     |r| {
         Evidence::readings(
             r,
@@ -189,7 +192,8 @@ pub static WORKERS_CT: Finding<DesignsRound> = Finding::threat(
     "The same comparison could owe its size to the workers: more than one thread to run \
      callbacks and senders, placed by the OS",
     "Design 2 against design 1 on the current-thread runtime, in the same rounds: one \
-     thread runs everything",
+     thread runs everything. The decision table's design 2 row is the multi-thread \
+     runtime's",
     |r| {
         Evidence::readings(
             r,

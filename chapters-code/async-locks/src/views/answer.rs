@@ -75,7 +75,7 @@ pub static GUARD: Finding<HazardsRound> = Finding::new(
 pub static DESIGN2: Finding<DesignsRound> = Finding::new(
     "async-locks-tokio-mutex-channel",
     &DESIGNS,
-    "Swapping the std mutex for a tokio mutex and a channel",
+    "Swapping the std mutex for a tokio mutex and a channel (multi-thread runtime)",
     |r| {
         Evidence::readings(
             r,
@@ -94,7 +94,9 @@ pub static DESIGN2: Finding<DesignsRound> = Finding::new(
     "Keep the simpler std mutex: the redesign gained nothing",
 )
 .why(Why::Counter(
-    "design 2's senders found its one slot full (waits table); the next row tests the slot alone.",
+    "design 2's senders found its one slot full (waits table); the next row tests the slot \
+     alone. On one thread the gap is smaller (threats table), where the hand-over crosses \
+     no thread (*switches per timeout* in the cost tables).",
 ));
 
 /// Design 2 against the same with room in the channel for every message.
@@ -148,7 +150,9 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 .why(Why::Hypothesis(
     "the handler loop runs in `block_on`'s future, off the workers, taking every expiry in \
      turn; design 1's callbacks run on the workers. Both spawn from the `block_on` thread; \
-     the threats table shows what that spawn site changes.",
+     the threats table shows what that spawn site changes. Untested alternative: design 4 \
+     sets each deadline in its task, on a worker, design 1 before it spawns, so their \
+     deadlines may fall closer together or farther apart.",
 ));
 
 /// Design 1 on the two runtime flavours.
@@ -172,5 +176,7 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
 )
 .why(Why::Hypothesis(
     "one thread runs every callback in turn, the multi-thread runtime spreads them over its \
-     workers; the flavours table's row for *task each, no lock* tests that without the lock.",
+     workers; the flavours table's row for *task each, no lock* tests that without the lock. \
+     Untested alternative: one thread makes every timeout alone, so the deadlines' span \
+     differs between the runtimes, which moves lateness by itself.",
 ));
