@@ -1,14 +1,13 @@
-//! Builds the book in-process, exactly as `mdbook build` with the pinned
-//! mdbook-cmdrun would, and offers the helpers the tests use to read the result.
+//! Builds the book with the reader's own pinned tools (`make tools`: `.tools/bin/mdbook`
+//! and `.tools/bin/mdbook-cmdrun`, built from `tools/`), exactly as `make build` does,
+//! and offers the helpers the tests use to read the result.
 
 pub mod registry;
 
 use anyhow::{Context, Result};
-use mdbook::MDBook;
-use mdbook::config::Config;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::str::FromStr;
+use std::sync::OnceLock;
 
 /// The hostile results files (in `tests/fixtures/hostile/`) that the Compare page's
 /// script must refuse, each with words of the reason it gives: the Node test and the
@@ -81,7 +80,7 @@ pub fn target_dir() -> PathBuf {
         .unwrap_or_else(|| book_root().join("target"))
 }
 
-/// The results folder the in-process book build uses: its own, under `target/`, so
+/// The results folder the tests' book build uses: its own, under `target/`, so
 /// whether the tests pass never depends on what ran before them.
 pub fn test_results_dir() -> PathBuf {
     target_dir().join("book-tests").join("results")
@@ -170,26 +169,54 @@ pub fn build_chapter_binaries() -> Result<()> {
     Ok(())
 }
 
-/// Builds the book into `out` with the cmdrun preprocessor run in-process. cmdrun runs
-/// its commands relative to the current folder, so this changes the process's current
-/// folder to the book's root.
-pub fn build_book(out: &Path) -> Result<()> {
-    let root = book_root();
-    std::env::set_current_dir(&root)?;
-    let text = std::fs::read_to_string(root.join("book.toml"))?;
-    let mut doc: toml::Table = toml::from_str(&text)?;
-    // The external `mdbook-cmdrun` command is replaced by the same code in-process.
-    if let Some(toml::Value::Table(pre)) = doc.get_mut("preprocessor") {
-        pre.remove("cmdrun");
+/// The reader's tools, built once per test process by the Makefile's own `make tools`
+/// (nothing to do after `make build`; about a minute on a clean checkout). Returns
+/// the folder holding `mdbook` and `mdbook-cmdrun`.
+pub fn tools() -> Result<PathBuf> {
+    static TOOLS: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    TOOLS
+        .get_or_init(|| {
+            let status = Command::new("make")
+                .current_dir(book_root())
+                .args(["--no-print-directory", "-s", "tools"])
+                // The tools need no results folder; the Makefile refuses one whose
+                // path make cannot handle, which must not stop a test run.
+                .env_remove("COW_RESULTS_DIR")
+                .stdout(std::process::Stdio::null())
+                .status()
+                .map_err(|e| format!("cannot run make (it builds the pinned tools): {e}"))?;
+            if !status.success() {
+                return Err(format!("make tools failed ({status})"));
+            }
+            Ok(book_root().join(".tools").join("bin"))
+        })
+        .clone()
+        .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// Builds the book into `out` as `make build` does: the pinned `mdbook build`, whose
+/// cmdrun markers run with `env` added (`COW_PROFILE`, `COW_RESULTS_DIR`) and without
+/// the reader's `COW_SET`.
+pub fn build_book(out: &Path, env: &[(&str, &Path)]) -> Result<()> {
+    let bin = tools()?;
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))?;
+    let mut cmd = Command::new(bin.join("mdbook"));
+    cmd.current_dir(book_root())
+        .arg("build")
+        .arg("--dest-dir")
+        .arg(out)
+        .env("PATH", path)
+        .env_remove("COW_SET")
+        .stdout(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
     }
-    let mut config =
-        Config::from_str(&toml::to_string(&doc)?).map_err(|e| anyhow::anyhow!("book.toml: {e}"))?;
-    config.build.build_dir = out.to_path_buf();
-    let mut book = MDBook::load_with_config(&root, config)
-        .map_err(|e| anyhow::anyhow!("loading the book: {e:#}"))?;
-    book.with_preprocessor(mdbook_cmdrun::CmdRun);
-    book.build()
-        .map_err(|e| anyhow::anyhow!("building the book: {e:#}"))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run {}", bin.join("mdbook").display()))?;
+    anyhow::ensure!(status.success(), "mdbook build failed ({status})");
     Ok(())
 }
 

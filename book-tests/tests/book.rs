@@ -1,4 +1,4 @@
-//! Builds the whole book in-process with the quick profile and checks what a reader
+//! Builds the whole book with the reader's pinned tools and the quick profile, and checks what a reader
 //! would see: every page, every live table and plot with its provenance, every code
 //! listing, every internal link.
 
@@ -19,19 +19,17 @@ fn built() -> &'static Result<PathBuf, String> {
         let _ = std::fs::remove_dir_all(&out);
         build_chapter_binaries().map_err(|e| format!("{e:#}"))?;
         let results = prepare_test_results().map_err(|e| format!("{e:#}"))?;
-        // In a child process, so the markers' environment is set there and not by
-        // mutating this multi-threaded test process's own.
+        // The markers' environment is set on mdbook's process, not on this
+        // multi-threaded test process.
         let start = std::time::Instant::now();
-        let status = std::process::Command::new(env!("CARGO_BIN_EXE_build-book"))
-            .arg(&out)
-            .env("COW_PROFILE", "quick")
-            .env("COW_RESULTS_DIR", &results)
-            .env_remove("COW_SET")
-            .status()
-            .map_err(|e| format!("cannot run build-book: {e}"))?;
-        if !status.success() {
-            return Err(format!("building the book failed ({status})"));
-        }
+        book_tests::build_book(
+            &out,
+            &[
+                ("COW_PROFILE", Path::new("quick")),
+                ("COW_RESULTS_DIR", &results),
+            ],
+        )
+        .map_err(|e| format!("building the book failed: {e:#}"))?;
         eprintln!(
             "book built in {:.1} s into {}",
             start.elapsed().as_secs_f64(),

@@ -100,7 +100,7 @@ fn check_rendered(r: &Record) {
     ));
     assert!(!md.contains("{{"), "a directive in the Markdown: {md}");
     assert!(!md.chars().any(hidden), "a hidden character in: {md:?}");
-    let html = mdbook::utils::render_markdown(&md, false).to_ascii_lowercase();
+    let html = crate::markdown::render(&md).to_ascii_lowercase();
     for bad in [
         "<script",
         "<img",

@@ -106,7 +106,7 @@ fn hostile_text_in_a_record_renders_as_text() {
             !md.contains("{{") && !md.contains('\u{202E}'),
             "{what}: {md}"
         );
-        let html = mdbook::utils::render_markdown(&md, false);
+        let html = crate::markdown::render(&md);
         assert_no_markup_from_data(&html, what);
         // Not vacuous: the hostile text is on the page, as text.
         assert!(html.contains("javascript:alert("), "{what}: {html}");
@@ -128,7 +128,7 @@ fn hostile_text_in_a_record_renders_as_text() {
         all_results::appendix::overview(std::slice::from_ref(&s)),
         all_results::appendix::chapter_tables(ch, std::slice::from_ref(&s))
     );
-    assert_no_markup_from_data(&mdbook::utils::render_markdown(&md, false), "named");
+    assert_no_markup_from_data(&crate::markdown::render(&md), "named");
     let e = harness::cache::read_checked(&fixtures().join("records/script-experiment.json"))
         .unwrap_err();
     assert!(e.contains("is not a name"), "{e}");
@@ -374,18 +374,15 @@ fn a_book_built_from_a_hostile_results_folder_shows_the_text_as_text() {
     let (secret_path, secret) = secret_file();
     let build = |out: &Path, results: &Path| {
         let _ = std::fs::remove_dir_all(out);
-        let status = std::process::Command::new(env!("CARGO_BIN_EXE_build-book"))
-            .arg(out)
-            .env("COW_PROFILE", "quick")
-            .env("COW_RESULTS_DIR", results)
-            .env_remove("COW_SET")
-            .status()
-            .unwrap();
-        assert!(
-            status.success(),
-            "building the book from {} failed",
-            results.display()
-        );
+        if let Err(e) = book_tests::build_book(
+            out,
+            &[
+                ("COW_PROFILE", Path::new("quick")),
+                ("COW_RESULTS_DIR", results),
+            ],
+        ) {
+            panic!("building the book from {} failed: {e:#}", results.display());
+        }
     };
     if copy_and_poison(&good, &hostile, None).0.is_empty() {
         // Run alone, before tests/book.rs measured anything: measure first (into the

@@ -10,6 +10,7 @@ mod faults;
 mod fuzz;
 mod hostile;
 mod listings;
+mod markdown;
 mod pages;
 mod paths;
 mod promises;

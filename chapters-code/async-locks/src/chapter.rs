@@ -47,7 +47,7 @@ pub static LOCK_SPAN: Finding<DesignsRound> = Finding::threat(
      due together and its lateness reads lower for a reason that is not the lock",
     "Records each run's deadline span, its last deadline minus its first, per round \
      (multi-thread runtime, as the decision table's row). A span that differs moves \
-     lateness by itself; where this row finds no clear difference over a wide interval, \
+     lateness by itself; where this row cannot separate the spans and its interval is wide, \
      it cannot rule the cause out. Deadlines fixed by construction are not measured",
     |r| {
         let span = |design| {

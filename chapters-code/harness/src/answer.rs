@@ -133,10 +133,9 @@ pub fn decision_table(rows: &[Row]) -> String {
 pub fn rule_footnote() -> String {
     format!(
         "<p class=\"cow-rule\">A row names a winner only when {} or more rounds measured \
-         both arms, the interval of their per-round ratio excludes 1, and the gap exceeds \
-         {}; it says \"about the same\" only when the whole interval lies within {}. \
-         Intervals cover {}; a cell gives the coverage where fewer rounds gave less. The × \
-         is the median of the per-round ratios, not one median over the other. <a \
+         both arms, their per-round ratio's interval excludes 1, and the gap exceeds {}; \
+         \"about the same\" means the whole interval lies within {}. Intervals cover {} \
+         unless a cell says less. The × is the median of per-round ratios. <a \
          href=\"how-we-measure.html#verdicts\">How we measure</a> explains the rule.</p>",
         crate::stats::VERDICT_MIN_ROUNDS,
         threshold_text(),
