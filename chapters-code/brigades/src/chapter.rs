@@ -39,7 +39,8 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
     findings: [
         THREAD_OR_TASK, CHANNEL_OR_SOCKET, RUNTIME, RUNTIME_CHANNEL, SPAWN, MEMORY, HOW_MANY_TASKS,
-        PLACEMENT, SPREAD_PLACEMENT, HANDOFF, RUNTIME_SPREAD, CREATION, FIRST_LAP, ONE_SIZE,
+        PLACEMENT, SPREAD_PLACEMENT, HANDOFF, RUNTIME_SPREAD,
+        RUNTIME_SPREAD_SOCKET, CREATION, FIRST_LAP, ONE_SIZE,
     ],
 );
 
@@ -127,8 +128,9 @@ pub static RUNTIME: Finding<VariantsRound> = Finding::new(
 )
 .why(Why::Counter(
     "both arms run every lap inside one task on the runtime, so no lap crosses `block_on`. \
-     The workers' busy time (threats table) says how many workers ran the chain; few \
-     voluntary switches (*Where the time goes*) say only that no worker was woken from sleep",
+     The threats table counts the rounds in which a second worker ran part of the \
+     multi-thread chain (tokio's busy time per worker); few voluntary switches (*Where the \
+     time goes*) say only that no worker was woken from sleep",
 ));
 
 /// The same two runtimes with tokio channels as links, every lap inside one task: a
@@ -322,6 +324,27 @@ pub static HANDOFF: Finding<VariantsRound> = Finding::threat(
 )
 .better(Better::Lower);
 
+/// The rounds in which a multi-thread chain (its laps in a task) spread: its
+/// second-busiest worker busy for at least [`SPREAD_SHARE`] of the timed laps' wall
+/// time, with that worker's median share over rounds.
+fn spread_rounds(r: &Results<VariantsRound>, k: Kind) -> Option<Evidence> {
+    let shares: Vec<f64> = r
+        .data()
+        .filter_map(|x| x.find(k)?.second_worker_share())
+        .collect();
+    let spread = shares.iter().filter(|&&s| s >= SPREAD_SHARE).count();
+    let median = harness::stats::Estimate::of_rounds(&shares)?.median;
+    Some(Evidence::count(
+        &format!(
+            "{}: a second worker busy for at least 10 % of the laps (median share {} %)",
+            k.short(),
+            sig3(median * 100.0)
+        ),
+        spread as u32,
+        u32::try_from(shares.len()).ok().filter(|&n| n > 0)?,
+    ))
+}
+
 /// Where the multi-thread runtime runs a channel chain: on one worker in some rounds,
 /// over two in others. Nothing controls it; the row counts the rounds that spread, by
 /// tokio's busy time per worker over the timed laps.
@@ -335,24 +358,19 @@ pub static RUNTIME_SPREAD: Finding<VariantsRound> = Finding::threat(
      second-busiest worker was busy for at least 10 % of the timed laps' wall time \
      (tokio's `worker_total_busy_duration`, read around the timed laps), with that \
      worker's median share",
-    |r| {
-        let k = Kind::AsyncMultiChannelInTask;
-        let shares: Vec<f64> = r
-            .data()
-            .filter_map(|x| x.find(k)?.second_worker_share())
-            .collect();
-        let spread = shares.iter().filter(|&&s| s >= SPREAD_SHARE).count();
-        let median = harness::stats::Estimate::of_rounds(&shares)?.median;
-        Some(Evidence::count(
-            &format!(
-                "async mt, channel, laps in a task: a second worker busy for at least \
-                 10 % of the laps (median share {} %)",
-                sig3(median * 100.0)
-            ),
-            spread as u32,
-            u32::try_from(shares.len()).ok().filter(|&n| n > 0)?,
-        ))
-    },
+    |r| spread_rounds(r, Kind::AsyncMultiChannelInTask),
+);
+
+/// The same for the socket chain: the reactor's wake-ups go to the queue of the worker
+/// that polled it, so the chain mostly stays on one worker, not always.
+pub static RUNTIME_SPREAD_SOCKET: Finding<VariantsRound> = Finding::threat(
+    "brigades-threat-runtime-spread-socket",
+    &VARIANTS,
+    "Where the multi-thread runtime runs a socket chain: the worker that polls the \
+     reactor takes the tasks it wakes, so the chain mostly stays on one worker, not always",
+    "Nothing keeps it on one worker: the decision row on socket chains pools both kinds \
+     of round. Shown: the rounds counted as in the row above",
+    |r| spread_rounds(r, Kind::AsyncMultiSocketInTask),
 );
 
 /// Creating the members: a thread's or a task's start inside a timed lap would be
