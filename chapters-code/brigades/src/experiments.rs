@@ -87,7 +87,7 @@ pub static VARIANTS: Experiment<VariantsRound> = Experiment::new(
     SPAWN_THREADS,
     SPAWN_TASKS,
 ])
-.budget(|p| p.pick(Budget::quick(9), Budget::full(142, 10)));
+.budget(|p| p.pick(Budget::quick(8), Budget::full(142, 10)));
 
 pub static SWEEP: Experiment<SweepRound> = Experiment::new(
     "sweep",
