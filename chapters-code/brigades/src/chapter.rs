@@ -158,9 +158,8 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
     "both arms run every lap inside one task on the runtime. The threats table counts the \
      rounds in which a second worker of the multi-thread chain was busy for at least 10 % \
      of its timed laps (tokio's busy time per worker). *Our hypothesis:* a chain that \
-     spreads pays for handing tasks between workers, and the multi-thread runtime's \
-     wake-up costs more even on one worker; the row pools rounds that spread and rounds \
-     that did not",
+     spreads pays for handing tasks between workers; the row pools rounds that spread \
+     and rounds that did not",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
