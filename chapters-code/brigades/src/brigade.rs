@@ -31,6 +31,17 @@ pub enum Kind {
     AsyncCurrentChannel,
     /// Channels on the multi-thread runtime.
     AsyncMultiChannel,
+    /// Socket pairs on the current-thread runtime, every lap run inside one task on the
+    /// runtime (the arms above run each lap as a `block_on` from outside).
+    AsyncCurrentSocketInTask,
+    /// Socket pairs on the multi-thread runtime, every lap inside one task: no lap
+    /// wakes a worker at its start or the `block_on` thread at its end.
+    AsyncMultiSocketInTask,
+    /// Channels on the current-thread runtime, every lap inside one task.
+    AsyncCurrentChannelInTask,
+    /// Channels on the multi-thread runtime, every lap inside one task: no lap wakes a
+    /// worker at its start or the `block_on` thread at its end.
+    AsyncMultiChannelInTask,
     /// tokio's in-memory pipe (no file descriptor), current-thread runtime.
     AsyncCurrentPipe,
     /// Socket pairs, tasks spread over two threads: members alternate between two
@@ -59,6 +70,10 @@ impl Kind {
             Kind::AsyncMultiSocket => "async multi-thread · socket",
             Kind::AsyncCurrentChannel => "async current-thread · channel",
             Kind::AsyncMultiChannel => "async multi-thread · channel",
+            Kind::AsyncCurrentSocketInTask => "async current-thread · socket · laps in a task",
+            Kind::AsyncMultiSocketInTask => "async multi-thread · socket · laps in a task",
+            Kind::AsyncCurrentChannelInTask => "async current-thread · channel · laps in a task",
+            Kind::AsyncMultiChannelInTask => "async multi-thread · channel · laps in a task",
             Kind::AsyncCurrentPipe => "async current-thread · in-memory pipe",
             Kind::AsyncSpreadSocket => "async on two threads · socket",
             Kind::AsyncSpreadOneCpu => "async on two threads, one CPU · socket",
@@ -77,6 +92,10 @@ impl Kind {
             Kind::AsyncMultiSocket => "async mt, socket",
             Kind::AsyncCurrentChannel => "async ct, channel",
             Kind::AsyncMultiChannel => "async mt, channel",
+            Kind::AsyncCurrentSocketInTask => "async ct, socket, laps in a task",
+            Kind::AsyncMultiSocketInTask => "async mt, socket, laps in a task",
+            Kind::AsyncCurrentChannelInTask => "async ct, channel, laps in a task",
+            Kind::AsyncMultiChannelInTask => "async mt, channel, laps in a task",
             Kind::AsyncCurrentPipe => "async ct, mem pipe",
             Kind::AsyncSpreadSocket => "async 2 CPUs, socket",
             Kind::AsyncSpreadOneCpu => "async 2 threads, 1 CPU, socket",
@@ -97,6 +116,8 @@ impl Kind {
                 | Kind::ThreadOneCpu
                 | Kind::AsyncCurrentSocket
                 | Kind::AsyncMultiSocket
+                | Kind::AsyncCurrentSocketInTask
+                | Kind::AsyncMultiSocketInTask
                 | Kind::AsyncSpreadSocket
                 | Kind::AsyncSpreadOneCpu
                 | Kind::AsyncSpreadUnpinned
@@ -106,7 +127,10 @@ impl Kind {
 
     fn flavor(self) -> Flavor {
         match self {
-            Kind::AsyncMultiSocket | Kind::AsyncMultiChannel => Flavor::MultiThread,
+            Kind::AsyncMultiSocket
+            | Kind::AsyncMultiChannel
+            | Kind::AsyncMultiSocketInTask
+            | Kind::AsyncMultiChannelInTask => Flavor::MultiThread,
             _ => Flavor::CurrentThread,
         }
     }
@@ -190,12 +214,25 @@ impl Brigade {
             Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel => {
                 AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Channel)
             }
+            Kind::AsyncCurrentChannelInTask | Kind::AsyncMultiChannelInTask => {
+                AsyncBrigade::build(tasks, kind.flavor(), caps).map(|mut b| {
+                    b.laps_in_task = true;
+                    Brigade::Channel(b)
+                })
+            }
             Kind::AsyncCurrentPipe => {
                 AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Pipe)
             }
             #[cfg(unix)]
             Kind::AsyncCurrentSocket | Kind::AsyncMultiSocket => {
                 AsyncBrigade::build(tasks, kind.flavor(), caps).map(Brigade::Socket)
+            }
+            #[cfg(unix)]
+            Kind::AsyncCurrentSocketInTask | Kind::AsyncMultiSocketInTask => {
+                AsyncBrigade::build(tasks, kind.flavor(), caps).map(|mut b| {
+                    b.laps_in_task = true;
+                    Brigade::Socket(b)
+                })
             }
             #[cfg(target_os = "linux")]
             Kind::AsyncSpreadSocket => {

@@ -180,7 +180,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 // variants
 
 /// The brigades of the variants experiment, in the order the tables list them.
-pub const VARIANT_KINDS: [Kind; 10] = [
+pub const VARIANT_KINDS: [Kind; 14] = [
     Kind::Thread,
     Kind::ThreadOneCpu,
     Kind::AsyncCurrentSocket,
@@ -190,6 +190,10 @@ pub const VARIANT_KINDS: [Kind; 10] = [
     Kind::AsyncSpreadSocket,
     Kind::AsyncCurrentChannel,
     Kind::AsyncMultiChannel,
+    Kind::AsyncCurrentSocketInTask,
+    Kind::AsyncMultiSocketInTask,
+    Kind::AsyncCurrentChannelInTask,
+    Kind::AsyncMultiChannelInTask,
     Kind::OneThread,
 ];
 
@@ -207,7 +211,7 @@ const fn arm(kind: Kind) -> Arm {
 
 /// Every arm of a variants round: the brigades, and a twin of the cheapest (the
 /// current-thread channel brigade, about a tenth of a microsecond a hop).
-pub const VARIANT_ARMS: [Arm; 11] = [
+pub const VARIANT_ARMS: [Arm; 15] = [
     arm(Kind::Thread),
     arm(Kind::ThreadOneCpu),
     arm(Kind::AsyncCurrentSocket),
@@ -217,6 +221,10 @@ pub const VARIANT_ARMS: [Arm; 11] = [
     arm(Kind::AsyncSpreadSocket),
     arm(Kind::AsyncCurrentChannel),
     arm(Kind::AsyncMultiChannel),
+    arm(Kind::AsyncCurrentSocketInTask),
+    arm(Kind::AsyncMultiSocketInTask),
+    arm(Kind::AsyncCurrentChannelInTask),
+    arm(Kind::AsyncMultiChannelInTask),
     arm(Kind::OneThread),
     Arm {
         kind: Kind::AsyncCurrentChannel,
@@ -260,13 +268,13 @@ fn est_hop_ns(kind: Kind) -> f64 {
     match kind {
         Kind::Thread => 16_000.0,
         Kind::ThreadOneCpu => 12_000.0,
-        Kind::AsyncCurrentSocket => 4_200.0,
-        Kind::AsyncMultiSocket => 4_700.0,
+        Kind::AsyncCurrentSocket | Kind::AsyncCurrentSocketInTask => 4_200.0,
+        Kind::AsyncMultiSocket | Kind::AsyncMultiSocketInTask => 4_700.0,
         Kind::AsyncSpreadSocket => 30_000.0,
         Kind::AsyncSpreadOneCpu | Kind::AsyncSpreadUnpinned => 9_000.0,
         Kind::OneThread => 1_900.0,
-        Kind::AsyncCurrentChannel => 110.0,
-        Kind::AsyncMultiChannel => 250.0,
+        Kind::AsyncCurrentChannel | Kind::AsyncCurrentChannelInTask => 110.0,
+        Kind::AsyncMultiChannel | Kind::AsyncMultiChannelInTask => 250.0,
         Kind::AsyncCurrentPipe => 130.0,
     }
 }
@@ -277,11 +285,17 @@ fn est_build_ns(kind: Kind) -> f64 {
         Kind::Thread | Kind::ThreadOneCpu => 90_000.0,
         Kind::AsyncCurrentSocket
         | Kind::AsyncMultiSocket
+        | Kind::AsyncCurrentSocketInTask
+        | Kind::AsyncMultiSocketInTask
         | Kind::AsyncSpreadSocket
         | Kind::AsyncSpreadOneCpu
         | Kind::AsyncSpreadUnpinned => 25_000.0,
         Kind::OneThread => 10_000.0,
-        Kind::AsyncCurrentChannel | Kind::AsyncMultiChannel | Kind::AsyncCurrentPipe => 3_000.0,
+        Kind::AsyncCurrentChannel
+        | Kind::AsyncMultiChannel
+        | Kind::AsyncCurrentChannelInTask
+        | Kind::AsyncMultiChannelInTask
+        | Kind::AsyncCurrentPipe => 3_000.0,
     }
 }
 
@@ -330,6 +344,13 @@ pub struct Variant {
     /// Building the brigade ÷ its members: timed apart, before the first lap.
     #[serde(default)]
     pub build_per_member_ns: Option<f64>,
+    /// A multi-thread runtime's workers: the time each was busy over the timed laps
+    /// (tokio's `worker_total_busy_duration`), by worker index, in nanoseconds. A
+    /// reading lags a busy worker by up to 61 polls, so where the laps run in a task the
+    /// worker running it may also count the counters' reads around the laps, and read
+    /// above the laps' wall time; the second-busiest worker is the one that tells.
+    #[serde(default)]
+    pub worker_busy_ns: Option<Vec<f64>>,
 }
 
 impl Variant {
@@ -354,9 +375,24 @@ impl Variant {
             resident_per_member: r.resident_added.map(|b| b / n),
             first_hop_ns: r.first_ns.map(|x| x / n),
             build_per_member_ns: r.build_ns.map(|x| x / n),
+            worker_busy_ns: r.worker_busy_ns.clone(),
         })
     }
+
+    /// The busy time of the second-busiest worker over the timed laps, as a share of
+    /// the laps' wall time: how much of the chain a second worker ran. `None` without
+    /// worker readings (a current-thread runtime, threads) or with one worker.
+    pub fn second_worker_share(&self) -> Option<f64> {
+        let mut busy = self.worker_busy_ns.clone()?;
+        busy.sort_by(|a, b| b.total_cmp(a));
+        let wall = self.lap_mean_ns * self.laps as f64;
+        (wall > 0.0).then_some(*busy.get(1)? / wall)
+    }
 }
+
+/// A round counts as spread over two workers when the second-busiest worker was busy
+/// for at least this share of the timed laps' wall time.
+pub const SPREAD_SHARE: f64 = 0.1;
 
 /// The limits a round found, read live: how far a brigade could grow here.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -1157,6 +1193,7 @@ mod tests {
             resident_per_member: None,
             first_hop_ns: None,
             build_per_member_ns: None,
+            worker_busy_ns: None,
         };
         let round = VariantsRound {
             tasks: 2,

@@ -2,7 +2,7 @@
 //! tokio's in-memory pipe, `mpsc` channels), the runtime that runs them, and the
 //! socket brigade spread over two threads.
 
-use crate::laps::{Laps, STALL_GRACE, drive, stalled};
+use crate::laps::{LapLog, Laps, STALL_GRACE, drive, stalled};
 use crate::limits::{Caps, FdReserve, Stop};
 use crate::os;
 #[cfg(unix)]
@@ -188,29 +188,69 @@ pub fn workers() -> usize {
 
 /// Times the laps of a brigade driven from outside its runtime: each lap is one
 /// `block_on`, bounded, so a stalled brigade fails shortly after the deadline. Shared by
-/// the async brigades and the spread one.
+/// the async brigades and the spread one. `busy`: the runtime whose workers' busy time
+/// is read around the timed laps.
+///
+/// What the bound adds, from tokio 1.54.1's source: every runtime here is built with
+/// `enable_all`, so each park already passes through the time driver, bound or not
+/// (`src/runtime/time/mod.rs`, `Driver::park_internal`: it takes the driver's lock and
+/// reads the next expiry before parking, and after the park `Handle::process` reads the
+/// clock and takes the lock again). The `timeout_at` only registers an entry: a clock
+/// read before the park, and a finite `epoll_wait` timeout instead of an endless one.
 fn runtime_laps<L: Link>(
     rt: &tokio::runtime::Runtime,
-    head: &mut L::Tx,
-    tail: &mut L::Rx,
+    (head, tail): (&mut L::Tx, &mut L::Rx),
     members: usize,
     (warmup, laps): (usize, usize),
     deadline: Instant,
+    busy: Option<tokio::runtime::RuntimeMetrics>,
 ) -> io::Result<Laps> {
     let give_up = tokio::time::Instant::from_std(deadline + STALL_GRACE);
-    drive(members, warmup, laps, deadline, |b| {
+    drive(members, (warmup, laps), deadline, busy, |b| {
         rt.block_on(async { tokio::time::timeout_at(give_up, async_lap::<L>(head, tail, b)).await })
             .map_err(|_| stalled(io::ErrorKind::TimedOut.into()))?
     })
 }
 
+// ANCHOR: laps_in_task
+/// Every lap of a brigade inside one task spawned on its runtime, each timed there:
+/// no lap starts or ends outside the runtime, so on the multi-thread runtime no lap
+/// wakes a worker at its start or the `block_on` thread at its end. The calling thread
+/// waits once for the whole batch, under one bound. Returns the links with the laps.
+async fn laps_in_task<L: Link>(
+    (mut head, mut tail): (L::Tx, L::Rx),
+    members: usize,
+    plan: (usize, usize),
+    deadline: Instant,
+    busy: Option<tokio::runtime::RuntimeMetrics>,
+) -> (L::Tx, L::Rx, io::Result<Laps>) {
+    let mut log = LapLog::new(members, plan, deadline, busy);
+    for i in 0..log.total() {
+        log.before(i);
+        let start = Instant::now();
+        let lap = async_lap::<L>(&mut head, &mut tail, i as u8).await;
+        match lap.and_then(|got| log.after(i, got, start.elapsed())) {
+            Ok(false) => {}
+            Ok(true) => break,
+            Err(e) => return (head, tail, Err(e)),
+        }
+    }
+    (head, tail, Ok(log.finish()))
+}
+// ANCHOR_END: laps_in_task
+
 /// N async tasks joined by links of kind `L`.
 pub struct AsyncBrigade<L: Link> {
     rt: tokio::runtime::Runtime,
-    head: L::Tx,
-    tail: L::Rx,
+    flavor: Flavor,
+    /// The two ends the driver holds; `None` once a batch of laps in a task stalled
+    /// (the stalled task was aborted, which dropped them and so closed the brigade).
+    ends: Option<(L::Tx, L::Rx)>,
     members: Vec<tokio::task::JoinHandle<io::Result<u64>>>,
     pub stop: Option<Stop>,
+    /// Run every lap inside one task on the runtime ([`laps_in_task`]) instead of one
+    /// `block_on` per lap.
+    pub laps_in_task: bool,
 }
 
 impl<L: Link> AsyncBrigade<L> {
@@ -268,10 +308,11 @@ impl<L: Link> AsyncBrigade<L> {
         });
         Ok(AsyncBrigade {
             rt,
-            head,
-            tail,
+            flavor,
+            ends: Some((head, tail)),
             members,
             stop,
+            laps_in_task: false,
         })
     }
 
@@ -279,27 +320,50 @@ impl<L: Link> AsyncBrigade<L> {
         self.members.len()
     }
 
-    /// Times laps until `laps` ran or `deadline` passed; each lap is one `block_on`,
-    /// bounded, so a stalled brigade fails shortly after the deadline.
+    /// Times laps until `laps` ran or `deadline` passed: each lap one `block_on`, or
+    /// all of them inside one task. Either way bounded, so a stalled brigade fails
+    /// shortly after the deadline. On the multi-thread runtime the workers' busy time
+    /// is read around the timed laps.
     pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
         let n = self.members.len();
-        runtime_laps::<L>(
-            &self.rt,
-            &mut self.head,
-            &mut self.tail,
-            n,
-            (warmup, laps),
-            deadline,
-        )
+        let busy = (self.flavor == Flavor::MultiThread).then(|| self.rt.metrics());
+        let closed = || io::Error::other("the brigade was closed by an earlier stall");
+        if !self.laps_in_task {
+            let (head, tail) = self.ends.as_mut().ok_or_else(closed)?;
+            return runtime_laps::<L>(&self.rt, (head, tail), n, (warmup, laps), deadline, busy);
+        }
+        let ends = self.ends.take().ok_or_else(closed)?;
+        let task = self
+            .rt
+            .spawn(laps_in_task::<L>(ends, n, (warmup, laps), deadline, busy));
+        let abort = task.abort_handle();
+        let give_up = tokio::time::Instant::from_std(deadline + STALL_GRACE);
+        // The bound is made inside the runtime, whose timer it needs.
+        match self
+            .rt
+            .block_on(async { tokio::time::timeout_at(give_up, task).await })
+        {
+            Ok(Ok((head, tail, laps))) => {
+                self.ends = Some((head, tail));
+                laps
+            }
+            Ok(Err(e)) => Err(io::Error::other(e)),
+            Err(_) => {
+                abort.abort(); // drops the ends: the members see the brigade close
+                Err(stalled(io::ErrorKind::TimedOut.into()))
+            }
+        }
     }
 
     /// Closes the brigade and returns how many bytes each member passed on.
     pub fn finish(self) -> io::Result<Vec<u64>> {
         let AsyncBrigade {
-            rt, head, members, ..
+            rt, ends, members, ..
         } = self;
         let counts = rt.block_on(async move {
-            L::close(head).await;
+            if let Some((head, _)) = ends {
+                L::close(head).await;
+            }
             let mut counts = Vec::with_capacity(members.len());
             for m in members {
                 counts.push(m.await.map_err(io::Error::other)??);
@@ -429,14 +493,8 @@ impl SpreadBrigade {
     /// Times laps on the calling thread, which the caller pins to `driver_cpu`.
     pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
         let n = self.members.len();
-        runtime_laps::<SocketLink>(
-            &self.rt,
-            &mut self.head,
-            &mut self.tail,
-            n,
-            (warmup, laps),
-            deadline,
-        )
+        let ends = (&mut self.head, &mut self.tail);
+        runtime_laps::<SocketLink>(&self.rt, ends, n, (warmup, laps), deadline, None)
     }
 
     /// Closes the brigade, returns how many bytes each member passed on, and stops the

@@ -150,7 +150,10 @@ impl ThreadBrigade {
         let patience = deadline.saturating_duration_since(Instant::now()) + STALL_GRACE;
         self.tail.set_read_timeout(Some(patience))?;
         let (head, tail, tasks) = (&mut self.head, &mut self.tail, self.members.len());
-        drive(tasks, warmup, laps, deadline, |b| thread_lap(head, tail, b)).map_err(stalled)
+        drive(tasks, (warmup, laps), deadline, None, |b| {
+            thread_lap(head, tail, b)
+        })
+        .map_err(stalled)
     }
 
     /// Closes the brigade and returns how many bytes each member passed on.
@@ -215,7 +218,7 @@ impl OneThreadBrigade {
 
     pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
         let tasks = self.tasks();
-        drive(tasks, warmup, laps, deadline, |b| {
+        drive(tasks, (warmup, laps), deadline, None, |b| {
             one_thread_lap(&mut self.links, b)
         })
     }

@@ -61,6 +61,10 @@ fn every_kind_measures_and_checks_its_counts() {
         Kind::AsyncMultiSocket,
         Kind::AsyncCurrentChannel,
         Kind::AsyncMultiChannel,
+        Kind::AsyncCurrentSocketInTask,
+        Kind::AsyncMultiSocketInTask,
+        Kind::AsyncCurrentChannelInTask,
+        Kind::AsyncMultiChannelInTask,
         Kind::AsyncCurrentPipe,
         Kind::AsyncSpreadSocket,
         Kind::AsyncSpreadOneCpu,
@@ -74,6 +78,30 @@ fn every_kind_measures_and_checks_its_counts() {
             }
             Err(Refused::Unsupported(_)) => {}
             Err(e) => panic!("{kind:?}: {e}"),
+        }
+    }
+}
+
+/// The multi-thread brigades read every worker's busy time around their timed laps,
+/// whether each lap is a `block_on` or every lap runs inside one task; a
+/// current-thread brigade reads none. Laps run inside a task hand the links back, so a
+/// second batch of laps runs on the same brigade.
+#[test]
+fn multi_thread_brigades_read_their_workers_busy_time() {
+    for (kind, read) in [
+        (Kind::AsyncMultiChannel, true),
+        (Kind::AsyncMultiChannelInTask, true),
+        (Kind::AsyncCurrentChannelInTask, false),
+    ] {
+        let mut b = Brigade::build(kind, 50, &Caps::none()).unwrap();
+        let r = b.laps(2, 5, soon()).unwrap();
+        let again = b.laps(0, 3, soon()).unwrap();
+        assert_eq!(b.finish().unwrap(), vec![10; 50], "{kind:?}");
+        assert_eq!((r.ns.len(), again.ns.len()), (5, 3), "{kind:?}");
+        match (&r.worker_busy_ns, read) {
+            (Some(busy), true) => assert_eq!(busy.len(), brigades::workers(), "{kind:?}"),
+            (None, false) => {}
+            (other, _) => panic!("{kind:?}: worker readings {other:?}"),
         }
     }
 }
@@ -202,6 +230,23 @@ fn a_stalled_brigade_fails_soon_after_the_deadline_instead_of_hanging() {
     assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(b.finish().unwrap(), vec![0; 5]);
+}
+
+/// Laps run inside a task stall the same way: the bound ends them, the stalled task is
+/// aborted (which closes the brigade), and a later batch says the brigade is closed.
+#[test]
+fn a_stalled_batch_of_laps_in_a_task_fails_and_the_brigade_still_closes() {
+    for flavor in [Flavor::CurrentThread, Flavor::MultiThread] {
+        let mut b = AsyncBrigade::<BlackHole>::build(5, flavor, &Caps::none()).unwrap();
+        b.laps_in_task = true;
+        let started = Instant::now();
+        let soon = || Instant::now() + Duration::from_millis(100);
+        let e = b.laps(0, 10, soon()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{flavor:?}: {e}");
+        assert!(started.elapsed() < Duration::from_secs(15));
+        assert!(b.laps(0, 1, soon()).is_err(), "{flavor:?}");
+        assert_eq!(b.finish().unwrap(), vec![0; 5], "{flavor:?}");
+    }
 }
 
 #[cfg(unix)]

@@ -69,15 +69,15 @@ const PAIRS: [(Kind, Kind, &str, &str); 7] = [
         "the link",
     ),
     (
-        Kind::AsyncCurrentSocket,
-        Kind::AsyncMultiSocket,
-        "socket pairs: async ct ÷ async mt",
+        Kind::AsyncCurrentSocketInTask,
+        Kind::AsyncMultiSocketInTask,
+        "socket pairs, laps in a task: async ct ÷ async mt",
         "the runtime",
     ),
     (
-        Kind::AsyncCurrentChannel,
-        Kind::AsyncMultiChannel,
-        "channels: async ct ÷ async mt",
+        Kind::AsyncCurrentChannelInTask,
+        Kind::AsyncMultiChannelInTask,
+        "channels, laps in a task: async ct ÷ async mt",
         "the runtime",
     ),
     (
