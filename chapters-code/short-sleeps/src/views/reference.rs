@@ -159,10 +159,6 @@ const CPU_LOOP_WORDS: &str = " A loop that read under ten steps was followed by 
      call, up to 200 ms, for its CPU time alone; a call that blocks gets none, and \
      where a longer loop read no step the cell gives a bound.";
 
-/// What the write-up read of its Windows timer.
-const WRITEUP_TIMER: &str = " The write-up read its system's timer with ClockRes: maximum \
-    interval 15.625 ms, minimum 0.500 ms, current 1.001 ms.";
-
 /// An OS family's bit and the write-up's system (`windows`, `macos`, `linux`; none for
 /// the BSDs).
 fn system(family: &str) -> Option<(u8, &'static str)> {
@@ -181,7 +177,8 @@ pub fn other_lacks(family: &str) -> &'static str {
         "windows" => {
             "Windows has no nanosleep, pselect, sched_yield, timerfd or timer slack. `Sleep` \
              and `SleepEx` take whole milliseconds, so their shortest sleep waits for a tick \
-             of the system timer."
+             of the system timer. The write-up read its system's timer with ClockRes: \
+             maximum interval 15.625 ms, minimum 0.500 ms, current 1.001 ms."
         }
         "linux" => "Linux has every call of the write-up. Its per-thread timer slack is left out.",
         _ => {
@@ -403,17 +400,16 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
             .map_or_else(String::new, |(_, v)| {
                 format!(" Its system timer resolution: {}.", text(v))
             });
-        let writeup_timer = (*family == "windows")
-            .then_some(WRITEUP_TIMER)
-            .unwrap_or_default();
         // Rust's name for Windows is `windows`; the machine line reads better with a capital.
-        let os = (m.os == "windows")
-            .then(|| "Windows".into())
-            .unwrap_or_else(|| m.os_line());
+        let os = if m.os == "windows" {
+            "Windows".into()
+        } else {
+            m.os_line()
+        };
         let disturbed = r.rounds.iter().filter(|x| x.noise.disturbance().is_some());
         out.push_str(&format!(
             "**{}** · {} · {} ({} build), {} profile, {} rounds ({} disturbed), \
-             measured {}\n\n{}\n{}{timer}{writeup_timer}{step}\n\n",
+             measured {}\n\n{}\n{}{timer}{step}\n\n",
             text(&os),
             text(&m.cpu_line()),
             text(&m.rustc),
