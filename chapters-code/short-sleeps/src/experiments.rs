@@ -62,7 +62,8 @@ pub static CALLS_EXP: Experiment<CallsRound> = Experiment::new(
     CallsRound::readings,
 )
 .params(&[CALLS, SLOW_CALLS, LOW_SLACK_NS, BOUND_MS])
-// Two seconds of the quick budget (ten of the full) went to the `yield` experiment.
+// Two seconds of the quick budget (ten of the full) went to the `yield` experiment
+// (which later gave one of them to the millisecond experiment).
 // (Of those ten, five and two of the millisecond experiment's went to async-locks'
 // hazards: on a loaded 2-vCPU VM the full `yield` took 2.4 s for its 20 rounds, the full
 // `millisecond` 16.5 s for its 10.) A third quick second went to async-locks' designs
@@ -74,7 +75,7 @@ pub const PHASE_SLEEPS: Param = Param::int("phase_sleeps", 1, 1_000)
     .unit("per arm and round")
     .about("sleeps of each phase arm of the millisecond experiment in one round (each phase bin of each sleep is an arm)");
 pub const AFTER_SLEEPS: Param = Param::int("after_sleeps", 1, 1_000)
-    .defaults(10, 25)
+    .defaults(8, 20)
     .unit("per arm and round")
     .about("1 ms sleeps of each `after` arm of the millisecond experiment in one round: enough that a round's share of late sleeps is a figure, not 0 or 1 of 3");
 pub const BEFORE_MS: Param = Param::int("before_ms", 2, 1_000)
@@ -89,9 +90,12 @@ pub static MS_EXP: Experiment<MsRound> = Experiment::new(
     MsRound::readings,
 )
 .params(&[PHASE_SLEEPS, AFTER_SLEEPS, BEFORE_MS])
-// Quick: a round took 0.6 s with 3 sleeps per `after` arm; 10 add about 0.4 s (7 more
-// sleeps of 51 ms), so 6 rounds need 6 s. Full: 25 add about 0.8 s a round to 16.5 s.
-.budget(|p| p.pick(Budget::quick(6), Budget::full(36, 10)));
+// Quick: a round took 0.6 s with 3 sleeps per `after` arm and 0.88 s with 10, so 8 need
+// about 0.8 s, and 6 rounds 5 s: the second the `yield` experiment gave up (the whole
+// book's quick bounds were at their 150 s). Full: 20 sleeps add about 0.6 s a round to
+// the 1.65 s it took, 22 s for 10 rounds, within the 28 s it had (the whole book's full
+// budgets were at their 15-minute aim).
+.budget(|p| p.pick(Budget::quick(5), Budget::full(28, 10)));
 
 pub static SWEEP_EXP: Experiment<SweepRound> = Experiment::new(
     "sweep",
@@ -879,7 +883,9 @@ pub static YIELD_EXP: Experiment<YieldRound> = Experiment::new(
     YieldRound::readings,
 )
 .params(&[YIELD_LOOP_CALLS, YIELD_BOUND_MS])
-.budget(|p| p.pick(Budget::quick(2), Budget::full(5, 20)));
+// Quick: 1 s (about 20 rounds here; 2 s ran 40, the most a quick run takes); its other
+// second went to the millisecond experiment.
+.budget(|p| p.pick(Budget::quick(1), Budget::full(5, 20)));
 
 /// One loop of the yield experiment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
