@@ -156,12 +156,11 @@ pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nMedians over the {} rounds, with intervals.{phase} A miss is how far a \
          reading's prediction lands from a tokio sleep, less the wake-up cost: the lateness \
-         of a `thread::sleep(1 ms)` begun at the same point. The last two rows time single \
-         1 ms sleeps, each right after a sleep of the length given, {} of each a round. Each \
-         ratio is the median of the rounds' own. A median hides the rare late sleep; the \
-         last column counts them, pooled, and gives their share per round (median, \
-         interval). That share was higher after the {before} ms sleep in {up} of {n} rounds, \
-         lower in {down}.\n",
+         of a `thread::sleep(1 ms)` begun at the same point. The last two rows time {} \
+         single 1 ms sleeps a round, each right after a sleep of the length given. Each ratio \
+         is the median of the rounds' own. The last column counts the sleeps over 0.5 ms \
+         late, pooled, then gives their share per round (median, interval). That share was \
+         higher after the {before} ms sleep in {up} of {n} rounds, lower in {down}.\n",
         m.to_markdown(),
         r.rounds.len(),
         param_count(r, "after_sleeps"),
