@@ -1,6 +1,6 @@
 //! criterion benchmarks of the chapter's variants, at the book's confidence level
 //! (95 %). Each criterion sample is one loop of the same code the book measures
-//! (`run_loop`), so `cargo bench -p short-sleeps` cross-checks the `calls` table with
+//! (`run_loop`), so `cargo bench -p short-sleeps --features bench` cross-checks the `calls` table with
 //! criterion's statistics.
 
 use criterion::{Criterion, criterion_group, criterion_main};

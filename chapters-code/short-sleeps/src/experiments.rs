@@ -62,7 +62,8 @@ pub static CALLS_EXP: Experiment<CallsRound> = Experiment::new(
     CallsRound::readings,
 )
 .params(&[CALLS, SLOW_CALLS, LOW_SLACK_NS, BOUND_MS])
-// Two seconds of the quick budget (ten of the full) went to the `yield` experiment.
+// Two seconds of the quick budget (ten of the full) went to the `yield` experiment
+// (which later gave one of them to the millisecond experiment).
 // (Of those ten, five and two of the millisecond experiment's went to async-locks'
 // hazards: on a loaded 2-vCPU VM the full `yield` took 2.4 s for its 20 rounds, the full
 // `millisecond` 16.5 s for its 10.) A third quick second went to async-locks' designs
@@ -72,7 +73,11 @@ pub static CALLS_EXP: Experiment<CallsRound> = Experiment::new(
 pub const PHASE_SLEEPS: Param = Param::int("phase_sleeps", 1, 1_000)
     .defaults(3, 9)
     .unit("per arm and round")
-    .about("sleeps of each arm of the millisecond experiment in one round (each phase bin of each sleep is an arm)");
+    .about("sleeps of each phase arm of the millisecond experiment in one round (each phase bin of each sleep is an arm)");
+pub const AFTER_SLEEPS: Param = Param::int("after_sleeps", 1, 1_000)
+    .defaults(8, 20)
+    .unit("per arm and round")
+    .about("1 ms sleeps of each `after` arm of the millisecond experiment in one round: enough that a round's share of late sleeps is a figure, not 0 or 1 of 3");
 pub const BEFORE_MS: Param = Param::int("before_ms", 2, 1_000)
     .defaults(50, 50)
     .unit("ms")
@@ -84,8 +89,13 @@ pub static MS_EXP: Experiment<MsRound> = Experiment::new(
     ms_round,
     MsRound::readings,
 )
-.params(&[PHASE_SLEEPS, BEFORE_MS])
-.budget(|p| p.pick(Budget::quick(4), Budget::full(28, 10)));
+.params(&[PHASE_SLEEPS, AFTER_SLEEPS, BEFORE_MS])
+// Quick: a round took 0.6 s with 3 sleeps per `after` arm and 0.88 s with 10, so 8 need
+// about 0.8 s, and 6 rounds 5 s: the second the `yield` experiment gave up (the whole
+// book's quick bounds were at their 150 s). Full: 20 sleeps add about 0.6 s a round to
+// the 1.65 s it took, 22 s for 10 rounds, within the 28 s it had (the whole book's full
+// budgets were at their 15-minute aim).
+.budget(|p| p.pick(Budget::quick(5), Budget::full(28, 10)));
 
 pub static SWEEP_EXP: Experiment<SweepRound> = Experiment::new(
     "sweep",
@@ -746,6 +756,12 @@ impl MsRound {
         self.cells.iter().find(|c| c.arm == arm)
     }
 
+    /// How many sleeps of an `after` arm ended more than `ns` late this round, of how many.
+    pub fn late_over(&self, before_ms: u32, ns: f64) -> Option<(usize, usize)> {
+        let s = &self.find(MsArm::After { before_ms })?.sleeps;
+        Some((s.iter().filter(|s| s.late_ns > ns).count(), s.len()))
+    }
+
     /// This round's wake-up cost: the median lateness of its `thread::sleep(1 ms)` sleeps
     /// begun at the chosen phases (all bins together).
     pub fn wake_cost(&self) -> Option<f64> {
@@ -783,7 +799,7 @@ impl MsRound {
 }
 
 fn ms_round(ctx: &mut Ctx) -> anyhow::Result<MsRound> {
-    let per_arm = ctx.count(&PHASE_SLEEPS);
+    let (per_phase, per_after) = (ctx.count(&PHASE_SLEEPS), ctx.count(&AFTER_SLEEPS));
     let before_ms = ctx.int(&BEFORE_MS) as u32;
     let thread_slack_ns = read_slack(ctx);
     let (rt, ticks) = timer_runtime()?;
@@ -794,6 +810,10 @@ fn ms_round(ctx: &mut Ctx) -> anyhow::Result<MsRound> {
     let mut cells: Vec<Option<MsCell>> = vec![None; arms.len()];
     'arms: for i in ctx.rotated(&(0..arms.len()).collect::<Vec<_>>()) {
         let arm = arms[i];
+        let per_arm = match arm {
+            MsArm::After { .. } => per_after,
+            _ => per_phase,
+        };
         let mut sleeps = Vec::with_capacity(per_arm);
         for _ in 0..per_arm {
             // The longest sleep an arm makes, plus a tick of spinning and a margin.
@@ -850,7 +870,7 @@ impl MsCell {
 pub const YIELD_LOOP_CALLS: Param = Param::int("yield_calls", 2, 1_000_000)
     .defaults(10, 30)
     .unit("per loop")
-    .about("calls in every loop of the yield experiment, alone or not (a yield to a busy thread can cost that thread's whole time slice, milliseconds); fewer where a loop would outrun yield_bound_ms");
+    .about("calls in every loop of the yield experiment, alone or not (a yield that hands the CPU to a busy thread waits for the scheduler's next tick to get it back, milliseconds); fewer where a loop would outrun yield_bound_ms");
 pub const YIELD_BOUND_MS: Param = Param::int("yield_bound_ms", 10, 60_000)
     .defaults(100, 500)
     .unit("ms")
@@ -863,7 +883,8 @@ pub static YIELD_EXP: Experiment<YieldRound> = Experiment::new(
     YieldRound::readings,
 )
 .params(&[YIELD_LOOP_CALLS, YIELD_BOUND_MS])
-// Quick: 1 s (40 rounds, its cap, in 1.3 s at 2 s); a second went to the hazards.
+// Quick: 1 s (about 20 rounds here; 2 s ran 40, the most a quick run takes); its other
+// second went to the millisecond experiment.
 .budget(|p| p.pick(Budget::quick(1), Budget::full(5, 20)));
 
 /// One loop of the yield experiment.

@@ -46,12 +46,10 @@ pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
         Series::estimates(name, points)
     };
     let label = |us: u32| fmt_request(Duration::from_micros(u64::from(us)));
-    for us in TOKIO_REQUESTS_US {
-        let arm = |bin| MsArm::Tokio {
-            request_us: us,
-            bin,
-        };
-        plot = plot.series(series(format!("tokio::time::sleep({})", label(us)), &arm));
+    for request_us in TOKIO_REQUESTS_US {
+        let arm = |bin| MsArm::Tokio { request_us, bin };
+        let name = format!("tokio::time::sleep({})", label(request_us));
+        plot = plot.series(series(name, &arm));
     }
     let std = |bin| MsArm::Std {
         request_us: 1_000,

@@ -9,7 +9,7 @@ use crate::Timerfd::{Interval, PerCall, Rearmed};
 use crate::experiments::{CallsKey, CallsRound};
 use crate::{MS1, NS1, Sample, ZERO};
 use harness::reference::{Published, attribution};
-use harness::render::{Cell, Table, fmt_count, sig3};
+use harness::render::{Cell, Table, fmt_count, fmt_ns, sig3};
 use harness::{ReadingKey, Results};
 use serde::Deserialize;
 use std::time::Duration;
@@ -177,12 +177,13 @@ pub fn other_lacks(family: &str) -> &'static str {
         "windows" => {
             "Windows has no nanosleep, pselect, sched_yield, timerfd or timer slack. `Sleep` \
              and `SleepEx` take whole milliseconds, so their shortest sleep waits for a tick \
-             of the system timer."
+             of the system timer. The write-up read its system's timer with ClockRes: \
+             maximum interval 15.625 ms, minimum 0.500 ms, current 1.001 ms."
         }
         "linux" => "Linux has every call of the write-up. Its per-thread timer slack is left out.",
         _ => {
-            "This system has no timerfd and no per-thread timer slack (both Linux-only). Not \
-             every libc here has clock_nanosleep."
+            "This chapter times no timerfd here (it calls one on Linux only), and this system \
+             has no per-thread timer slack to set. Not every libc here has clock_nanosleep."
         }
     }
 }
@@ -299,12 +300,44 @@ pub fn calls(r: &Results<CallsRound>) -> anyhow::Result<String> {
         "{}\nEach round times one loop of every call: {} calls, or {} for calls that take \
          milliseconds. *Yours* is the median over the {} rounds, with its interval, at \
          the thread's own slack. *CPU per call* is the measuring thread's own CPU time.\
-         {cpu_read}{COUNTERS} {THEIRS}{switches} {}\n",
+         {cpu_read}{COUNTERS} {THEIRS}{switches}{} {}\n",
         t.to_markdown(),
         param_count(r, "calls"),
         param_count(r, "slow_calls"),
         r.rounds.len(),
+        kernel_work(r).unwrap_or_default(),
         source(&refs, &[THIS]),
+    ))
+}
+
+/// The CPU time of a sleep that hardly blocks (`nanosleep(1 ns)` at the low slack), in
+/// system calls and, under a hypervisor, in exits to it: the figures the page's
+/// hypothesis about emulated timers rests on. `None` where a figure is missing.
+fn kernel_work(r: &Results<CallsRound>) -> Option<String> {
+    let key = CallsKey::low_slack(Nanosleep(NS1), super::low_slack(r));
+    let cpu = per_loop(r, &key, |s| s.cpu_ns)?.median;
+    let blocked = count(per_loop(r, &key, |s| s.voluntary))?;
+    let sys = harness::noise::syscall_estimate(r.rounds.iter().map(|x| &x.record.noise))?;
+    let under = r.record.provenance.machine.underneath.as_ref();
+    let vm = under
+        .and_then(|u| u.cpuid.as_ref())
+        .filter(|c| c.hypervisor);
+    let link = "[Your machine](your-machine.md)";
+    let exit = vm.map(|c| {
+        format!(
+            ", or {:.1} exits to the hypervisor ({} each, {link})",
+            cpu / c.ns,
+            fmt_ns(c.ns)
+        )
+    });
+    Some(format!(
+        " At the low slack `nanosleep(1 ns)` blocked {blocked} times per call, yet its thread \
+         used {} of CPU per call: {:.0} times the cheapest system call ({} each, the rounds' \
+         probe){}.",
+        fmt_ns(cpu),
+        cpu / sys.median,
+        fmt_ns(sys.median),
+        exit.unwrap_or_default(),
     ))
 }
 
@@ -351,10 +384,8 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
         let step = calls
             .as_ref()
             .and_then(|c| c.estimate_of(|x| x.cpu_clock_step_ns));
-        let long = calls.as_ref().is_some_and(|c| {
-            c.data()
-                .any(|x| x.loops.iter().any(|l| l.cpu_loop.is_some()))
-        });
+        let has_loop = |x: &CallsRound| x.loops.iter().any(|l| l.cpu_loop.is_some());
+        let long = calls.as_ref().is_some_and(|c| c.data().any(has_loop));
         let step = step.map_or_else(String::new, |s| {
             let s = harness::fmt::fmt_ns(s.median);
             let long = if long { CPU_LOOP_WORDS } else { "" };
@@ -369,32 +400,23 @@ pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result
             .map_or_else(String::new, |(_, v)| {
                 format!(" Its system timer resolution: {}.", text(v))
             });
-        let writeup_timer = if *family == "windows" {
-            " The write-up read its system's timer with ClockRes: maximum interval \
-             15.625 ms, minimum 0.500 ms, current 1.001 ms."
-        } else {
-            ""
-        };
         // Rust's name for Windows is `windows`; the machine line reads better with a capital.
         let os = if m.os == "windows" {
             "Windows".into()
         } else {
             m.os_line()
         };
-        let disturbed = r
-            .rounds
-            .iter()
-            .filter(|x| x.noise.disturbance().is_some())
-            .count();
+        let disturbed = r.rounds.iter().filter(|x| x.noise.disturbance().is_some());
         out.push_str(&format!(
-            "**{}** · {} · {} ({} build), {} profile, {} rounds ({disturbed} disturbed), \
-             measured {}\n\n{}\n{}{timer}{writeup_timer}{step}\n\n",
+            "**{}** · {} · {} ({} build), {} profile, {} rounds ({} disturbed), \
+             measured {}\n\n{}\n{}{timer}{step}\n\n",
             text(&os),
             text(&m.cpu_line()),
             text(&m.rustc),
             text(&r.build),
             r.profile.name(),
             r.rounds.len(),
+            disturbed.count(),
             text(&r.provenance.measured_at),
             t.to_markdown(),
             other_lacks(family),

@@ -1,7 +1,7 @@
 //! The chapter's tables other than the write-up's (`reference.rs`). Each caption says
 //! what its cells are, in short sentences.
 
-use super::{count, est, low_slack, param_count, per_loop, request_label};
+use super::{count, est, low_slack, param_count, per_loop, request_label, sparse};
 use crate::experiments::{CallsKey, CallsRound, MsRound, SweepKey, SweepRound};
 use crate::experiments::{YieldKey, YieldRound};
 use crate::{Mode, MsArm, Sample, Slack, VARIANTS, fmt_slack, sweep_requests};
@@ -32,10 +32,7 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
         format!("blocked: default · {s}"),
     ]);
     for v in VARIANTS.iter().filter(|v| v.call.sleeps()) {
-        let (dk, lk) = (
-            CallsKey::with(v.call, Slack::Default, low),
-            CallsKey::with(v.call, Slack::Low, low),
-        );
+        let [dk, lk] = [Slack::Default, Slack::Low].map(|s| CallsKey::with(v.call, s, low));
         let (Some(de), Some(le)) = (r.estimate(&dk), r.estimate(&lk)) else {
             continue;
         };
@@ -71,19 +68,10 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
 
 /// Each yielding call pinned to one CPU, alone and with a busy thread on that CPU.
 pub fn yields(r: &Results<YieldRound>) -> anyhow::Result<String> {
-    let mut t = Table::new([
-        "call",
-        "alone",
-        "a busy thread on its CPU",
-        "busy ÷ alone",
-        "switches away per call",
-        "time per switch away",
-    ]);
+    let head = "call|alone|a busy thread on its CPU|busy ÷ alone|switches away per call";
+    let mut t = Table::new(head.split('|').chain(["time per switch away"]));
     for call in crate::YIELD_CALLS {
-        let (busy, alone) = (
-            YieldKey { call, busy: true },
-            YieldKey { call, busy: false },
-        );
+        let [alone, busy] = [false, true].map(|busy| YieldKey { call, busy });
         let (Some(b), Some(a), Some(c)) = (
             r.estimate(&busy),
             r.estimate(&alone),
@@ -127,32 +115,39 @@ pub fn yields(r: &Results<YieldRound>) -> anyhow::Result<String> {
 pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
     // Two comparisons of two arms each: the readings' misses, a 1 ms sleep in context.
     let before = r.param("before_ms").map_or(50, |v| v as u32);
+    let after = |before_ms| MsArm::After { before_ms };
+    let whole = "*whole ticks* misses a tokio sleep by";
+    let short = "`thread::sleep(1 ms)` right after a 1 ms sleep ends late by";
+    let long = format!("right after a {before} ms sleep, late by");
+    let misses = r.compare_of(|x| x.misses().map(|m| m.0), |x| x.misses().map(|m| m.1));
     let pairs = [
-        (
-            [
-                "*whole ticks* misses a tokio sleep by",
-                "*next tick* misses it by",
-            ]
-            .map(String::from),
-            r.compare_of(|x| x.misses().map(|m| m.0), |x| x.misses().map(|m| m.1)),
-        ),
-        (
-            [
-                "`thread::sleep(1 ms)` right after a 1 ms sleep ends late by".to_string(),
-                format!("right after a {before} ms sleep, late by"),
-            ],
-            r.compare(
-                &MsArm::After { before_ms: before },
-                &MsArm::After { before_ms: 1 },
-            ),
-        ),
+        ([whole.into(), "*next tick* misses it by".into()], misses),
+        ([short.into(), long], r.compare(&after(before), &after(1))),
     ];
-    let mut m = Table::new(["", "median over rounds", "÷ the row above"]);
-    for ([first, second], c) in pairs {
+    // The sleeps over 0.5 ms late after a sleep of `b` ms: pooled, and a share per round.
+    let share = |x: &MsRound, b| x.late_over(b, 5e5).map(|(k, n)| k as f64 / n as f64);
+    let tail = |b| {
+        let late = r.data().filter_map(|x| x.late_over(b, 5e5));
+        let (k, n) = late.fold((0, 0), |a, l| (a.0 + l.0, a.1 + l.1));
+        let e = r.estimate_of(|x| share(x, b));
+        let p = e.map(|e| [e.median, e.lo, e.hi].map(fmt_percent));
+        let p = p.map_or_else(String::new, |p| format!(" · {} ({}–{})", p[0], p[1], p[2]));
+        format!("{k} of {n}{p}")
+    };
+    let tails = [String::new(), String::new(), tail(1), tail(before)];
+    let head = "more than 0.5 ms late: pooled · per round";
+    let mut m = Table::new(["", "median over rounds", "÷ the row above", head]);
+    for (([first, second], c), t) in pairs.into_iter().zip(tails.chunks(2)) {
         let c = c.ok_or_else(|| anyhow::anyhow!("the millisecond experiment has no result"))?;
-        m.row(cells![first, est(&c.b), ""]);
-        m.row(cells![second, est(&c.a), ratio_cell(&c)]);
+        m.row(cells![first, est(&c.b), "", t[0].as_str()]);
+        m.row(cells![second, est(&c.a), ratio_cell(&c), t[1].as_str()]);
     }
+    let diffs = r
+        .data()
+        .filter_map(|x| Some(share(x, before)? - share(x, 1)?));
+    let (up, down, n) = diffs.fold((0, 0, 0), |(u, d, n), x| {
+        (u + usize::from(x > 0.0), d + usize::from(x < 0.0), n + 1)
+    });
     let phase = r
         .estimate_of(|x| Some(x.origin_uncertainty_ns / 2.0))
         .map_or_else(String::new, |e| {
@@ -161,11 +156,14 @@ pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nMedians over the {} rounds, with intervals.{phase} A miss is how far a \
          reading's prediction lands from a tokio sleep, less the wake-up cost: the lateness \
-         of a `thread::sleep(1 ms)` begun at the same point. The last two rows time single \
-         1 ms sleeps, each right after a sleep of the length given. Each ratio is the median \
-         of the rounds' own.\n",
+         of a `thread::sleep(1 ms)` begun at the same point. The last two rows time {} \
+         single 1 ms sleeps a round, each right after a sleep of the length given. Each ratio \
+         is the median of the rounds' own. The last column counts the sleeps over 0.5 ms \
+         late, pooled, then gives their share per round (median, interval). That share was \
+         higher after the {before} ms sleep in {up} of {n} rounds, lower in {down}.\n",
         m.to_markdown(),
         r.rounds.len(),
+        param_count(r, "after_sleeps"),
     ))
 }
 
@@ -197,41 +195,27 @@ fn grid(
     let low = low_slack(r);
     let modes = sweep_modes(r);
     anyhow::ensure!(!modes.is_empty(), "no way of sleeping has a result");
-    let mut t = Table::new(std::iter::once(first.to_string()).chain(modes.iter().map(
-        |m| match m {
-            Mode::SleepLowSlack => format!("slack {}", fmt_slack(low)),
-            m => m.label(low),
-        },
-    )));
-    for q in requests() {
+    let s = fmt_slack(low);
+    let heads = modes.iter().map(|m| match m {
+        Mode::SleepLowSlack => format!("slack {s}"),
+        m => m.label(low),
+    });
+    let rows = requests().into_iter().filter_map(|q| {
         let cells: Vec<Option<Cell>> = modes.iter().map(|m| cell(*m, q)).collect();
-        if cells.iter().all(Option::is_none) {
-            continue;
-        }
-        let mut row: Vec<Cell> = vec![label(q).into()];
-        row.extend(cells.into_iter().map(|c| c.unwrap_or_else(|| "–".into())));
-        t.row(row);
-    }
-    let legend = if modes.contains(&Mode::SleepLowSlack) {
-        format!(
-            " *Slack {}* is `thread::sleep` after `prctl(PR_SET_TIMERSLACK, {low})`.",
-            fmt_slack(low)
-        )
-    } else {
-        String::new()
-    };
-    Ok((t, legend))
+        cells.iter().any(Option::is_some).then(|| (label(q), cells))
+    });
+    let headers: Vec<String> = std::iter::once(first.to_string()).chain(heads).collect();
+    let legend = (modes.contains(&Mode::SleepLowSlack)).then(|| {
+        format!(" *Slack {s}* is `thread::sleep` after `prctl(PR_SET_TIMERSLACK, {low})`.")
+    });
+    Ok((sparse(&headers, rows.collect()), legend.unwrap_or_default()))
 }
 
 /// The share of a point's sleeps that blocked, pooled over every round.
 fn blocked_share(r: &Results<SweepRound>, mode: Mode, q: f64) -> Option<f64> {
-    let (mut blocked, mut all) = (0.0, 0.0);
-    for p in r.data().filter_map(|x| x.find(mode, q)) {
-        if let Some(b) = p.blocked_share {
-            blocked += b * p.late.len() as f64;
-            all += p.late.len() as f64;
-        }
-    }
+    let points = r.data().filter_map(|x| x.find(mode, q));
+    let pairs = points.filter_map(|p| Some((p.blocked_share?, p.late.len() as f64)));
+    let (blocked, all) = pairs.fold((0.0, 0.0), |a, (b, n)| (a.0 + b * n, a.1 + n));
     (all > 0.0).then(|| blocked / all)
 }
 
@@ -267,12 +251,7 @@ pub fn sweep_tails(r: &Results<SweepRound>) -> anyhow::Result<String> {
     let label = |q: f64| format!("{} · {}", request_label(q), tail(q));
     let (t, legend) = grid(r, ("requested · tail", &label), |m, q| {
         let s = pooled(m, q).summary()?;
-        let v = if p99(q) {
-            s.p99.unwrap_or(s.max)
-        } else {
-            s.max
-        };
-        Some(fmt_ns(v).into())
+        Some(fmt_ns(s.p99.filter(|_| p99(q)).unwrap_or(s.max)).into())
     })?;
     anyhow::ensure!(!t.is_empty(), "no point has a sleep to pool");
     Ok(format!(
