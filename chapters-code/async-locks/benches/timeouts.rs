@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the chapter's designs: wall time to start N short timeouts
-//! and handle every expiry. `cargo bench -p async-locks`.
+//! and handle every expiry. `cargo bench -p async-locks --features bench`.
 
 use async_locks::{Design, Flavour, run_design};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

@@ -1,5 +1,5 @@
 //! The per-message primitives behind the chapter, timed by criterion:
-//! `cargo bench -p spinning-vs-sleeping`.
+//! `cargo bench -p spinning-vs-sleeping --features bench`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;

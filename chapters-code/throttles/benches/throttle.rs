@@ -1,6 +1,6 @@
 //! What one scheduling decision costs, without sleeping: `Throttle::plan` with a
 //! clock that never reaches the next deadline, so every call is a pure computation.
-//! `cargo bench -p throttles`
+//! `cargo bench -p throttles --features bench`
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
