@@ -116,6 +116,13 @@ impl HazardRunData {
     }
 }
 
+/// The fewest and the most expiries the stalled runs among `runs` had handled at their
+/// bound; `None` when none stalled.
+pub fn stalled_handled(runs: &[&HazardRunData]) -> Option<(u64, u64)> {
+    let got = runs.iter().filter(|x| x.stalled).map(|x| x.handled);
+    Some((got.clone().min()?, got.max()?))
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HazardsRound {
     pub work_us: u64,

@@ -207,12 +207,28 @@ pub fn run_hazard(
         Ok((s, end)) => (s, false, end),
         Err(_) => (Vec::new(), true, Instant::now()),
     };
-    Ok(HazardRun {
+    let run = HazardRun {
         samples,
         handled: handled.load(Ordering::Relaxed),
         overlapped: overlapped.load(Ordering::Relaxed),
         stalled,
         wall: end.saturating_duration_since(started.get().copied().unwrap_or(spawned)),
         locks: Waits::take().locks,
-    })
+    };
+    if stalled {
+        // A run slow rather than deadlocked still handles expiries past its bound, and
+        // its locking would land in the next arm's counts and on its CPU: wait while it
+        // makes progress (at most a second), then drop what it counted meanwhile.
+        let until = Instant::now() + Duration::from_secs(1);
+        let mut seen = handled.load(Ordering::Relaxed);
+        while Instant::now() < until && rx.recv_timeout(Duration::from_millis(50)).is_err() {
+            let now = handled.load(Ordering::Relaxed);
+            if now == seen {
+                break;
+            }
+            seen = now;
+        }
+        let _ = Waits::take();
+    }
+    Ok(run)
 }

@@ -131,7 +131,7 @@ pub static FIRST_MESSAGE: Finding<Runs> = Finding::threat(
     "A channel's first message pays for first use (allocation, cold caches)",
     "Each run sends one warm-up message first, untimed; the gap-why table shows it. \
      The back-to-back spinning std channel pinned to different CPUs (no gap and one \
-     placement, so only first use differs): its first message, then its timed median",
+     placement, so first use differs, and possibly the receiver's start-up): its first message, then its timed median",
     |r| {
         let k = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin)
             .placed(Placement::OtherCpu)
@@ -181,7 +181,7 @@ pub static FLOOR_OUTLIER: Finding<FloorRound> = Finding::threat(
     &FLOOR,
     "A floor round can read far from the others (a second mode, not a few slow samples: a \
      round's figure is a median of many samples; our hypothesis, untested, is that the host \
-     ran that process's two virtual CPUs farther apart), and a short run stops at \
+     placed that process's two virtual CPUs differently, nearer or farther apart), and a short run stops at \
      the first round whose interval is tight",
     "Each round is a fresh process and the figure a median over rounds; this row counts \
      the rounds on different CPUs whose median is over twice or under half the median \

@@ -150,9 +150,8 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 .why(Why::Hypothesis(
     "the handler loop runs in `block_on`'s future, off the workers, taking every expiry in \
      turn; design 1's callbacks run on the workers. Both spawn from the `block_on` thread; \
-     the threats table shows what that spawn site changes. Untested alternative: design 4 \
-     sets each deadline in its task, on a worker, design 1 before it spawns, so their \
-     deadlines may fall closer together or farther apart.",
+     the threats table shows what that spawn site changes. An alternative this page does not \
+     separate: design 4 sets each deadline in its task, design 1 before it spawns, so their deadline spans can differ.",
 ));
 
 /// Design 1 on the two runtime flavours.
@@ -177,6 +176,6 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
 .why(Why::Hypothesis(
     "one thread runs every callback in turn, the multi-thread runtime spreads them over its \
      workers; the flavours table's row for *task each, no lock* tests that without the lock. \
-     Untested alternative: one thread makes every timeout alone, so the deadlines' span \
-     differs between the runtimes, which moves lateness by itself.",
+     An alternative this page does not separate: one thread makes every timeout alone, so \
+     the deadlines' span differs between the runtimes, which moves lateness by itself.",
 ));

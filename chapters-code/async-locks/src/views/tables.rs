@@ -311,21 +311,14 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
         for h in Hazard::ALL {
             let runs: Vec<_> = r.data().filter_map(|d| d.find(h, fl)).collect();
             let Some(first) = runs.first() else { continue };
-            let mut got: Vec<u64> = runs
-                .iter()
-                .filter(|x| x.stalled)
-                .map(|x| x.handled)
-                .collect();
-            got.sort_unstable();
-            let got = match (got.first(), got.last()) {
-                (Some(a), Some(b)) => format!(
+            let got = crate::experiments::stalled_handled(&runs).map_or("–".into(), |(a, b)| {
+                format!(
                     "{} to {} of {}",
-                    fmt_count(*a),
-                    fmt_count(*b),
+                    fmt_count(a),
+                    fmt_count(b),
                     fmt_count(first.n as u64)
-                ),
-                _ => "–".to_string(),
-            };
+                )
+            });
             let locks = runs.iter().fold(Tallied::default(), |a, x| Tallied {
                 calls: a.calls + x.locks.calls,
                 waited: a.waited + x.locks.waited,
@@ -337,7 +330,13 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
                         &HazardKey::new(h, fl),
                         &HazardKey::new(Hazard::LongNoLock, fl),
                     )?;
-                    Some(ratio_cell(&c))
+                    // A stalled run has no lateness: its round leaves the pair, said.
+                    let gone = runs.iter().filter(|x| x.stalled).count();
+                    let cell = ratio_cell(&c);
+                    Some(match gone {
+                        0 => cell,
+                        k => format!("{cell}; stalled in {k} more").into(),
+                    })
                 })
                 .flatten()
                 .unwrap_or_else(|| "–".into());

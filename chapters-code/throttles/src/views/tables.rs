@@ -216,7 +216,7 @@ fn stalled(r: &Results<RatesRound>) -> String {
     )
 }
 
-const DAGGER: &str = " A † marks a run stopped in some round at twice its planned time, \
+const DAGGER: &str = " A † marks a run stopped in some round at twice its planned time plus 20 ms, \
     counted over the operations that ran.";
 const START_UP: &str = " A ‡ marks a figure that reads start-up, not a pace: runs that plan \
     fewer than 10 starts past the 2 ms start-up, or governor's 10 ms burst still draining \
