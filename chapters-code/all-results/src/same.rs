@@ -151,6 +151,7 @@ pub fn view(records: &[Record]) -> String {
     // The verdict is words, not a figure: it wraps.
     .align(3, harness::render::Align::Left);
     let mut differ = Vec::new();
+    let mut unjudged = 0;
     let mut used: Vec<&Record> = Vec::new();
     for p in &ps {
         let Some((ra, a, rb, b, v)) = judge(records, p) else {
@@ -162,7 +163,15 @@ pub fn view(records: &[Record]) -> String {
             }
         }
         let unit = ra.unit(&p.owner.1).unwrap_or(harness::Unit::Nanos);
+        let short = a.n.min(b.n) < harness::stats::VERDICT_MIN_ROUNDS;
+        unjudged += usize::from(short && undecided_text(v).is_some());
         let said = match undecided_text(v) {
+            // Not judged: the rule needs more rounds behind each side.
+            Some(_) if short => format!(
+                "too few rounds to judge ({} of {})",
+                a.n.min(b.n),
+                harness::stats::VERDICT_MIN_ROUNDS
+            ),
             Some(t) => format!("{t} (measured apart: judged on the two intervals)"),
             None => {
                 differ.push((p, ra, rb));
@@ -191,12 +200,16 @@ pub fn view(records: &[Record]) -> String {
     out.push('\n');
     let n = t_len(&ps, records);
     out.push_str(&format!(
-        "- By the book's rule (judged apart, on the two intervals), {} of {n} pairs read {} or {}; {} {}.\n",
-        n - differ.len(),
+        "- By the book's rule (judged apart, on the two intervals), {} of {n} pairs read {} or {}; {} {}{}.\n",
+        n - differ.len() - unjudged,
         undecided_text(Verdict::Unclear).unwrap_or_default(),
         undecided_text(Verdict::Same).unwrap_or_default(),
         differ.len(),
-        if differ.len() == 1 { "differs" } else { "differ" }
+        if differ.len() == 1 { "differs" } else { "differ" },
+        match unjudged {
+            0 => String::new(),
+            k => format!("; {k} had too few rounds to judge"),
+        }
     ));
     for (p, ra, rb) in &differ {
         out.push_str(&format!(

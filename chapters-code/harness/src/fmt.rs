@@ -192,8 +192,9 @@ impl From<&str> for Formatted {
 }
 
 /// The median and, in brackets, its interval: `12.3 µs (11.9–12.8)`. The interval is
-/// at [`CONFIDENCE`] when there were enough rounds; with fewer, the provenance line and
-/// a note under the view say what it covers.
+/// at [`CONFIDENCE`] when there were enough rounds; with fewer (or rounds that drifted)
+/// the bracket says what it covers, `(11.9–12.8, 94 %)`, and a note under the view says
+/// why.
 pub fn fmt_estimate(e: &Estimate, unit: Unit) -> Formatted {
     let (lo, hi, med) = (unit.format(e.lo), unit.format(e.hi), unit.format(e.median));
     let unit_of = |s: &str| s.rsplit_once(' ').map(|(_, u)| u.to_string());
@@ -208,6 +209,11 @@ pub fn fmt_estimate(e: &Estimate, unit: Unit) -> Formatted {
             format!("{a}{dash}{b}")
         }
         _ => fmt_range(e.lo, e.hi, unit),
+    };
+    let range = if e.at_stated_confidence() {
+        range
+    } else {
+        format!("{range}, {:.0} %", e.confidence.max(0.0) * 100.0)
     };
     Formatted::with_interval(med, range)
 }

@@ -256,9 +256,10 @@ mod tests {
             n: 3,
             drift: None,
         };
+        // Short of 95 %, the bracket says what it covers.
         assert_eq!(
             fmt_estimate(&e, Unit::Nanos).to_string(),
-            "1.00 µs (990 ns–1.02 µs)"
+            "1.00 µs (990 ns–1.02 µs, 75 %)"
         );
         assert_eq!(
             coverage_shortfall(&e).unwrap(),
