@@ -119,6 +119,7 @@ pub fn shown(
             ch.key,
             ch.build,
             harness::params::tag(&values),
+            &|r| exp.check_rounds(r),
         )
     }
 }

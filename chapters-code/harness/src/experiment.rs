@@ -260,13 +260,18 @@ pub trait AnyExperiment: Sync {
     fn run_round(&self, ctx: Ctx) -> anyhow::Result<RoundRecord>;
     /// Whether every round of `record` decodes into this experiment's own round type:
     /// checked before an imported record is stored (issue 28: rounds of `{}` replaced a
-    /// good result, and the page then had nothing to show). Each reading must also be
-    /// in the unit this experiment's code gives it for that round's data (issue 35,
-    /// item 4: a time stored as a size was shown as one).
+    /// good result, and the page then had nothing to show), and before a stored one is
+    /// shown. Each reading must also be one this experiment's code gives for that
+    /// round's data, in its unit (issue 35, item 4: a time stored as a size was shown
+    /// as one); the record's parameters lie in their declared ranges, it holds no more
+    /// rounds than its profile's budget runs, and each round's counts are within what
+    /// the code makes with those parameters ([`crate::bounds::RoundBounds`]).
     fn check_rounds(&self, record: &Record) -> Result<(), String>;
 }
 
-impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> {
+impl<R: Serialize + DeserializeOwned + crate::bounds::RoundBounds + 'static> AnyExperiment
+    for Experiment<R>
+{
     fn name(&self) -> &'static str {
         self.name
     }
@@ -297,6 +302,20 @@ impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> 
         })
     }
     fn check_rounds(&self, record: &Record) -> Result<(), String> {
+        self.check_params(record)?;
+        // No more rounds than the record's profile runs of this experiment (issue 35,
+        // item 2), rather than a book-wide cap.
+        let max = self.budget(record.profile).max_rounds;
+        if record.rounds.len() > max as usize {
+            return Err(format!(
+                "it holds {} rounds; the {} profile runs at most {max} of `{}` (its budget)",
+                record.rounds.len(),
+                record.profile,
+                self.name
+            ));
+        }
+        let params = crate::bounds::Params::of(record);
+        let strict = params.this_os();
         record.rounds.iter().try_for_each(|r| {
             let data = R::deserialize(&r.data).map_err(|e| {
                 format!(
@@ -304,25 +323,69 @@ impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> 
                     r.index, self.name
                 )
             })?;
-            // The units the code gives this round's readings: a reading it names must
-            // be stored in the same one.
+            // Every stored reading is one the code gives for this round's data, in the
+            // unit it gives it, once (issue 35, items 4 and 15). A record of another
+            // OS's build may hold arms this build lacks: those are not refused.
             let made = (self.readings)(&data);
+            let mut seen = std::collections::HashSet::new();
             for x in &r.readings {
-                if let Some(m) = made.iter().find(|m| m.key == x.key)
-                    && m.unit != x.unit
-                {
+                let name = crate::safe::terminal(&x.key.chars().take(80).collect::<String>());
+                if !seen.insert(x.key.as_str()) {
                     return Err(format!(
-                        "round {}: the reading {} is stored in {}, but `{}` gives it in {}",
-                        r.index,
-                        crate::safe::terminal(&x.key),
-                        x.unit.name(),
-                        self.name,
-                        m.unit.name()
+                        "round {}: the reading {name} is stored twice",
+                        r.index
                     ));
                 }
+                match made.iter().find(|m| m.key == x.key) {
+                    // Another OS's build has arms this one's code does not give; its
+                    // readings are held to the unit where this code names them.
+                    None if !strict => {}
+                    None => {
+                        return Err(format!(
+                            "round {}: the reading {name} is not one `{}` gives for that round's data",
+                            r.index, self.name
+                        ));
+                    }
+                    Some(m) if m.unit != x.unit => {
+                        return Err(format!(
+                            "round {}: the reading {name} is stored in {}, but `{}` gives it in {}",
+                            r.index,
+                            x.unit.name(),
+                            self.name,
+                            m.unit.name()
+                        ));
+                    }
+                    Some(_) => {}
+                }
             }
-            Ok(())
+            data.check_bounds(&params)
+                .map_err(|why| format!("round {}: {why}", r.index))
         })
+    }
+}
+
+impl<R> Experiment<R> {
+    /// Every parameter the record stores is one this experiment takes, within its
+    /// declared range (a whole number where it takes one): the round bounds read them.
+    fn check_params(&self, record: &Record) -> Result<(), String> {
+        for v in &record.params {
+            let name = crate::safe::terminal(&v.name.chars().take(80).collect::<String>());
+            let Some(p) = self.params.iter().find(|p| p.name == v.name) else {
+                return Err(format!(
+                    "it stores the parameter {name}, which `{}` does not take",
+                    self.name
+                ));
+            };
+            if !(p.min <= v.value && v.value <= p.max) || (p.integer && v.value.fract() != 0.0) {
+                return Err(format!(
+                    "its parameter {name} is {}, outside what `{}` takes ({})",
+                    v.value,
+                    self.name,
+                    p.range_text()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
