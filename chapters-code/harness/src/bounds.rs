@@ -80,6 +80,15 @@ impl<'a> Params<'a> {
             .map_or(p.max, |v| v.value)
     }
 
+    /// `p`'s value as a bound, if the record stores it: for a round type that several
+    /// experiments share, whose parameters differ.
+    pub fn stored(&self, p: &Param) -> Option<Limit> {
+        self.stored
+            .iter()
+            .any(|v| v.name == p.name)
+            .then(|| self.limit(p))
+    }
+
     /// `p`'s value as a bound: `messages = 20,000`.
     pub fn limit(&self, p: &Param) -> Limit {
         let v = self.value(p).max(0.0).ceil();
