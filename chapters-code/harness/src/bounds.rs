@@ -17,6 +17,11 @@ use crate::fmt::fmt_count;
 use crate::params::{Param, ParamValue};
 use crate::stats::Dist;
 
+/// The most readings one round may give (the book's most is 61): the door's cap on
+/// every round ([`crate::validate::MAX_READINGS`]), and the bound on a list of arms of
+/// another OS's build.
+pub const MAX_READINGS: usize = 256;
+
 /// A round type's bounds: every count, length and distribution of one round at most
 /// what the experiment's code makes with `params`.
 pub trait RoundBounds {
@@ -59,13 +64,13 @@ impl<'a> Params<'a> {
     /// The number of arms a round of this build has (`n`, `why`) as a bound on a list
     /// of them. A record of another OS's build may have arms this build lacks (its
     /// calls, its ways of sleeping): its lists are bounded by the most readings any
-    /// round may give ([`crate::validate::MAX_READINGS`]) instead.
+    /// round may give ([`MAX_READINGS`]) instead.
     pub fn arms(&self, n: usize, why: impl Into<String>) -> Limit {
         if self.this_os {
             Limit::new(n as u64, why)
         } else {
             Limit::new(
-                crate::validate::MAX_READINGS as u64,
+                MAX_READINGS as u64,
                 "the most readings a round gives; a record of another OS's build",
             )
         }

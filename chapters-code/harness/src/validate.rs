@@ -62,7 +62,7 @@ pub const MAX_TEXT: usize = 4096;
 /// experiment's budget against it.
 pub const MAX_ROUNDS: usize = 100;
 /// The most readings one round may give (the book's most is 61).
-pub const MAX_READINGS: usize = 256;
+pub const MAX_READINGS: usize = crate::bounds::MAX_READINGS;
 /// The most notes a record may carry, and the longest note.
 pub const MAX_NOTES: usize = 16;
 pub const MAX_NOTE: usize = 512;
