@@ -864,6 +864,93 @@ pub fn latin_row<T: Clone>(items: &[T], r: u32) -> Vec<T> {
 mod tests {
     use super::*;
 
+    /// Issue 35: the door an experiment keeps for its records. The fixture's `ok` makes
+    /// rounds of `n` (its parameter, 3 in quick) and one reading, `steady`, in ns.
+    #[test]
+    fn a_record_is_held_to_its_parameters_budget_and_readings() {
+        use crate::fixture::{OK, Steady};
+        let good = || {
+            let mut r = crate::fixture::record_of_readings(
+                "fixture",
+                "ok",
+                vec![vec![Reading::of(&Steady, Unit::Nanos, 1003.0)]; 6],
+            );
+            r.params = crate::params::resolve("ok", OK.params, Profile::Quick, &[]).unwrap();
+            for x in &mut r.rounds {
+                x.data = serde_json::json!({"pid": 1, "round": x.index, "n": 3});
+            }
+            r
+        };
+        assert_eq!(OK.check_rounds(&good()), Ok(()));
+        type Lie = fn(&mut Record);
+        let lies: &[(Lie, &str)] = &[
+            (
+                |r| r.rounds[2].data["n"] = 4_294_967_295u64.into(),
+                "round 2: n holds 4,294,967,295 things; this experiment makes at most 3 a round (n = 3)",
+            ),
+            (
+                |r| r.params[0].value = 5_000.0,
+                "its parameter n is 5000, outside what `ok` takes (an integer from 1 to 1,000)",
+            ),
+            (
+                |r| r.params[0].value = 2.5,
+                "its parameter n is 2.5, outside what `ok` takes",
+            ),
+            (
+                |r| r.params[0].name = "gap_ms".into(),
+                "it stores the parameter gap_ms, which `ok` does not take",
+            ),
+            (
+                |r| {
+                    r.rounds = (0..7)
+                        .flat_map(|_| r.rounds.clone())
+                        .enumerate()
+                        .map(|(i, x)| RoundRecord {
+                            index: i as u32,
+                            ..x
+                        })
+                        .collect()
+                },
+                "it holds 42 rounds; the quick profile runs at most 40 of `ok` (its budget)",
+            ),
+            (
+                |r| {
+                    r.rounds[1]
+                        .readings
+                        .push(Reading::new("other", Unit::Nanos, 1.0))
+                },
+                "round 1: the reading other is not one `ok` gives for that round's data",
+            ),
+            (
+                |r| r.rounds[1].readings[0].unit = Unit::Bytes,
+                "round 1: the reading steady is stored in bytes, but `ok` gives it in ns",
+            ),
+            (
+                |r| {
+                    let twice = r.rounds[0].readings[0].clone();
+                    r.rounds[0].readings.push(twice)
+                },
+                "round 0: the reading steady is stored twice",
+            ),
+        ];
+        for (lie, why) in lies {
+            let mut r = good();
+            lie(&mut r);
+            let e = OK.check_rounds(&r).unwrap_err();
+            assert!(e.starts_with(why), "{e}");
+        }
+        // A record of another OS's build may hold arms this build lacks.
+        let mut other = good();
+        other.provenance.machine.target_os = Some(match crate::machine::TargetOs::this_build() {
+            crate::machine::TargetOs::Windows => crate::machine::TargetOs::Linux,
+            _ => crate::machine::TargetOs::Windows,
+        });
+        other.rounds[1]
+            .readings
+            .push(Reading::new("other", Unit::Nanos, 1.0));
+        assert_eq!(OK.check_rounds(&other), Ok(()));
+    }
+
     #[test]
     fn rounds_follow_a_balanced_latin_square() {
         let ctx = |round| Ctx::new(Profile::Quick, round, vec![], Instant::now());
