@@ -157,6 +157,10 @@ var DATE = /^[A-Za-z0-9 :.+-]{1,40}$/;
 var HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{110bd}\u{110cd}\u{13430}-\u{1343f}\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}]/u;
 var LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?:^|[^\ud800-\udbff])[\udc00-\udfff]/;
 var NOT_IN_DATA = /[<>\[\]{}`&*|\\]/;
+// The most rounds each profile's budget runs of each experiment (`chapter/experiment`),
+// from the page's data (`max_rounds`, written from the chapters' own budgets): a record
+// of more is refused, as the command line refuses it. Set once the data is read.
+var MAX_ROUNDS = {};
 // HTML character references a page would show as a character, as
 // `harness::validate::decode_references` reads them.
 var NAMED = {
@@ -228,6 +232,12 @@ function recordProblem(r, i) {
   // The sizes `harness::validate` allows (issue 35, items 3 and 10).
   var notes = Array.isArray(r.notes) ? r.notes : [];
   var details = Array.isArray(r.details) ? r.details : [];
+  if (r.profile !== 'quick' && r.profile !== 'full') { return where + ' names no profile of this book'; }
+  var budget = MAX_ROUNDS[r.chapter + '/' + r.experiment];
+  if (budget && r.rounds.length > budget[r.profile]) {
+    return where + ' holds ' + r.rounds.length + ' rounds; the ' + r.profile + ' profile runs at most ' +
+      budget[r.profile] + ' of ' + r.chapter + '/' + r.experiment + ' (its budget)';
+  }
   if (r.rounds.length > 100) { return where + ' holds more than 100 rounds'; }
   if (notes.length > 16 || details.length > 16) { return where + ' carries more than 16 notes or details'; }
   var long = function (s, max) { return typeof s === 'string' && chars(s) > max; };
@@ -423,6 +433,7 @@ if (!input || !built || !out) {
   return; // every page loads this script; only the compare page has these
 }
 var mine = JSON.parse(built.textContent);
+MAX_ROUNDS = mine.max_rounds || {};
 if (!mine.rule || !mine.rule.words) {
   out.textContent = 'This page was built without the verdict rule; build the book again.';
   return;

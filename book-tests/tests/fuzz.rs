@@ -219,12 +219,17 @@ fn the_page_and_the_command_line_refuse_and_accept_the_same_files() {
             .output()
             .is_ok_and(|o| o.status.success())
     });
+    // The budgets the page's data carries, as `all-results table compare-data` writes them.
+    let scratch = tempfile::tempdir().unwrap();
+    let budgets = scratch.path().join("max-rounds.json");
+    std::fs::write(&budgets, all_results::max_rounds_table().to_string()).unwrap();
     let page = |file: &str| -> Option<String> {
         let out = std::process::Command::new(node?)
             .arg(dir.join("compare-page.js"))
             .arg(book_tests::book_root().join("assets/js/compare.js"))
             .arg(dir.join("good.json"))
             .arg(dir.join(file))
+            .arg(&budgets)
             .output()
             .unwrap();
         assert!(out.status.success(), "{file}: {out:?}");

@@ -156,12 +156,17 @@ fn the_compare_page_script_refuses_hostile_files() {
         eprintln!("skipped: no node on this machine (make test-browser checks the page)");
         return;
     };
+    // The budgets the page's data carries, as `all-results table compare-data` writes them.
+    let scratch = tempfile::tempdir().unwrap();
+    let budgets = scratch.path().join("max-rounds.json");
+    std::fs::write(&budgets, all_results::max_rounds_table().to_string()).unwrap();
     let run = |file: &str| {
         let out = std::process::Command::new(node)
             .arg(fixtures().join("compare-page.js"))
             .arg(book_root().join("assets/js/compare.js"))
             .arg(fixtures().join("good.json"))
             .arg(fixtures().join(file))
+            .arg(&budgets)
             .output()
             .unwrap();
         assert!(

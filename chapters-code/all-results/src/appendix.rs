@@ -347,6 +347,9 @@ pub fn compare_data(bundle: &crate::Bundle) -> anyhow::Result<String> {
         "machine": bundle.machine,
         "generated_at": bundle.generated_at,
         "figures": bundle.figures,
+        // The most rounds each profile runs of each experiment: the page refuses a
+        // record of more, as `compare` does (issue 35).
+        "max_rounds": crate::max_rounds_table(),
         // The verdict rule of every page, so the script calls a difference as they do.
         "rule": {
             "threshold": harness::stats::threshold(),

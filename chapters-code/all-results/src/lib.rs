@@ -96,6 +96,29 @@ pub fn chapter(slug: &str) -> Option<&'static Chapter> {
     CHAPTERS.iter().copied().find(|c| c.name == slug)
 }
 
+/// The most rounds `profile`'s budget runs of `chapter`'s `experiment`, if the book has
+/// that experiment: the round count a record of it may hold (issue 35, item 2).
+pub fn max_rounds(chapter: &str, experiment: &str, profile: harness::Profile) -> Option<u32> {
+    let exp = crate::chapter(chapter)?.experiment(experiment)?;
+    Some(exp.budget(profile).max_rounds)
+}
+
+/// [`max_rounds`] of every experiment, as the Compare page's data carries it:
+/// `{"chapter/experiment": {"quick": 40, "full": 10}, …}`.
+pub fn max_rounds_table() -> serde_json::Value {
+    let mut table = serde_json::Map::new();
+    for ch in CHAPTERS {
+        for e in ch.experiments {
+            let mut by = serde_json::Map::new();
+            for p in harness::Profile::ALL {
+                by.insert(p.name().into(), e.budget(p).max_rounds.into());
+            }
+            table.insert(format!("{}/{}", ch.name, e.name()), by.into());
+        }
+    }
+    table.into()
+}
+
 /// What the book shows for one experiment: the best good stored result for the
 /// current code, else (when `measure` is set) a fresh measurement in `profile`.
 pub fn shown(
@@ -119,6 +142,7 @@ pub fn shown(
             ch.key,
             ch.build,
             harness::params::tag(&values),
+            &|r| exp.check_rounds(r),
         )
     }
 }
@@ -358,6 +382,22 @@ impl Bundle {
         }
         for (i, r) in self.records.iter().enumerate() {
             validate::record(r).map_err(|why| format!("record {}: {why}", i + 1))?;
+            // No more rounds than the record's profile runs of its experiment, a rule
+            // the Compare page applies too (`max_rounds` in its data). The rest of the
+            // experiment's door (its rounds' shape and counts) is `import`'s, which
+            // stores records; `compare` reads only the figures.
+            if let Some(max) = max_rounds(&r.chapter, &r.experiment, r.profile)
+                && r.rounds.len() > max as usize
+            {
+                return Err(format!(
+                    "record {}: it holds {} rounds; the {} profile runs at most {max} of {}/{} (its budget)",
+                    i + 1,
+                    r.rounds.len(),
+                    r.profile,
+                    r.chapter,
+                    r.experiment
+                ));
+            }
         }
         Ok(())
     }

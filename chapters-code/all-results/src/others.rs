@@ -284,14 +284,27 @@ pub fn machines(dir: &Path, chapter: &str, experiment: &str) -> Vec<OtherMachine
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_string();
+        // Held to the experiment's own door too (its rounds, readings and counts within
+        // what its parameters make, issue 35), as import held it.
+        let exp = crate::chapter(chapter).and_then(|c| c.experiment(experiment));
         let best = cache::own_files(&folder)
             .into_iter()
-            .filter_map(|(path, read)| read.map_err(|why| cache::warn_ignored(&path, &why)).ok())
-            .filter(|r| {
-                r.is_ok()
+            .filter_map(|(path, read)| {
+                let r = read.map_err(|why| cache::warn_ignored(&path, &why)).ok()?;
+                let wanted = r.is_ok()
                     && r.chapter == chapter
                     && r.experiment == experiment
-                    && harness::params::tag(&r.params).is_none()
+                    && harness::params::tag(&r.params).is_none();
+                if !wanted {
+                    return None;
+                }
+                match exp.map_or(Ok(()), |e| e.check_rounds(&r)) {
+                    Ok(()) => Some(r),
+                    Err(why) => {
+                        cache::warn_ignored(&path, &why);
+                        None
+                    }
+                }
             })
             .max_by_key(|r| {
                 (

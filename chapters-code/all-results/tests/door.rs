@@ -14,15 +14,18 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The reading of every `calls` record here: a call this OS's code times.
+const READING: (&str, f64) = ("thread::sleep(0)", 100.0);
+
 /// A good `calls` record from this kind of machine, with `data` as every round's.
 fn calls_on_this_machine(data: serde_json::Value) -> Record {
     let mut machine = Machine::current();
     machine.build = "release".into();
-    calls_record(machine, &[("sleep(0)", 100.0)], &[], data)
+    calls_record(machine, &[READING], &[], data)
 }
 
 fn good_calls() -> Record {
-    calls_on_this_machine(calls_data())
+    calls_on_this_machine(calls_data(&[READING]))
 }
 
 const STORED: &str = "short-sleeps/calls.quick.release.json";
@@ -612,4 +615,87 @@ fn import_refuses_a_reading_in_another_unit_than_its_experiment_gives() {
     let honest = results_folder(root.path(), "honest", &timed);
     let out = all_results(&["import".as_ref(), honest.as_os_str()], &results);
     assert!(stdout(&out).starts_with("imported 1 good"), "{out:?}");
+}
+
+/// Issue 35, "numbers that cannot exhaust a reader": import holds every record to what
+/// its experiment's code makes from the parameters the record stores. A reading the
+/// code does not give for the round's data (readings over empty loops), a loop of more
+/// calls than any parameter value plans, more rounds than the profile runs, and a
+/// parameter outside its range are each refused, saying why; the honest record imports.
+#[test]
+fn import_holds_a_record_to_what_its_parameters_make() {
+    type Lie = fn(&mut Record);
+    let lies: &[(&str, Lie, &str)] = &[
+        (
+            "readings over empty loops",
+            |r| r.rounds.iter_mut().for_each(|x| x.data = calls_data(&[])),
+            "round 0: the reading thread::sleep(0) is not one `calls` gives for that round's data",
+        ),
+        (
+            "a loop of 4,294,967,295 calls",
+            |r| {
+                for x in &mut r.rounds {
+                    x.data["loops"][0]["sample"]["calls"] = 4_294_967_295u64.into();
+                }
+            },
+            "holds 4,294,967,295 calls; this experiment makes at most 1,000,000 a round (calls = 1,000,000)",
+        ),
+        (
+            "41 rounds",
+            |r| {
+                r.rounds = (0..41)
+                    .map(|i| harness::record::RoundRecord {
+                        index: i,
+                        ..r.rounds[0].clone()
+                    })
+                    .collect()
+            },
+            "it holds 41 rounds; the quick profile runs at most 40 of `calls` (its budget)",
+        ),
+        (
+            "calls = 10^9",
+            |r| {
+                r.params.push(harness::params::ParamValue {
+                    name: "calls".into(),
+                    value: 1e9,
+                    integer: true,
+                    unit: "per loop".into(),
+                    default: false,
+                })
+            },
+            "its parameter calls is 1000000000, outside what `calls` takes (an integer from 10 to 1,000,000)",
+        ),
+    ];
+    let root = tempfile::tempdir().unwrap();
+    for (i, (lie, plant, why)) in lies.iter().enumerate() {
+        let results = root.path().join(format!("results-{i}"));
+        let mut r = good_calls();
+        plant(&mut r);
+        let from = results_folder(root.path(), &format!("lie-{i}"), &r);
+        let out = all_results(&["import".as_ref(), from.as_os_str()], &results);
+        assert!(!out.status.success(), "{lie}: {out:?}");
+        assert!(stderr(&out).contains(why), "{lie}: {}", stderr(&out));
+        assert!(!results.join(STORED).exists(), "{lie}");
+        // Planted straight into a results folder, it is not shown either: the page
+        // reads every stored record through its experiment's door.
+        let ch = all_results::chapter("short-sleeps").unwrap();
+        r.build = ch.build.into();
+        let planted = as_this_build(results_folder(root.path(), &format!("planted-{i}"), &r));
+        let shown = all_results::shown(ch, "calls", harness::Profile::Quick, &planted, false);
+        assert!(shown.is_none(), "{lie}: shown");
+    }
+    let ch = all_results::chapter("short-sleeps").unwrap();
+    let mut good = good_calls();
+    good.build = ch.build.into();
+    let honest = as_this_build(results_folder(root.path(), "honest", &good));
+    assert!(all_results::shown(ch, "calls", harness::Profile::Quick, &honest, false).is_some());
+}
+
+/// A results folder of [`results_folder`] with its record filed under this test build's
+/// name (`calls.quick.debug.json` in a debug build), where the book looks for it.
+fn as_this_build(dir: std::path::PathBuf) -> std::path::PathBuf {
+    let build = all_results::chapter("short-sleeps").unwrap().build;
+    let to = dir.join(format!("short-sleeps/calls.quick.{build}.json"));
+    std::fs::rename(dir.join(STORED), to).unwrap();
+    dir
 }

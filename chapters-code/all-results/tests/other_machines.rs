@@ -30,25 +30,39 @@ fn machine(os: &str, kernel: &str, arch: &str, cpu: &str, cpus: usize) -> Machin
     }
 }
 
+const MAC: &[(&str, f64)] = &[
+    ("empty loop", 0.4),
+    ("thread::sleep(0)", 3.0),
+    ("nanosleep(0)", 900.0),
+    ("pselect(0)", 400.0),
+    ("sched_yield()", 170.0),
+    ("yield_now()", 175.0),
+    ("thread::sleep(1 ns)", 11_000.0),
+    ("nanosleep(1 ns)", 12_000.0),
+    ("pselect(1 ns)", 420.0),
+    ("thread::sleep(1 ms)", 1_250_000.0),
+];
+
 fn mac() -> Record {
     calls_record(
         machine("macOS 14.5", "23.5.0", "aarch64", "Apple M1 (Virtual)", 3),
-        &[
-            ("empty loop", 0.4),
-            ("thread::sleep(0)", 3.0),
-            ("nanosleep(0)", 900.0),
-            ("pselect(0)", 400.0),
-            ("sched_yield()", 170.0),
-            ("yield_now()", 175.0),
-            ("thread::sleep(1 ns)", 11_000.0),
-            ("nanosleep(1 ns)", 12_000.0),
-            ("pselect(1 ns)", 420.0),
-            ("thread::sleep(1 ms)", 1_250_000.0),
-        ],
+        MAC,
         &[],
-        calls_data(),
+        calls_data(MAC),
     )
 }
+
+const WINDOWS: &[(&str, f64)] = &[
+    ("empty loop", 0.3),
+    ("thread::sleep(0)", 120.0),
+    ("Sleep(0)", 60.0),
+    ("SleepEx(0, FALSE)", 65.0),
+    ("thread::sleep(1 ns)", 1_100_000.0),
+    ("thread::sleep(1 ms)", 1_990_000.0),
+    ("Sleep(1)", 1_995_000.0),
+    ("SleepEx(1, FALSE)", 1_996_000.0),
+    ("waitable timer (100 ns)", 520_000.0),
+];
 
 fn windows() -> Record {
     calls_record(
@@ -59,22 +73,12 @@ fn windows() -> Record {
             "AMD EPYC 7763 64-Core Processor <b>",
             4,
         ),
-        &[
-            ("empty loop", 0.3),
-            ("thread::sleep(0)", 120.0),
-            ("Sleep(0)", 60.0),
-            ("SleepEx(0, FALSE)", 65.0),
-            ("thread::sleep(1 ns)", 1_100_000.0),
-            ("thread::sleep(1 ms)", 1_990_000.0),
-            ("Sleep(1)", 1_995_000.0),
-            ("SleepEx(1, FALSE)", 1_996_000.0),
-            ("waitable timer (100 ns)", 520_000.0),
-        ],
+        WINDOWS,
         &[(
             short_sleeps::experiments::TIMER_RESOLUTION_DETAIL,
             "current 1 ms (coarsest 15.6 ms, finest 500 µs)",
         )],
-        calls_data(),
+        calls_data(WINDOWS),
     )
 }
 

@@ -9,6 +9,7 @@
 use crate::{
     Design, Flavour, Hazard, Run, Tallied, Waits, extended_timeout, run_design, run_hazard,
 };
+use harness::bounds::{Limit, Params, RoundBounds};
 use harness::record::twin_key;
 use harness::stats::{median_sorted, percentile_sorted};
 use harness::unit::grouped;
@@ -151,6 +152,24 @@ impl ReadingKey for HazardKey {
 
 impl Keyed for HazardsRound {
     type Key = HazardKey;
+}
+
+/// A hazards round holds one run per (hazard, runtime), each of at most
+/// `hazard_timeouts` timeouts.
+impl RoundBounds for HazardsRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let (h, f) = (Hazard::ALL.len(), Flavour::ALL.len());
+        Limit::new((h * f) as u64, format!("{h} hazards × {f} runtimes"))
+            .len("runs", "runs", &self.runs)?;
+        let n = p.limit(&HAZARD_TIMEOUTS);
+        for r in &self.runs {
+            let what = format!("the run {}", HazardKey::new(r.hazard, r.flavour).stored());
+            n.check(&what, "timeouts", r.n as u64)?;
+            n.check(&what, "timeouts handled", r.handled)?;
+            n.check(&what, "overlapping callbacks", r.overlapped)?;
+        }
+        Ok(())
+    }
 }
 
 impl HazardsRound {
@@ -475,6 +494,39 @@ pub struct DesignsRound {
     pub runs: Vec<DesignRun>,
 }
 
+/// The counts of one design run: at most `n` timeouts, each handled and paired once.
+fn check_run(r: &DesignRun, n: &Limit) -> Result<(), String> {
+    let what = format!(
+        "the run {} · N = {}",
+        DesignKey::new(r.design, r.flavour).stored(),
+        grouped(r.n as u64)
+    );
+    n.check(&what, "timeouts", r.n as u64)?;
+    n.check(&what, "timeouts handled", r.handled as u64)?;
+    if let Some(d) = &r.lateness {
+        n.dist(&format!("{what}: its lateness"), d)?;
+    }
+    if let Some(x) = &r.pairing {
+        n.check(&what, "mispaired timeouts", x.mispaired as u64)?;
+    }
+    Ok(())
+}
+
+/// A designs round holds one run per (design, runtime) and the twin, each of at most
+/// `timeouts` timeouts.
+impl RoundBounds for DesignsRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let (d, f) = (Design::ALL.len(), Flavour::ALL.len());
+        Limit::new(
+            (d * f + 1) as u64,
+            format!("{d} designs × {f} runtimes and the twin"),
+        )
+        .len("runs", "runs", &self.runs)?;
+        let n = p.limit(&TIMEOUTS);
+        self.runs.iter().try_for_each(|r| check_run(r, &n))
+    }
+}
+
 impl DesignsRound {
     fn readings(&self) -> Vec<Reading> {
         self.runs
@@ -503,6 +555,31 @@ impl DesignsRound {
 pub struct SweepRound {
     pub sizes: Vec<usize>,
     pub runs: Vec<DesignRun>,
+}
+
+/// A sweep round holds the sizes its parameters give ([`sizes`]), one run per (size,
+/// runtime, design), each of at most `largest_timeouts` timeouts.
+impl RoundBounds for SweepRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let (largest, step) = (p.limit(&LARGEST), p.limit(&STEP));
+        let n = sizes(largest.n as usize, step.n as usize).len();
+        let sized = Limit::new(
+            n as u64,
+            format!("{n} sizes with {} and {}", largest.why, step.why),
+        );
+        sized.len("sizes", "sizes", &self.sizes)?;
+        let (d, f) = (SWEPT.len(), Flavour::ALL.len());
+        sized
+            .times(Limit::new(
+                (d * f) as u64,
+                format!("{f} runtimes × {d} designs"),
+            ))
+            .len("runs", "runs", &self.runs)?;
+        for &x in &self.sizes {
+            largest.check("the sizes", "timeouts", x as u64)?;
+        }
+        self.runs.iter().try_for_each(|r| check_run(r, &largest))
+    }
 }
 
 impl SweepRound {
@@ -687,6 +764,13 @@ impl ReadingKey for UnitKey {
 
 impl Keyed for UnitRound {
     type Key = UnitKey;
+}
+
+/// A unit-check round times at most `checks` timeouts.
+impl RoundBounds for UnitRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        p.limit(&CHECKS).len("fired_ns", "checks", &self.fired_ns)
+    }
 }
 
 impl UnitRound {

@@ -18,3 +18,27 @@
 #![cfg(target_os = "linux")]
 
 harness::golden_tests!(async_locks::CHAPTER);
+
+/// Issue 35: a run that says it handled more timeouts than its parameter starts is
+/// refused at the door, naming the bound and the parameter it comes from.
+#[test]
+fn a_count_beyond_its_parameter_is_refused() {
+    let e = harness::fixture::golden_grown(&async_locks::CHAPTER, "unit-check", |d| {
+        d["fired_ns"] = serde_json::json!(vec![40e6; 3]);
+    })
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "round 0: fired_ns holds 3 checks; this experiment makes at most 2 a round (checks = 2)"
+    );
+    let e = harness::fixture::golden_grown(&async_locks::CHAPTER, "designs", |d| {
+        d["runs"][0]["lateness"] = serde_json::json!({"buckets": [[1000, 4_294_967_295u64]]});
+    })
+    .unwrap_err();
+    assert!(
+        e.ends_with(
+            "its lateness holds 4,294,967,295 samples; this experiment makes at most 10,000 a round (timeouts = 10,000)"
+        ),
+        "{e}"
+    );
+}

@@ -8,6 +8,7 @@
 
 use crate::os::{self, Usage};
 use crate::{Brigade, Caps, Kind, Laps, MIN_MEMBERS, Refused, Stop, measure};
+use harness::bounds::{Limit, Params, RoundBounds};
 use harness::record::twin_key;
 use harness::render::fmt_count;
 use harness::unit::grouped;
@@ -422,6 +423,43 @@ pub struct VariantsRound {
     pub spawn: Vec<SpawnRow>,
 }
 
+/// A variants round holds at most one brigade per arm, of at most `tasks` members and
+/// `laps` (or `baseline_laps`) timed laps, and one batch per way of starting a thread
+/// or task, of at most the batch its parameter sets.
+impl RoundBounds for VariantsRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let n = VARIANT_ARMS.len();
+        Limit::new(n as u64, format!("{n} arms")).len("variants", "brigades", &self.variants)?;
+        let tasks = p.limit(&TASKS);
+        tasks.check("the round", "members asked for", self.tasks as u64)?;
+        let laps = p.limit(&LAPS).max(p.limit(&BASELINE_LAPS));
+        for v in &self.variants {
+            let what = format!("the brigade {}", v.kind.key());
+            tasks.check(&what, "members", v.tasks as u64)?;
+            laps.check(&what, "laps", v.laps as u64)?;
+            laps.dist(&format!("{what}: its hops"), &v.hop)?;
+        }
+        let n = Spawned::ALL.len();
+        Limit::new(n as u64, format!("{n} ways of starting")).len(
+            "spawn",
+            "batches",
+            &self.spawn,
+        )?;
+        for r in &self.spawn {
+            let batch = match r.what {
+                Spawned::Thread => p.limit(&SPAWN_THREADS),
+                _ => p.limit(&SPAWN_TASKS),
+            };
+            batch.check(
+                &format!("the batch {}", r.what.key()),
+                "starts",
+                r.batch as u64,
+            )?;
+        }
+        Ok(())
+    }
+}
+
 impl VariantsRound {
     /// One value per arm: this round's median lap divided by its members.
     fn readings(&self) -> Vec<Reading> {
@@ -646,6 +684,42 @@ impl SweepSeries {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepRound {
     pub series: Vec<SweepSeries>,
+}
+
+/// A sweep round holds at most one series per brigade kind, one point per size its
+/// largest size gives ([`sizes`]), of at most that size, and at most the laps
+/// `hops_per_point` gives a size (at least 3, at most 1,000).
+impl RoundBounds for SweepRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let n = SWEEP_KINDS.len();
+        Limit::new(n as u64, format!("{n} brigades")).len("series", "series", &self.series)?;
+        let hops = p.limit(&HOPS);
+        for s in &self.series {
+            let largest = if s.kind.uses_fds() {
+                p.limit(&MAX_THREADS)
+            } else {
+                p.limit(&MAX_TASKS)
+            };
+            let what = format!("the series {}", s.kind.key());
+            let n = sizes(largest.n as usize).len();
+            Limit::new(n as u64, format!("{n} sizes up to {}", largest.why))
+                .len(&what, "points", &s.points)?;
+            for x in &s.points {
+                largest.check(&what, "members", x.tasks as u64)?;
+                let laps = sweep_laps(hops.n as usize, x.tasks) as u64;
+                Limit::new(
+                    laps,
+                    format!(
+                        "{} ÷ {} members, from 3 to 1,000",
+                        hops.why,
+                        fmt_count(x.tasks as u64)
+                    ),
+                )
+                .check(&what, "laps", x.laps as u64)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl SweepRound {
@@ -879,6 +953,26 @@ impl ReadingKey for ProbeKey {
 
 impl Keyed for LimitsRound {
     type Key = ProbeKey;
+}
+
+/// A limits round holds at most one run per probe, each of at most the members its
+/// parameter asks for.
+impl RoundBounds for LimitsRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let n = PROBE_KINDS.len();
+        Limit::new(n as u64, format!("{n} probes")).len("runs", "runs", &self.runs)?;
+        for r in &self.runs {
+            let asked = if r.kind == Kind::Thread {
+                p.limit(&PROBE_THREADS)
+            } else {
+                p.limit(&PROBE_TASKS)
+            };
+            let what = format!("the probe {}", r.kind.key());
+            asked.check(&what, "members asked for", r.wanted as u64)?;
+            asked.check(&what, "members built", r.built as u64)?;
+        }
+        Ok(())
+    }
 }
 
 impl LimitsRound {

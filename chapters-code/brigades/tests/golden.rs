@@ -18,3 +18,25 @@
 #![cfg(target_os = "linux")]
 
 harness::golden_tests!(brigades::CHAPTER);
+
+/// Issue 35: a brigade that says it had more members than its parameter asks for is
+/// refused at the door, naming the bound and the parameter it comes from.
+#[test]
+fn a_count_beyond_its_parameter_is_refused() {
+    let e = harness::fixture::golden_grown(&brigades::CHAPTER, "variants", |d| {
+        d["variants"][0]["tasks"] = 4_294_967_295u64.into();
+    })
+    .unwrap_err();
+    assert!(
+        e.starts_with("round 0: the brigade ")
+            && e.ends_with(
+                "holds 4,294,967,295 members; this experiment makes at most 500 a round (tasks = 500)"
+            ),
+        "{e}"
+    );
+    let e = harness::fixture::golden_grown(&brigades::CHAPTER, "sweep", |d| {
+        d["series"][0]["points"][0]["laps"] = 5_000u64.into();
+    })
+    .unwrap_err();
+    assert!(e.contains("a round (hops_per_point = "), "{e}");
+}

@@ -329,6 +329,9 @@ pub struct Shown {
 /// good full-profile result matching `key`, else the good quick one; failed runs
 /// newer than it are listed. With no good result, the newest failed one (so the
 /// page can say what went wrong). `None`: nothing matches the code, measure.
+/// `check` is the experiment's own door ([`crate::AnyExperiment::check_rounds`]: its
+/// rounds, readings and counts within its parameters' bounds); a record it refuses is
+/// named on stderr and read as absent.
 pub fn best(
     dir: &Path,
     chapter: &str,
@@ -336,6 +339,7 @@ pub fn best(
     key: &str,
     build: &str,
     params: Option<String>,
+    check: &dyn Fn(&Record) -> Result<(), String>,
 ) -> Option<Shown> {
     let slot = |profile| Slot {
         chapter,
@@ -347,14 +351,16 @@ pub fn best(
     // A file must hold the result its name says it holds: a record copied under
     // another experiment's name is not that experiment's.
     let matching = |p: PathBuf, profile: Profile| {
-        load_file(&p).filter(|r| {
-            r.key == key
-                && r.chapter == chapter
-                && r.experiment == experiment
-                && r.build == build
-                && r.profile == profile
-                && tag(&r.params) == params
-        })
+        load_file(&p)
+            .filter(|r| {
+                r.key == key
+                    && r.chapter == chapter
+                    && r.experiment == experiment
+                    && r.build == build
+                    && r.profile == profile
+                    && tag(&r.params) == params
+            })
+            .filter(|r| check(r).map_err(|why| warn_ignored(&p, &why)).is_ok())
     };
     let good = [Profile::Full, Profile::Quick]
         .into_iter()
@@ -790,7 +796,7 @@ mod tests {
     }
 
     fn best_of(dir: &Path, key: &str) -> Option<Shown> {
-        best(dir, "ch", "exp", key, "release", None)
+        best(dir, "ch", "exp", key, "release", None, &|_| Ok(()))
     }
 
     #[test]
@@ -875,7 +881,18 @@ mod tests {
         let p = store(dir.path(), &set).unwrap();
         assert!(p.to_string_lossy().contains(".p"), "{}", p.display());
         assert!(best_of(dir.path(), "k").is_none());
-        assert!(best(dir.path(), "ch", "exp", "k", "release", tag(&set.params)).is_some());
+        assert!(
+            best(
+                dir.path(),
+                "ch",
+                "exp",
+                "k",
+                "release",
+                tag(&set.params),
+                &|_| Ok(())
+            )
+            .is_some()
+        );
     }
 
     #[test]

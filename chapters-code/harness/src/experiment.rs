@@ -260,13 +260,18 @@ pub trait AnyExperiment: Sync {
     fn run_round(&self, ctx: Ctx) -> anyhow::Result<RoundRecord>;
     /// Whether every round of `record` decodes into this experiment's own round type:
     /// checked before an imported record is stored (issue 28: rounds of `{}` replaced a
-    /// good result, and the page then had nothing to show). Each reading must also be
-    /// in the unit this experiment's code gives it for that round's data (issue 35,
-    /// item 4: a time stored as a size was shown as one).
+    /// good result, and the page then had nothing to show), and before a stored one is
+    /// shown. Each reading must also be one this experiment's code gives for that
+    /// round's data, in its unit (issue 35, item 4: a time stored as a size was shown
+    /// as one); the record's parameters lie in their declared ranges, it holds no more
+    /// rounds than its profile's budget runs, and each round's counts are within what
+    /// the code makes with those parameters ([`crate::bounds::RoundBounds`]).
     fn check_rounds(&self, record: &Record) -> Result<(), String>;
 }
 
-impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> {
+impl<R: Serialize + DeserializeOwned + crate::bounds::RoundBounds + 'static> AnyExperiment
+    for Experiment<R>
+{
     fn name(&self) -> &'static str {
         self.name
     }
@@ -297,6 +302,20 @@ impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> 
         })
     }
     fn check_rounds(&self, record: &Record) -> Result<(), String> {
+        self.check_params(record)?;
+        // No more rounds than the record's profile runs of this experiment (issue 35,
+        // item 2), rather than a book-wide cap.
+        let max = self.budget(record.profile).max_rounds;
+        if record.rounds.len() > max as usize {
+            return Err(format!(
+                "it holds {} rounds; the {} profile runs at most {max} of `{}` (its budget)",
+                record.rounds.len(),
+                record.profile,
+                self.name
+            ));
+        }
+        let params = crate::bounds::Params::of(record);
+        let strict = params.this_os();
         record.rounds.iter().try_for_each(|r| {
             let data = R::deserialize(&r.data).map_err(|e| {
                 format!(
@@ -304,25 +323,69 @@ impl<R: Serialize + DeserializeOwned + 'static> AnyExperiment for Experiment<R> 
                     r.index, self.name
                 )
             })?;
-            // The units the code gives this round's readings: a reading it names must
-            // be stored in the same one.
+            // Every stored reading is one the code gives for this round's data, in the
+            // unit it gives it, once (issue 35, items 4 and 15). A record of another
+            // OS's build may hold arms this build lacks: those are not refused.
             let made = (self.readings)(&data);
+            let mut seen = std::collections::HashSet::new();
             for x in &r.readings {
-                if let Some(m) = made.iter().find(|m| m.key == x.key)
-                    && m.unit != x.unit
-                {
+                let name = crate::safe::terminal(&x.key.chars().take(80).collect::<String>());
+                if !seen.insert(x.key.as_str()) {
                     return Err(format!(
-                        "round {}: the reading {} is stored in {}, but `{}` gives it in {}",
-                        r.index,
-                        crate::safe::terminal(&x.key),
-                        x.unit.name(),
-                        self.name,
-                        m.unit.name()
+                        "round {}: the reading {name} is stored twice",
+                        r.index
                     ));
                 }
+                match made.iter().find(|m| m.key == x.key) {
+                    // Another OS's build has arms this one's code does not give; its
+                    // readings are held to the unit where this code names them.
+                    None if !strict => {}
+                    None => {
+                        return Err(format!(
+                            "round {}: the reading {name} is not one `{}` gives for that round's data",
+                            r.index, self.name
+                        ));
+                    }
+                    Some(m) if m.unit != x.unit => {
+                        return Err(format!(
+                            "round {}: the reading {name} is stored in {}, but `{}` gives it in {}",
+                            r.index,
+                            x.unit.name(),
+                            self.name,
+                            m.unit.name()
+                        ));
+                    }
+                    Some(_) => {}
+                }
             }
-            Ok(())
+            data.check_bounds(&params)
+                .map_err(|why| format!("round {}: {why}", r.index))
         })
+    }
+}
+
+impl<R> Experiment<R> {
+    /// Every parameter the record stores is one this experiment takes, within its
+    /// declared range (a whole number where it takes one): the round bounds read them.
+    fn check_params(&self, record: &Record) -> Result<(), String> {
+        for v in &record.params {
+            let name = crate::safe::terminal(&v.name.chars().take(80).collect::<String>());
+            let Some(p) = self.params.iter().find(|p| p.name == v.name) else {
+                return Err(format!(
+                    "it stores the parameter {name}, which `{}` does not take",
+                    self.name
+                ));
+            };
+            if !(p.min <= v.value && v.value <= p.max) || (p.integer && v.value.fract() != 0.0) {
+                return Err(format!(
+                    "its parameter {name} is {}, outside what `{}` takes ({})",
+                    v.value,
+                    self.name,
+                    p.range_text()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -816,6 +879,93 @@ fn williams_row<T: Clone>(items: &[T], r: u32) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35: the door an experiment keeps for its records. The fixture's `ok` makes
+    /// rounds of `n` (its parameter, 3 in quick) and one reading, `steady`, in ns.
+    #[test]
+    fn a_record_is_held_to_its_parameters_budget_and_readings() {
+        use crate::fixture::{OK, Steady};
+        let good = || {
+            let mut r = crate::fixture::record_of_readings(
+                "fixture",
+                "ok",
+                vec![vec![Reading::of(&Steady, Unit::Nanos, 1003.0)]; 6],
+            );
+            r.params = crate::params::resolve("ok", OK.params, Profile::Quick, &[]).unwrap();
+            for x in &mut r.rounds {
+                x.data = serde_json::json!({"pid": 1, "round": x.index, "n": 3});
+            }
+            r
+        };
+        assert_eq!(OK.check_rounds(&good()), Ok(()));
+        type Lie = fn(&mut Record);
+        let lies: &[(Lie, &str)] = &[
+            (
+                |r| r.rounds[2].data["n"] = 4_294_967_295u64.into(),
+                "round 2: n holds 4,294,967,295 things; this experiment makes at most 3 a round (n = 3)",
+            ),
+            (
+                |r| r.params[0].value = 5_000.0,
+                "its parameter n is 5000, outside what `ok` takes (an integer from 1 to 1,000)",
+            ),
+            (
+                |r| r.params[0].value = 2.5,
+                "its parameter n is 2.5, outside what `ok` takes",
+            ),
+            (
+                |r| r.params[0].name = "gap_ms".into(),
+                "it stores the parameter gap_ms, which `ok` does not take",
+            ),
+            (
+                |r| {
+                    r.rounds = (0..7)
+                        .flat_map(|_| r.rounds.clone())
+                        .enumerate()
+                        .map(|(i, x)| RoundRecord {
+                            index: i as u32,
+                            ..x
+                        })
+                        .collect()
+                },
+                "it holds 42 rounds; the quick profile runs at most 40 of `ok` (its budget)",
+            ),
+            (
+                |r| {
+                    r.rounds[1]
+                        .readings
+                        .push(Reading::new("other", Unit::Nanos, 1.0))
+                },
+                "round 1: the reading other is not one `ok` gives for that round's data",
+            ),
+            (
+                |r| r.rounds[1].readings[0].unit = Unit::Bytes,
+                "round 1: the reading steady is stored in bytes, but `ok` gives it in ns",
+            ),
+            (
+                |r| {
+                    let twice = r.rounds[0].readings[0].clone();
+                    r.rounds[0].readings.push(twice)
+                },
+                "round 0: the reading steady is stored twice",
+            ),
+        ];
+        for (lie, why) in lies {
+            let mut r = good();
+            lie(&mut r);
+            let e = OK.check_rounds(&r).unwrap_err();
+            assert!(e.starts_with(why), "{e}");
+        }
+        // A record of another OS's build may hold arms this build lacks.
+        let mut other = good();
+        other.provenance.machine.target_os = Some(match crate::machine::TargetOs::this_build() {
+            crate::machine::TargetOs::Windows => crate::machine::TargetOs::Linux,
+            _ => crate::machine::TargetOs::Windows,
+        });
+        other.rounds[1]
+            .readings
+            .push(Reading::new("other", Unit::Nanos, 1.0));
+        assert_eq!(OK.check_rounds(&other), Ok(()));
+    }
 
     #[test]
     fn rounds_follow_a_balanced_latin_square() {

@@ -37,6 +37,13 @@ impl Keyed for Round {
     type Key = Steady;
 }
 
+/// A round's `n` is its parameter's value.
+impl crate::bounds::RoundBounds for Round {
+    fn check_bounds(&self, params: &crate::bounds::Params) -> Result<(), String> {
+        params.limit(&N).check("n", "things", self.n)
+    }
+}
+
 fn readings(r: &Round) -> Vec<Reading> {
     vec![Reading::of(&Steady, Unit::Nanos, 1000.0 + r.n as f64)]
 }
@@ -433,6 +440,70 @@ pub fn golden_records(chapter: &Chapter) -> anyhow::Result<Vec<crate::Record>> {
         .collect()
 }
 
+/// The golden records of `chapter`, and its records in the folder `COW_MEASURED_RECORDS`
+/// names, that their experiment's door ([`crate::AnyExperiment::check_rounds`])
+/// refuses, each with why. Says on stderr how many measured records it read.
+pub fn out_of_bounds(chapter: &Chapter) -> Vec<String> {
+    let mut records: Vec<(String, crate::Record)> = match golden_records(chapter) {
+        Ok(rs) => rs
+            .into_iter()
+            .map(|r| (format!("golden {}", r.experiment), r))
+            .collect(),
+        Err(e) => return vec![format!("{e:#}")],
+    };
+    if let Some(dir) = std::env::var_os("COW_MEASURED_RECORDS") {
+        let dir = std::path::Path::new(&dir).join(chapter.name);
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "json") {
+                match crate::cache::read_checked(&path) {
+                    Ok(r) => records.push((path.display().to_string(), r)),
+                    Err(e) => return vec![format!("{}: {e}", path.display())],
+                }
+                n += 1;
+            }
+        }
+        eprintln!(
+            "{}: {n} measured records read from {}",
+            chapter.name,
+            dir.display()
+        );
+    }
+    records
+        .into_iter()
+        .filter_map(|(name, r)| {
+            let Some(exp) = chapter.experiment(&r.experiment) else {
+                return Some(format!("{name}: no experiment {}", r.experiment));
+            };
+            exp.check_rounds(&r)
+                .err()
+                .map(|why| format!("{name}: {why}"))
+        })
+        .collect()
+}
+
+/// `chapter`'s golden record of `experiment` with `grow` applied to its first round's
+/// data, and what its experiment's door says of it: the chapters' tests that a count
+/// beyond its parameter's bound is refused.
+pub fn golden_grown(
+    chapter: &Chapter,
+    experiment: &str,
+    grow: impl Fn(&mut serde_json::Value),
+) -> Result<(), String> {
+    let exp = chapter
+        .experiment(experiment)
+        .expect("an experiment of the chapter");
+    let mut r = golden_records(chapter)
+        .expect("golden records")
+        .into_iter()
+        .find(|r| r.experiment == experiment)
+        .expect("a golden record of the experiment");
+    assert_eq!(exp.check_rounds(&r), Ok(()), "the golden record passes");
+    grow(&mut r.rounds[0].data);
+    exp.check_rounds(&r)
+}
+
 /// Every view of `chapter`'s registry with the golden record of its experiment, named
 /// as its snapshot: `<table|plot>-<view>`.
 pub fn golden_views(
@@ -612,6 +683,16 @@ macro_rules! golden_tests {
                 stale.is_empty(),
                 "snapshots of no view: {stale:?}; remove them"
             );
+        }
+
+        /// Issue 35: every golden record passes its experiment's own door (rounds
+        /// within the profile's budget, readings the code gives, counts within what
+        /// the parameters make), and so does every record of this chapter in the
+        /// folder `COW_MEASURED_RECORDS` names (a copy of a measured results folder).
+        #[test]
+        fn every_golden_and_measured_record_is_within_its_bounds() {
+            let refused = $crate::fixture::out_of_bounds(&$chapter);
+            assert!(refused.is_empty(), "{refused:#?}");
         }
 
         #[test]

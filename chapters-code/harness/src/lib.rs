@@ -10,6 +10,7 @@
 
 pub mod aa;
 pub mod answer;
+pub mod bounds;
 pub mod cache;
 pub mod cli;
 pub mod comparison;
@@ -46,6 +47,7 @@ pub mod usage;
 pub mod validate;
 pub mod worker;
 
+pub use bounds::{Limit, RoundBounds};
 pub use counters::Counters;
 pub use experiment::{
     AnyExperiment, AnyView, Budget, Chapter, Ctx, Experiment, Figure, Headline, Results, View,

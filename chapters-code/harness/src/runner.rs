@@ -192,6 +192,7 @@ pub fn up_to_date(
         chapter.key,
         chapter.build,
         params::tag(values),
+        &|r| exp.check_rounds(r),
     )?;
     s.record.is_ok().then(|| {
         format!(
@@ -225,6 +226,7 @@ pub fn obtain(
             chapter.key,
             chapter.build,
             params::tag(&values),
+            &|r| exp.check_rounds(r),
         )
     };
     // A stored failure with no good result is measured again, once per build.

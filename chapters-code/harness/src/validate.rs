@@ -45,6 +45,12 @@
 //!   8 MB whatever the records say (1,900 notes of 4 KB made a 319 MB site); the
 //!   tables' own cells come from the readings and data bounded above.
 //!
+//! These caps are book-wide. Where a reader knows the experiment (import, the page's
+//! reader of stored results, another machine's records, `compare`'s rounds), the
+//! record is then held to what that experiment makes from the parameters it stores
+//! ([`crate::AnyExperiment::check_rounds`], [`crate::bounds`]): its profile's budget of
+//! rounds, readings the code gives for each round's data, and every count of a round.
+//!
 //! The book's own measurements pass by construction: [`sanitize`] applies the same
 //! rules to a fresh record before it is stored (a round's text that held one of those
 //! characters gets a look-alike instead).
@@ -62,7 +68,7 @@ pub const MAX_TEXT: usize = 4096;
 /// experiment's budget against it.
 pub const MAX_ROUNDS: usize = 100;
 /// The most readings one round may give (the book's most is 61).
-pub const MAX_READINGS: usize = 256;
+pub const MAX_READINGS: usize = crate::bounds::MAX_READINGS;
 /// The most notes a record may carry, and the longest note.
 pub const MAX_NOTES: usize = 16;
 pub const MAX_NOTE: usize = 512;

@@ -42,6 +42,7 @@ const CORE: &[&str] = &[
     "record",
     "cache",
     "validate",
+    "bounds",
     "evidence",
     "experiment",
     "finding",

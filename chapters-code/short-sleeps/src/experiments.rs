@@ -20,6 +20,7 @@ use crate::{
     bin_centre_ns, bounded_loop, calibrate_margin, fmt_request, phased_sleep, sweep_count,
     sweep_requests, timed_sleeps, timer_runtime, unsupported_here, with_slack,
 };
+use harness::bounds::{Limit, Params, RoundBounds};
 use harness::record::twin_key;
 use harness::render::fmt_count;
 use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
@@ -217,6 +218,29 @@ impl ReadingKey for CallsKey {
 
 impl Keyed for CallsRound {
     type Key = CallsKey;
+}
+
+/// A `calls` round holds at most one loop per cell of the plan, and a loop makes at
+/// most the calls its parameter plans.
+impl RoundBounds for CallsRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        p.arms(plan().len(), format!("{} cells in the plan", plan().len()))
+            .len("loops", "loops", &self.loops)?;
+        let most = p.limit(&CALLS).max(p.limit(&SLOW_CALLS));
+        for l in &self.loops {
+            most.check(
+                &format!("the loop {}", l.key),
+                "planned calls",
+                u64::from(l.planned),
+            )?;
+            most.check(
+                &format!("the loop {}", l.key),
+                "calls",
+                u64::from(l.sample.calls),
+            )?;
+        }
+        Ok(())
+    }
 }
 
 impl CallsRound {
@@ -545,6 +569,25 @@ impl Keyed for SweepRound {
     type Key = SweepKey;
 }
 
+/// A sweep round holds at most one point per (request, way of sleeping), and a point
+/// at most `sleeps` sleeps.
+impl RoundBounds for SweepRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let (requests, modes) = (sweep_requests().len(), Mode::available().len());
+        p.arms(
+            requests * modes,
+            format!("{requests} requests × {modes} ways of sleeping"),
+        )
+        .len("points", "points", &self.points)?;
+        let sleeps = p.limit(&SLEEPS);
+        for x in &self.points {
+            let label = point_label(x.mode, x.request_ns, self.low_slack_ns);
+            sleeps.dist(&format!("the point {label}"), &x.late)?;
+        }
+        Ok(())
+    }
+}
+
 impl SweepRound {
     /// One value per point: the median lateness of its sleeps in this round.
     fn readings(&self) -> Vec<Reading> {
@@ -724,6 +767,25 @@ impl ReadingKey for MsArm {
 
 impl Keyed for MsRound {
     type Key = MsArm;
+}
+
+/// A millisecond round holds at most one cell per arm, and a cell at most
+/// `phase_sleeps` sleeps.
+impl RoundBounds for MsRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let arms = ms_plan(0).len();
+        Limit::new(arms as u64, format!("{arms} arms")).len("cells", "cells", &self.cells)?;
+        let (phase, after) = (p.limit(&PHASE_SLEEPS), p.limit(&AFTER_SLEEPS));
+        for c in &self.cells {
+            // The "after" arms take `after_sleeps` a round, the phase arms `phase_sleeps`.
+            let sleeps = match c.arm {
+                MsArm::After { .. } => &after,
+                _ => &phase,
+            };
+            sleeps.len(&format!("the arm {}", c.arm.stored()), "sleeps", &c.sleeps)?;
+        }
+        Ok(())
+    }
 }
 
 /// One arm in one round.
@@ -925,6 +987,23 @@ impl ReadingKey for YieldKey {
 
 impl Keyed for YieldRound {
     type Key = YieldKey;
+}
+
+/// A yield round holds at most one loop per (call, company), and a loop makes at most
+/// `yield_calls` calls.
+impl RoundBounds for YieldRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let arms = yield_plan().len();
+        p.arms(arms, format!("{arms} loops in the plan"))
+            .len("loops", "loops", &self.loops)?;
+        let calls = p.limit(&YIELD_LOOP_CALLS);
+        for l in &self.loops {
+            let what = format!("the loop {}", l.call);
+            calls.check(&what, "planned calls", u64::from(l.planned))?;
+            calls.check(&what, "calls", u64::from(l.sample.calls))?;
+        }
+        Ok(())
+    }
 }
 
 /// The loops of a yield round, in the plan's order: each yielding call alone, then

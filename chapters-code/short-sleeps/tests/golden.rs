@@ -18,3 +18,25 @@
 #![cfg(target_os = "linux")]
 
 harness::golden_tests!(short_sleeps::CHAPTER);
+
+/// Issue 35: a loop that says it made more calls than its parameter plans is refused
+/// at the door, naming the bound and the parameter it comes from.
+#[test]
+fn a_count_beyond_its_parameter_is_refused() {
+    let e = harness::fixture::golden_grown(&short_sleeps::CHAPTER, "calls", |d| {
+        d["loops"][0]["sample"]["calls"] = 4_294_967_295u64.into();
+    })
+    .unwrap_err();
+    assert!(
+        e.starts_with("round 0: the loop ")
+            && e.ends_with(
+                "holds 4,294,967,295 calls; this experiment makes at most 500 a round (calls = 500)"
+            ),
+        "{e}"
+    );
+    let e = harness::fixture::golden_grown(&short_sleeps::CHAPTER, "sweep", |d| {
+        d["points"][0]["late"]["buckets"][0][1] = 1_000_000u64.into();
+    })
+    .unwrap_err();
+    assert!(e.contains("at most 100 a round (sleeps = 100)"), "{e}");
+}

@@ -4,6 +4,7 @@
 use crate::{
     Host, Idle, Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong, clock_read_ns,
 };
+use harness::bounds::{Limit, Params, RoundBounds};
 use harness::record::twin_key;
 use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 
@@ -430,6 +431,50 @@ pub struct Runs {
     pub runs: Vec<Run>,
 }
 
+/// A round of `variants`, `gaps` or `pinning` holds at most one run per spec its
+/// experiment builds (told apart by `extra`), and a run at most the timed messages its
+/// parameters give (the largest of `messages`, `arm_messages` and
+/// `messages_after_long_gaps` its record stores), and loses at most those and the
+/// warm-up messages.
+impl RoundBounds for Runs {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let specs = match self.extra {
+            // 12 variants, 4 bounded, 6 spawned, the gap-less arm and its twin, 6 pinned.
+            Extra::None => Limit::new(30, "30 specs of the variants experiment"),
+            Extra::Gap => {
+                let n = GAPS_US.len() * SWEPT.len() * 3
+                    + GAPS_US.iter().filter(|g| **g < BOUNDED_BELOW_US).count()
+                    + BUSY_SENDER_GAPS_MS.len();
+                Limit::new(n as u64, format!("{n} specs of the gap sweep"))
+            }
+            Extra::Placement => {
+                let n = PLACEMENTS.len() * SWEPT.len() * 2;
+                Limit::new(n as u64, format!("{n} specs of the pinning experiment"))
+            }
+        };
+        specs.len("runs", "runs", &self.runs)?;
+        let timed = [&ARM_MESSAGES, &AFTER_LONG]
+            .into_iter()
+            .filter_map(|q| p.stored(q))
+            .fold(p.limit(&MESSAGES), Limit::max);
+        let sent = timed.clone().plus(p.limit(&WARMUP));
+        for r in &self.runs {
+            let what = format!("the run {}", r.key(self.extra).stored());
+            timed.check(&what, "messages received", r.received as u64)?;
+            sent.check(&what, "lost messages", u64::from(r.lost))?;
+            for (field, d) in [
+                ("latency", &r.latency),
+                ("same-CPU latency", &r.latency_same_cpu),
+                ("other-CPU latency", &r.latency_other_cpu),
+                ("unpreempted latency", &r.latency_unpreempted),
+            ] {
+                timed.dist(&format!("{what}: its {field}"), d)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Runs {
     /// One value per variant: the round's median latency.
     fn readings(&self) -> Vec<Reading> {
@@ -754,6 +799,20 @@ pub struct FloorRound {
     /// What one `Instant::now()` cost in this round (each floor sample includes one).
     #[serde(default)]
     pub clock_read_ns: Option<f64>,
+}
+
+/// A floor round holds at most one run per placement, each of at most `round_trips`
+/// one-way times.
+impl RoundBounds for FloorRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let n = FLOOR_PLACEMENTS.len();
+        Limit::new(n as u64, format!("{n} placements")).len("runs", "runs", &self.runs)?;
+        let trips = p.limit(&ROUND_TRIPS);
+        for r in &self.runs {
+            trips.dist(&format!("the run {}", r.placement.label()), &r.one_way)?;
+        }
+        Ok(())
+    }
 }
 
 impl FloorRound {

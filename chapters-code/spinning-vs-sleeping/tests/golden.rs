@@ -18,3 +18,28 @@
 #![cfg(target_os = "linux")]
 
 harness::golden_tests!(spinning_vs_sleeping::CHAPTER);
+
+/// Issue 35, item 3: a run whose latency holds 4,294,967,295 samples made a view use
+/// 24 GB; it is refused at the door, naming the bound and the parameter it comes from.
+#[test]
+fn a_count_beyond_its_parameter_is_refused() {
+    let e = harness::fixture::golden_grown(&spinning_vs_sleeping::CHAPTER, "pinning", |d| {
+        d["runs"][0]["latency"] = serde_json::json!({"buckets": [[1000, 4_294_967_295u64]]});
+    })
+    .unwrap_err();
+    assert!(
+        e.starts_with("round 0: the run ")
+            && e.ends_with(
+                "its latency holds 4,294,967,295 samples; this experiment makes at most 6 a round (messages = 6)"
+            ),
+        "{e}"
+    );
+    let e = harness::fixture::golden_grown(&spinning_vs_sleeping::CHAPTER, "floor", |d| {
+        d["runs"][0]["one_way"]["buckets"][0][1] = 1_000_000u64.into();
+    })
+    .unwrap_err();
+    assert!(
+        e.contains("at most 50,000 a round (round_trips = 50,000)"),
+        "{e}"
+    );
+}

@@ -7,6 +7,7 @@ use crate::{
     sweep_pass, with_omitted,
 };
 use harness::Counters;
+use harness::bounds::{Limit, Params, RoundBounds};
 use harness::counters::PerOp;
 use harness::record::twin_key;
 use harness::render::fmt_count;
@@ -90,6 +91,32 @@ impl Keyed for SweepRound {
 /// Sleeps in a back-to-back block of each pass; the first, which follows a sleep of
 /// another length, is not counted.
 pub const BACK_TO_BACK: usize = 4;
+
+/// A sweep round holds one length per requested sleep, each of at most `sleeps`
+/// sleeps, and at most `sleeps` × 3 back-to-back 1 ms sleeps (each block of 4 keeps
+/// its last 3).
+impl RoundBounds for SweepRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let n = SWEEP_MS.len();
+        Limit::new(n as u64, format!("{n} requested lengths")).len(
+            "lengths",
+            "lengths",
+            &self.lengths,
+        )?;
+        let sleeps = p.limit(&SLEEPS);
+        for l in &self.lengths {
+            sleeps.dist(&format!("the length {} ms", l.requested_ms), &l.actual)?;
+        }
+        if let Some(b) = &self.back_to_back {
+            let kept = BACK_TO_BACK as u64 - 1;
+            sleeps
+                .clone()
+                .times(Limit::new(kept, format!("{kept} kept of each block")))
+                .dist("the back-to-back sleeps", &b.actual)?;
+        }
+        Ok(())
+    }
+}
 
 impl SweepRound {
     fn readings(&self) -> Vec<Reading> {
@@ -265,6 +292,36 @@ impl ReadingKey for NaiveKey {
 
 impl Keyed for NaiveRound {
     type Key = NaiveKey;
+}
+
+/// A naive round holds one run with the send and one without, each of at most `ops`
+/// operations, and sends at most `ops` datagrams.
+impl RoundBounds for NaiveRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let n = WITH_SEND.len();
+        Limit::new(n as u64, format!("{n} loops")).len("runs", "runs", &self.runs)?;
+        let ops = p.limit(&OPS);
+        for r in &self.runs {
+            ops.check(
+                &format!(
+                    "the run {}",
+                    NaiveKey {
+                        with_send: r.with_send
+                    }
+                    .stored()
+                ),
+                "operations",
+                r.ops,
+            )?;
+        }
+        ops.check("the round", "datagrams sent", self.datagrams_sent)?;
+        ops.check("the round", "send errors", self.send_errors)?;
+        ops.check(
+            "the round",
+            "datagrams received",
+            self.datagrams_received.unwrap_or(0),
+        )
+    }
 }
 
 impl NaiveRound {
@@ -603,6 +660,85 @@ pub struct RatesRound {
     /// The control arms (see [`READER_ARMS`]), kept apart too.
     #[serde(default)]
     pub controls: Vec<RateRun>,
+}
+
+/// A rates round holds one run per (throttle, target rate), one stall run per
+/// throttle, one twin and the control arms; a run asks for at most the operations its
+/// parameters give the largest rate (or the stall runs), and its counts are at most
+/// that.
+impl RoundBounds for RatesRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let (from, to) = (p.limit(&RATES_FROM), p.limit(&RATES_TO));
+        let targets = target_rates(from.n, to.n).unwrap_or_default();
+        let rates = Limit::new(
+            targets.len() as u64,
+            format!(
+                "{} target rates from {} to {}",
+                targets.len(),
+                from.why,
+                to.why
+            ),
+        );
+        rates.len("targets", "target rates", &self.targets)?;
+        let pacers = Limit::new(
+            Pacer::ALL.len() as u64,
+            format!("{} throttles", Pacer::ALL.len()),
+        );
+        rates
+            .clone()
+            .times(pacers.clone())
+            .len("runs", "runs", &self.runs)?;
+        pacers.len("stalls", "stall runs", &self.stalls)?;
+        Limit::new(1, "one twin").len("twins", "twin runs", &self.twins)?;
+        let n = READER_ARMS.len();
+        Limit::new(n as u64, format!("{n} control arms")).len(
+            "controls",
+            "control runs",
+            &self.controls,
+        )?;
+        let (run_ms, run_ms_1k, min_ops) =
+            (p.limit(&RUN_MS), p.limit(&RUN_MS_1K), p.limit(&MIN_OPS));
+        let hiccup = p.limit(&HICCUP_MS);
+        let missed = (hiccup.n as f64 / 1e3 * STALL_RATE).ceil() as u64;
+        let most = targets
+            .iter()
+            .map(|&r| ops_for(r, run_ms.n, run_ms_1k.n, min_ops.n))
+            .fold(STALL_AT + missed + AFTER_STALL, u64::max);
+        let ops = Limit::new(
+            most,
+            format!(
+                "the most operations a run asks for with {}, {}, {}, {}, {} and {}",
+                from.why, to.why, run_ms.why, run_ms_1k.why, min_ops.why, hiccup.why
+            ),
+        );
+        for r in self
+            .runs
+            .iter()
+            .chain(&self.stalls)
+            .chain(&self.twins)
+            .chain(&self.controls)
+        {
+            let what = format!(
+                "the run of {} at {}/s",
+                r.pacer.label(),
+                fmt_count(r.target as u64)
+            );
+            ops.check(&what, "operations asked for", r.asked)?;
+            ops.check(&what, "operations", r.ran)?;
+            ops.dist(&format!("{what}: its gaps"), &r.gaps)?;
+            ops.check(&what, "short gaps", r.short_gaps)?;
+            ops.check(&what, "send errors", r.send_errors)?;
+            ops.check(
+                &what,
+                "datagrams received",
+                r.datagrams_received.unwrap_or(0),
+            )?;
+            if let Some(st) = &r.stall {
+                ops.check(&what, "operations in its burst", st.burst)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl RatesRound {
@@ -1040,6 +1176,51 @@ pub struct OmissionRound {
     pub send_late_p50_ns: Option<f64>,
     #[serde(default)]
     pub send_late_max_ns: Option<f64>,
+}
+
+/// An omission round sends at most `requests` requests, and each latency list holds
+/// one sample per answered request; the corrected one adds at most one sample per
+/// period of its latency, which the client's patience bounds (with a margin of 2 for
+/// answers taken just past it).
+impl RoundBounds for OmissionRound {
+    fn check_bounds(&self, p: &Params) -> Result<(), String> {
+        let requests = p.limit(&REQUESTS);
+        for (field, n) in [
+            ("requests sent", self.sent),
+            ("answers", self.answered),
+            ("lost requests", self.lost),
+            ("late answers", self.late),
+            ("requests served", self.served),
+            ("pauses", self.pauses),
+            ("requests sent late", self.sent_late),
+        ] {
+            requests.check("the round", field, n)?;
+        }
+        let n = Measure::ALL.len();
+        Limit::new(n as u64, format!("{n} ways of measuring")).len(
+            "measured",
+            "latency lists",
+            &self.measured,
+        )?;
+        let (patience, rate) = (p.limit(&PATIENCE_MS), p.limit(&RATE));
+        let per = patience.n.saturating_mul(rate.n) / 1_000 + 1;
+        let corrected = requests.clone().times(Limit::new(
+            per.saturating_mul(2),
+            format!(
+                "2 × (1 + {} × {} ÷ 1,000 periods of patience)",
+                patience.why, rate.why
+            ),
+        ));
+        for m in &self.measured {
+            let bound = if m.measure == Measure::Corrected {
+                &corrected
+            } else {
+                &requests
+            };
+            bound.dist(&format!("the latency {}", m.measure.label()), &m.latency)?;
+        }
+        Ok(())
+    }
 }
 
 impl OmissionRound {

@@ -18,3 +18,22 @@
 #![cfg(target_os = "linux")]
 
 harness::golden_tests!(throttles::CHAPTER);
+
+/// Issue 35, item 3: a gap distribution of u64::MAX samples made a view panic; a count
+/// beyond what the parameters make is refused at the door, naming the bound.
+#[test]
+fn a_count_beyond_its_parameter_is_refused() {
+    let e = harness::fixture::golden_grown(&throttles::CHAPTER, "omission", |d| {
+        d["sent"] = 4_294_967_295u64.into();
+    })
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "round 0: the round holds 4,294,967,295 requests sent; this experiment makes at most 200 a round (requests = 200)"
+    );
+    let e = harness::fixture::golden_grown(&throttles::CHAPTER, "sweep", |d| {
+        d["lengths"][0]["actual"] = serde_json::json!({"buckets": [[1000, 1_000_000]]});
+    })
+    .unwrap_err();
+    assert!(e.contains("at most 3 a round (sleeps = 3)"), "{e}");
+}

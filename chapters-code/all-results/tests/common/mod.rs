@@ -37,9 +37,20 @@ pub fn stderr(o: &Output) -> String {
 }
 
 /// A round of short sleeps' `calls` as the chapter's type reads it (import decodes every
-/// round; the tables read the readings).
-pub fn calls_data() -> serde_json::Value {
-    serde_json::json!({"thread_slack_ns": null, "low_slack_ns": 50_000, "loops": []})
+/// round and holds each stored reading to the ones the code gives for its data, issue
+/// 35): one loop of the thread's own slack per reading, `(key, ns per call)`, of 500
+/// calls. Readings of another OS's calls may be given too; its records keep them.
+pub fn calls_data(readings: &[(&str, f64)]) -> serde_json::Value {
+    let loops: Vec<serde_json::Value> = readings
+        .iter()
+        .map(|(key, ns)| {
+            serde_json::json!({
+                "id": "fixture", "key": key, "planned": 500, "slack": "Default",
+                "sample": {"calls": 500, "ns": ns}
+            })
+        })
+        .collect();
+    serde_json::json!({"thread_slack_ns": null, "low_slack_ns": 50_000, "loops": loops})
 }
 
 /// A good quick `calls` record of short sleeps carrying the current code's key: three
