@@ -121,17 +121,20 @@ pub static RUNTIME: Finding<VariantsRound> = Finding::new(
     },
 )
 .better(Better::Lower)
-.advice(
-    "Run such a chain on the current-thread runtime",
-    "Keep the multi-thread runtime: its hops cost less here",
-    "Keep either runtime: the flavour did not decide",
-)
+.advice(RUNTIME_ADVICE[0], RUNTIME_ADVICE[1], RUNTIME_ADVICE[2])
 .why(Why::Counter(
     "both arms run every lap inside one task on the runtime, so no lap crosses `block_on`. \
      The threats table counts the rounds in which a second worker ran part of the \
      multi-thread chain (tokio's busy time per worker); few voluntary switches (*Where the \
      time goes*) say only that no worker was woken from sleep",
 ));
+
+/// The advice of both runtime rows (sockets, channels): the same choice of runtime.
+const RUNTIME_ADVICE: [&str; 3] = [
+    "Run such a chain on the current-thread runtime",
+    "Keep the multi-thread runtime: its hops cost less here",
+    "Unresolved: the rounds named no winner; either runtime may do",
+];
 
 /// The same two runtimes with tokio channels as links, every lap inside one task: a
 /// hop is short enough that the multi-thread runtime's second worker may take part of
@@ -149,17 +152,13 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
     },
 )
 .better(Better::Lower)
-.advice(
-    "Run such a chain on the current-thread runtime",
-    "Keep the multi-thread runtime: its hops cost less here",
-    "Keep either runtime: the flavour did not decide",
-)
+.advice(RUNTIME_ADVICE[0], RUNTIME_ADVICE[1], RUNTIME_ADVICE[2])
 .why(Why::Counter(
     "both arms run every lap inside one task on the runtime. The threats table counts the \
      rounds in which a second worker of the multi-thread chain was busy for at least 10 % \
      of its timed laps (tokio's busy time per worker). *Our hypothesis:* a chain that \
-     spreads pays for handing tasks between workers; the row pools rounds that spread \
-     and rounds that did not",
+     spreads pays for handing tasks between workers; the row takes every round, however \
+     many spread",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
@@ -352,8 +351,8 @@ pub static RUNTIME_SPREAD: Finding<VariantsRound> = Finding::threat(
     &VARIANTS,
     "Where the multi-thread runtime runs a channel chain: it may stay on one worker in \
      some rounds and spread over two in others, and a hop may cost differently in each",
-    "Nothing keeps it on one worker: the decision row on channel chains pools both kinds \
-     of round. Shown: the rounds of the chain with its laps in a task in which the \
+    "Nothing keeps it on one worker: the decision row on channel chains takes every \
+     round, spread or not. Shown: the rounds of the chain with its laps in a task in which the \
      second-busiest worker was busy for at least 10 % of the timed laps' wall time \
      (tokio's `worker_total_busy_duration`, read around the timed laps), with that \
      worker's median share",
@@ -367,8 +366,8 @@ pub static RUNTIME_SPREAD_SOCKET: Finding<VariantsRound> = Finding::threat(
     &VARIANTS,
     "Where the multi-thread runtime runs a socket chain: the worker that polls the \
      reactor takes the tasks it wakes, so the chain mostly stays on one worker, not always",
-    "Nothing keeps it on one worker: the decision row on socket chains pools both kinds \
-     of round. Shown: the rounds counted as in the row above",
+    "Nothing keeps it on one worker: the decision row on socket chains takes every \
+     round, spread or not. Shown: the rounds counted as in the row above",
     |r| spread_rounds(r, Kind::AsyncMultiSocketInTask),
 );
 

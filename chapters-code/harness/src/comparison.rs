@@ -203,6 +203,18 @@ pub fn ratio_cell(c: &Comparison) -> Formatted {
             c.rounds()
         ));
     }
+    // Apart from 1, but its median within the threshold and its interval past it: a
+    // difference shown, too small to act on and too uncertain to call the same.
+    if c.verdict == Verdict::Unclear && c.is_paired() && (c.ratio.lo > 1.0 || c.ratio.hi < 1.0) {
+        return Formatted::with_interval(
+            format!(
+                "under {} apart: {}×",
+                threshold_text(),
+                sig3(c.ratio.median)
+            ),
+            format!("{}–{}", sig3(c.ratio.lo), sig3(c.ratio.hi)),
+        );
+    }
     match undecided_text(c.verdict) {
         Some(t) => Formatted::plain(t),
         None if c.is_paired() => fmt_ratio_estimate(&c.ratio),
@@ -543,6 +555,8 @@ mod tests {
         let text = comparison_sentence("Burst", "Skip", &reaching, Better::Lower);
         assert!(text.contains("excludes 1"), "{text}");
         assert!(!text.contains("holds 1"), "{text}");
+        let cell = ratio_cell(&reaching).to_string();
+        assert!(cell.starts_with("under 5 % apart: 1.00×"), "{cell}");
         let within = Comparison::paired(&[0.99, 1.01, 1.03, 0.98, 1.0, 1.02], &b).unwrap();
         assert_eq!(within.verdict, Verdict::Same);
         let beyond = Comparison::paired(&[1.2, 1.3, 1.25, 1.1, 1.4, 1.22], &b).unwrap();

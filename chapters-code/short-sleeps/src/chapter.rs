@@ -151,7 +151,7 @@ pub static YIELD: Finding<CallsRound> = Finding::new(
 pub static ONE_MS: Finding<SweepRound> = Finding::new(
     "sleeps-1ms-late",
     &SWEEP_EXP,
-    "You call `thread::sleep(1 ms)`",
+    "You call `thread::sleep(1 ms)` back to back",
     |r: &Results<SweepRound>| {
         Evidence::reading(
             r,

@@ -156,7 +156,7 @@ pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nMedians over the {} rounds, with intervals.{phase} A miss is how far a \
          reading's prediction lands from a tokio sleep, less the wake-up cost: the lateness \
-         of a `thread::sleep(1 ms)` begun at the same point. The last two rows time {} \
+         of `thread::sleep(1 ms)` over the round's chosen phases, all bins together. The last two rows time {} \
          single 1 ms sleeps a round, each right after a sleep of the length given. Each ratio \
          is the median of the rounds' own. The last column counts the sleeps over 0.5 ms \
          late, pooled, then gives their share per round (median, interval). That share was \
