@@ -101,8 +101,8 @@ pub static FLOOR: Experiment<FloorRound> = Experiment::new(
     FloorRound::readings,
 )
 .params(&[ROUND_TRIPS])
-// Quick: 2 s; it stops once tight (33 rounds in 1.1 s here), and two seconds went to others.
-.budget(|p| p.pick(Budget::quick(2), Budget::full(15, 10)));
+// Quick: 1 s; it stops once tight (33 rounds in 1.1 s here), and three seconds went to others.
+.budget(|p| p.pick(Budget::quick(1), Budget::full(15, 10)));
 
 /// One variant's messages in one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
