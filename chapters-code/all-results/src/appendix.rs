@@ -215,7 +215,7 @@ pub fn budgets(shown: &[Shown]) -> String {
     let records: Vec<&Record> = shown.iter().map(|s| &s.record).collect();
     format!(
         "{}\nThe budgets are when each experiment stops starting new rounds; its hard bound adds \
-         half again, at least 3 s (the full profile's bounds add up to {}). *This build measured* is the \
+         half again, at least 2.5 s (the full profile's bounds add up to {}). *This build measured* is the \
          time the results shown in this book took, from their records, in the profile \
          named.\n\n{}",
         t.to_markdown(),

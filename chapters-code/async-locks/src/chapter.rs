@@ -179,7 +179,7 @@ pub static WORKERS: Finding<DesignsRound> = Finding::threat(
     "The multi-thread runtime starts one worker per CPU, wherever the OS puts them, and \
      the `block_on` thread competes with them for the CPUs, so its figures hold this \
      machine's CPU count and placement",
-    "Runs every design on a current-thread runtime (one thread, nothing to place) in the same \
+    "Runs every design on current-thread runtimes (one thread each; design 3 runs two) in the same \
      rounds too. This row sets design 2 against design 1 on the multi-thread runtime, the \
      next on the current-thread one. Pinned workers are not measured",
     |r| {

@@ -133,7 +133,7 @@ pub static RUNTIME: Finding<VariantsRound> = Finding::new(
 const RUNTIME_ADVICE: [&str; 3] = [
     "Run such a chain on the current-thread runtime",
     "Keep the multi-thread runtime: its hops cost less here",
-    "Unresolved: the rounds named no winner; either runtime may do",
+    "Unresolved: the rounds named no winner; the threats table shows where the chain ran",
 ];
 
 /// The same two runtimes with tokio channels as links, every lap inside one task: a
@@ -220,14 +220,14 @@ pub static HOW_MANY_TASKS: Finding<LimitsRound> = Finding::new(
     |r: &Results<LimitsRound>| {
         Evidence::reading(
             r,
-            "the limit run built all it asked for:",
+            "the limit run built:",
             &ProbeKey(Kind::AsyncCurrentPipe, Probe::Members),
         )
     },
 )
 .always(
-    "Count on at least this many; socket pairs stop sooner, at half the open-file limit \
-     (limits table)",
+    "Count on at least this many where the limits table says nothing stopped the build; \
+     socket pairs need two open files each",
 )
 .why(Why::Counter(
     "the *stopped by* column of the limit runs names what ended each build",

@@ -342,8 +342,12 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                     ]
                 }
                 None => {
+                    let apart = c.is_paired() && (c.ratio.lo > 1.0 || c.ratio.hi < 1.0);
                     let what = if e.too_few_rounds() {
                         "too few rounds to tell".to_string()
+                    } else if c.verdict == Verdict::Unclear && apart {
+                        // Apart from 1 with its median within the threshold.
+                        format!("under {} apart", threshold_text())
                     } else {
                         undecided_text(c.verdict).unwrap_or_default()
                     };

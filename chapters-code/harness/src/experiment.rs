@@ -69,7 +69,7 @@ impl Budget {
     /// The hard bound: past it the worker is killed. Rounds should stop themselves at
     /// their deadline well before.
     pub fn bound(&self) -> Duration {
-        self.time + (self.time / 2).max(Duration::from_secs(3))
+        self.time + (self.time / 2).max(Duration::from_millis(2_500))
     }
 }
 

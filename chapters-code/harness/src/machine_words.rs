@@ -117,7 +117,7 @@ pub fn facts() -> Vec<Fact> {
         fact(
             "one exit to the hypervisor",
             Some(u.cpuid_words(&m.arch)),
-            "the least an exit costs: CPUID is the cheapest one the hypervisor handles, and a halt also waits for the host to stop and wake the virtual CPU, which this does not time",
+            "a light exit's cost: a hypervisor handles CPUID without the host's scheduler, while a halt also waits for the host to stop and wake the virtual CPU, which this does not time",
         ),
         fact(
             "timer slack",
@@ -170,7 +170,7 @@ pub fn facts() -> Vec<Fact> {
         fact(
             "kernel.pid_max",
             num(l.pid_max),
-            "the largest thread or process id",
+            "one more than the largest thread or process id",
         ),
         fact(
             "kernel.threads-max",

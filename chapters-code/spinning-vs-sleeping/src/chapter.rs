@@ -51,7 +51,8 @@ pub static PLACEMENT_MIX: Finding<Runs> = Finding::threat(
      at others, in a mix that differs by round, so an unpinned median mixes two placements",
     "Spin against block is judged with both threads pinned to different CPUs, in the same \
      rounds as the unpinned variants; the cost table's same CPU column gives the unpinned \
-     runs' share. Shown: the unpinned blocking std channel's messages split by where they \
+     runs' share, and the decision row on placement pins both threads to judge the contrast. \
+     Shown: the unpinned blocking std channel's messages split by where they \
      were taken, each round's median of each kind (rounds that had any): on the sender's \
      CPU, then on another CPU",
     |r| {
@@ -180,8 +181,8 @@ pub static FLOOR_OUTLIER: Finding<FloorRound> = Finding::threat(
     "threat-floor-outlier",
     &FLOOR,
     "A floor round can read far from the others (a second mode, not a few slow samples: a \
-     round's figure is a median of many samples; our hypothesis, untested, is that the host \
-     placed that process's two virtual CPUs differently, nearer or farther apart), and a short run stops at \
+     round's figure is a median of many samples; our hypothesis, untested, is the host's placement of the machine's virtual CPUs at \
+     that moment, which can change within a process), and a short run stops at \
      the first round whose interval is tight",
     "Each round is a fresh process and the figure a median over rounds; this row counts \
      the rounds on different CPUs whose median is over twice or under half the median \

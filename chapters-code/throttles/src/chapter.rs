@@ -124,10 +124,10 @@ pub static RUN_LENGTH_10K: Finding<RatesRound> = Finding::threat(
 pub static FIRST_TICK_WAIT: Finding<RatesRound> = Finding::threat(
     "throttles-threat-first-tick-wait",
     &RATES,
-    "The first sample could be special: tokio's first tick waits for the timer's millisecond, whatever the period (10,000/s)",
+    "The first sample could be special: tokio's first tick waits for the timer's millisecond, whatever the period (1,000/s, the rate whose row counts from set-up)",
     "The first wait (set-up → first operation) is kept out of every rate and gap, and shown as its own column; the 1,000/s lateness row counts from set-up on purpose, so the first tick's wait counts there as every tick's lateness does. Before: tokio Burst's first wait; after: its operations' median lateness from set-up (set-up + k periods), in the same rounds",
     |r| {
-        let t = 10_000.0;
+        let t = WRITEUP_RATE;
         paired(
             r,
             ("the first tick's wait", "a tick's median lateness"),
@@ -140,7 +140,7 @@ pub static FIRST_TICK_WAIT: Finding<RatesRound> = Finding::threat(
         )
     },
 )
-.better(Better::Lower);
+.better(Better::Smaller);
 
 /// The deadline throttle's CPU over tokio's, per wall second and per operation.
 fn cpu_ratio(d: &RatesRound, per: fn(&RateRun) -> Option<f64>) -> Option<f64> {

@@ -103,7 +103,7 @@ pub static DESIGN2: Finding<DesignsRound> = Finding::new(
 pub static SLOT: Finding<DesignsRound> = Finding::new(
     "async-locks-one-slot-channel",
     &DESIGNS,
-    "A burst of expiries passes through a bounded channel",
+    "A burst of expiries passes through a bounded channel (multi-thread runtime)",
     |r| {
         Evidence::readings(
             r,
@@ -148,9 +148,9 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
     "Unresolved: the rounds did not separate them; choose for clarity",
 )
 .why(Why::Hypothesis(
-    "the handler loop runs in `block_on`'s future, off the workers, taking every expiry in \
-     turn; design 1's callbacks run on the workers. Both spawn from the `block_on` thread; \
-     the threats table shows what that spawn site changes. An alternative this page does not \
+    "where the handler runs is not the cause by itself: design 4 spawned from a task runs \
+     the same handler loop in `block_on`'s future (the threats table's spawn-site row). \
+     This row's arm spawns from the `block_on` thread, as design 1 does. An alternative this page does not \
      separate: design 4 sets each deadline in its task, design 1 before it spawns, so their deadline spans can differ.",
 ));
 

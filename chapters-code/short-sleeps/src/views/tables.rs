@@ -148,10 +148,15 @@ pub fn tokio(r: &Results<MsRound>) -> anyhow::Result<String> {
     let (up, down, n) = diffs.fold((0, 0, 0), |(u, d, n), x| {
         (u + usize::from(x > 0.0), d + usize::from(x < 0.0), n + 1)
     });
+    let worst = r
+        .data()
+        .map(|x| x.origin_uncertainty_ns / 2.0)
+        .fold(0.0, f64::max);
     let phase = r
         .estimate_of(|x| Some(x.origin_uncertainty_ns / 2.0))
         .map_or_else(String::new, |e| {
-            format!(" A phase is known to within {}.", fmt_ns(e.median))
+            let (median, worst) = (fmt_ns(e.median), fmt_ns(worst));
+            format!(" A phase is known to within {median} (median over rounds; at worst {worst}).")
         });
     Ok(format!(
         "{}\nMedians over the {} rounds, with intervals.{phase} A miss is how far a \
