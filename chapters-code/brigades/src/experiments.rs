@@ -430,8 +430,7 @@ pub struct VariantsRound {
 /// or task, of at most the batch its parameter sets.
 impl RoundBounds for VariantsRound {
     fn check_bounds(&self, p: &Params) -> Result<(), String> {
-        let n = VARIANT_ARMS.len();
-        Limit::new(n as u64, format!("{n} arms")).len("variants", "brigades", &self.variants)?;
+        Limit::count(VARIANT_ARMS.len(), "arms").len("variants", "brigades", &self.variants)?;
         let tasks = p.limit(&TASKS);
         tasks.check("the round", "members asked for", self.tasks as u64)?;
         let laps = p.limit(&LAPS).max(p.limit(&BASELINE_LAPS));
@@ -441,8 +440,7 @@ impl RoundBounds for VariantsRound {
             laps.check(&what, "laps", v.laps as u64)?;
             laps.dist(&format!("{what}: its hops"), &v.hop)?;
         }
-        let n = Spawned::ALL.len();
-        Limit::new(n as u64, format!("{n} ways of starting")).len(
+        Limit::count(Spawned::ALL.len(), "ways of starting").len(
             "spawn",
             "batches",
             &self.spawn,
@@ -693,8 +691,7 @@ pub struct SweepRound {
 /// `hops_per_point` gives a size (at least 3, at most 1,000).
 impl RoundBounds for SweepRound {
     fn check_bounds(&self, p: &Params) -> Result<(), String> {
-        let n = SWEEP_KINDS.len();
-        Limit::new(n as u64, format!("{n} brigades")).len("series", "series", &self.series)?;
+        Limit::count(SWEEP_KINDS.len(), "brigades").len("series", "series", &self.series)?;
         let hops = p.limit(&HOPS);
         for s in &self.series {
             let largest = if s.kind.uses_fds() {
@@ -703,8 +700,8 @@ impl RoundBounds for SweepRound {
                 p.limit(&MAX_TASKS)
             };
             let what = format!("the series {}", s.kind.key());
-            let n = sizes(largest.n as usize).len();
-            Limit::new(n as u64, format!("{n} sizes up to {}", largest.why))
+            let up_to = format!("sizes up to {}", largest.why);
+            Limit::count(sizes(largest.n as usize).len(), &up_to)
                 .len(&what, "points", &s.points)?;
             for x in &s.points {
                 largest.check(&what, "members", x.tasks as u64)?;
@@ -961,8 +958,7 @@ impl Keyed for LimitsRound {
 /// parameter asks for.
 impl RoundBounds for LimitsRound {
     fn check_bounds(&self, p: &Params) -> Result<(), String> {
-        let n = PROBE_KINDS.len();
-        Limit::new(n as u64, format!("{n} probes")).len("runs", "runs", &self.runs)?;
+        Limit::count(PROBE_KINDS.len(), "probes").len("runs", "runs", &self.runs)?;
         for r in &self.runs {
             let asked = if r.kind == Kind::Thread {
                 p.limit(&PROBE_THREADS)

@@ -120,6 +120,12 @@ impl Limit {
     }
 
     /// Both bounds multiplied: `messages = 20 × 2 arms`.
+    /// A list the code makes `n` of (arms, sizes, ways of measuring): `n`, said as
+    /// "`n` `what`".
+    pub fn count(n: usize, what: &str) -> Limit {
+        Limit::new(n as u64, format!("{n} {what}"))
+    }
+
     pub fn times(self, other: Limit) -> Limit {
         Limit {
             n: self.n.saturating_mul(other.n),

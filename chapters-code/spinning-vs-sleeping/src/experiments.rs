@@ -441,16 +441,16 @@ impl RoundBounds for Runs {
         let specs = match self.extra {
             // 12 variants, 4 bounded, 6 spawned, the gap-less arm and its twin, 6 pinned.
             Extra::None => Limit::new(30, "30 specs of the variants experiment"),
-            Extra::Gap => {
-                let n = GAPS_US.len() * SWEPT.len() * 3
+            Extra::Gap => Limit::count(
+                GAPS_US.len() * SWEPT.len() * 3
                     + GAPS_US.iter().filter(|g| **g < BOUNDED_BELOW_US).count()
-                    + BUSY_SENDER_GAPS_MS.len();
-                Limit::new(n as u64, format!("{n} specs of the gap sweep"))
-            }
-            Extra::Placement => {
-                let n = PLACEMENTS.len() * SWEPT.len() * 2;
-                Limit::new(n as u64, format!("{n} specs of the pinning experiment"))
-            }
+                    + BUSY_SENDER_GAPS_MS.len(),
+                "specs of the gap sweep",
+            ),
+            Extra::Placement => Limit::count(
+                PLACEMENTS.len() * SWEPT.len() * 2,
+                "specs of the pinning experiment",
+            ),
         };
         specs.len("runs", "runs", &self.runs)?;
         let timed = [&ARM_MESSAGES, &AFTER_LONG]
@@ -805,8 +805,7 @@ pub struct FloorRound {
 /// one-way times.
 impl RoundBounds for FloorRound {
     fn check_bounds(&self, p: &Params) -> Result<(), String> {
-        let n = FLOOR_PLACEMENTS.len();
-        Limit::new(n as u64, format!("{n} placements")).len("runs", "runs", &self.runs)?;
+        Limit::count(FLOOR_PLACEMENTS.len(), "placements").len("runs", "runs", &self.runs)?;
         let trips = p.limit(&ROUND_TRIPS);
         for r in &self.runs {
             trips.dist(&format!("the run {}", r.placement.label()), &r.one_way)?;

@@ -97,8 +97,7 @@ pub const BACK_TO_BACK: usize = 4;
 /// its last 3).
 impl RoundBounds for SweepRound {
     fn check_bounds(&self, p: &Params) -> Result<(), String> {
-        let n = SWEEP_MS.len();
-        Limit::new(n as u64, format!("{n} requested lengths")).len(
+        Limit::count(SWEEP_MS.len(), "requested lengths").len(
             "lengths",
             "lengths",
             &self.lengths,
@@ -298,8 +297,7 @@ impl Keyed for NaiveRound {
 /// operations, and sends at most `ops` datagrams.
 impl RoundBounds for NaiveRound {
     fn check_bounds(&self, p: &Params) -> Result<(), String> {
-        let n = WITH_SEND.len();
-        Limit::new(n as u64, format!("{n} loops")).len("runs", "runs", &self.runs)?;
+        Limit::count(WITH_SEND.len(), "loops").len("runs", "runs", &self.runs)?;
         let ops = p.limit(&OPS);
         for r in &self.runs {
             ops.check(
@@ -690,8 +688,7 @@ impl RoundBounds for RatesRound {
             .len("runs", "runs", &self.runs)?;
         pacers.len("stalls", "stall runs", &self.stalls)?;
         Limit::new(1, "one twin").len("twins", "twin runs", &self.twins)?;
-        let n = READER_ARMS.len();
-        Limit::new(n as u64, format!("{n} control arms")).len(
+        Limit::count(READER_ARMS.len(), "control arms").len(
             "controls",
             "control runs",
             &self.controls,
@@ -1196,8 +1193,7 @@ impl RoundBounds for OmissionRound {
         ] {
             requests.check("the round", field, n)?;
         }
-        let n = Measure::ALL.len();
-        Limit::new(n as u64, format!("{n} ways of measuring")).len(
+        Limit::count(Measure::ALL.len(), "ways of measuring").len(
             "measured",
             "latency lists",
             &self.measured,
