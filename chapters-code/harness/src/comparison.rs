@@ -117,14 +117,14 @@ pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -
         ),
         (Verdict::Unclear, _) => match c.pairing {
             // Apart from 1, but neither beyond the threshold nor shown within it.
-            Pairing::Paired { .. } if c.ratio.lo > 1.0 || c.ratio.hi < 1.0 => format!(
+            Pairing::Paired { .. } if c.apart_but_unresolved() => format!(
                 "there is no clear difference between {an} and {bn}: their per-round ratio, \
                  {}, excludes 1, but its median is within {} and its interval reaches \
                  past it{short}",
                 fmt_ratio_estimate(&c.ratio),
                 threshold_text()
             ),
-            Pairing::Unpaired if c.a.hi < c.b.lo || c.a.lo > c.b.hi => format!(
+            Pairing::Unpaired if c.apart_but_unresolved() => format!(
                 "there is no clear difference between {an} and {bn} (measured apart: their \
                  intervals do not overlap, but the medians differ by only {} % and the \
                  intervals reach past {}){short}",
@@ -205,7 +205,7 @@ pub fn ratio_cell(c: &Comparison) -> Formatted {
     }
     // Apart from 1, but its median within the threshold and its interval past it: a
     // difference shown, too small to act on and too uncertain to call the same.
-    if c.verdict == Verdict::Unclear && c.is_paired() && (c.ratio.lo > 1.0 || c.ratio.hi < 1.0) {
+    if c.is_paired() && c.apart_but_unresolved() {
         return Formatted::with_interval(
             format!(
                 "under {} apart: {}×",
@@ -342,10 +342,9 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                     ]
                 }
                 None => {
-                    let apart = c.is_paired() && (c.ratio.lo > 1.0 || c.ratio.hi < 1.0);
                     let what = if e.too_few_rounds() {
                         "too few rounds to tell".to_string()
-                    } else if c.verdict == Verdict::Unclear && apart {
+                    } else if c.is_paired() && c.apart_but_unresolved() {
                         // Apart from 1 with its median within the threshold.
                         format!("under {} apart", threshold_text())
                     } else {

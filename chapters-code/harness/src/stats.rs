@@ -660,6 +660,18 @@ impl Comparison {
         }
     }
 
+    /// The rule left it undecided though its deciding intervals exclude "no
+    /// difference" (paired: the ratio's interval excludes 1; apart: the two intervals do
+    /// not overlap): the median is within the threshold and the interval reaches past
+    /// it, so it is neither a difference nor "about the same".
+    pub fn apart_but_unresolved(&self) -> bool {
+        self.verdict == Verdict::Unclear
+            && match self.pairing {
+                Pairing::Paired { .. } => self.ratio.lo > 1.0 || self.ratio.hi < 1.0,
+                Pairing::Unpaired => self.a.hi < self.b.lo || self.a.lo > self.b.hi,
+            }
+    }
+
     /// How far a is from b, as a fraction of the smaller (the figure the threshold is
     /// compared with): from the median per-round ratio when paired.
     pub fn difference(&self) -> f64 {
