@@ -1,11 +1,13 @@
 //! The chapter's experiments: what one round runs, with which parameters, and the one
 //! value per variant each round is summarised by (the round's median latency).
 
+use crate::floor::ROUND_TRIPS_PER_SAMPLE;
 use crate::{
     Host, Idle, Outcome, Placement, Plan, Runtime, Transport, Wait, atomic_ping_pong, clock_read_ns,
 };
 use harness::bounds::{Limit, Params, RoundBounds};
 use harness::record::twin_key;
+use harness::render::fmt_count;
 use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
 
 use serde::{Deserialize, Serialize};
@@ -52,9 +54,9 @@ const PIN_GAP_MS: Param = Param::int("gap_ms", 0, 1_000)
     .unit("ms")
     .about("how long the sender stays idle before each message");
 const ROUND_TRIPS: Param = Param::int("round_trips", 100, 100_000_000)
-    .defaults(50_000, 200_000)
+    .defaults(100_000, 200_000)
     .unit("per placement and round")
-    .about("atomic round trips timed in one round");
+    .about("atomic round trips timed in one round, in batches between two clock reads (a tenth more are timed one at a time, as a control)");
 
 pub static VARIANTS: Experiment<Runs> = Experiment::new(
     "variants",
@@ -128,13 +130,19 @@ pub struct Run {
     pub lost: u32,
     /// CPU time of the whole process per message received.
     pub cpu_per_message_ns: Option<f64>,
-    /// CPU time of the receiving thread per message received (on tokio, of the worker
-    /// thread that ran the receiving task, between two messages on the same thread).
+    /// CPU time of the receiving thread per message received (on tokio, of the thread
+    /// that ran the receiver: the main thread for `block_on`, a worker for a spawned
+    /// task; only intervals between two messages on the same thread). Includes the
+    /// receiver's probe reads.
     #[serde(default)]
     pub receiver_cpu_per_message_ns: Option<f64>,
+    /// The same without the probe reads: the receiving thread's CPU from the end of its
+    /// reads after one message to the start of its reads after the next (its waiting),
+    /// read at those two points, so nothing is subtracted; the mean over messages.
+    #[serde(default)]
+    pub receiver_wait_cpu_per_message_ns: Option<f64>,
     /// The receiver's own bookkeeping per message (its probe reads: the CPU it is on,
-    /// its counters, the next bound), timed on its thread: the mean span, so that it
-    /// can be taken off `receiver_cpu_per_message_ns`, which includes it.
+    /// its counters, the next bound), timed on its thread: the mean span.
     #[serde(default)]
     pub probe_per_message_ns: Option<f64>,
     /// The latency of the run's first message: the channel's first, with no gap,
@@ -244,6 +252,9 @@ impl Run {
             lost: outcome.lost,
             cpu_per_message_ns: outcome.cpu_ns.filter(|_| n > 0).map(|c| c / n as f64),
             receiver_cpu_per_message_ns: receiver.cpu_ns,
+            receiver_wait_cpu_per_message_ns: (!outcome.wait_cpu_ns.is_empty()).then(|| {
+                outcome.wait_cpu_ns.iter().sum::<f64>() / outcome.wait_cpu_ns.len() as f64
+            }),
             probe_per_message_ns: (!outcome.probe_ns.is_empty())
                 .then(|| outcome.probe_ns.iter().sum::<f64>() / outcome.probe_ns.len() as f64),
             first_ns: outcome.first_ns,
@@ -787,28 +798,60 @@ fn pinning(ctx: &mut Ctx) -> anyhow::Result<Runs> {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FloorRun {
     pub placement: Placement,
-    /// One-way times of this round, pooled for the distribution.
+    /// One-way times of this round, one per sample (a batch of round trips, see
+    /// [`FloorRound::round_trips_per_sample`]), pooled for the distribution.
     pub one_way: Dist,
     /// This round's exact median one-way time.
     pub p50_ns: Option<f64>,
+    /// The same placement in the same round timed one round trip at a time (two clock
+    /// reads around each): the median one-way time, which holds about half a read.
+    #[serde(default)]
+    pub one_by_one_p50_ns: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FloorRound {
     pub runs: Vec<FloorRun>,
-    /// What one `Instant::now()` cost in this round (each floor sample includes one).
+    /// What one `Instant::now()` cost in this round.
     #[serde(default)]
     pub clock_read_ns: Option<f64>,
+    /// Round trips timed between two clock reads in each sample of `one_way`; absent
+    /// in records made before the batches, which timed one at a time.
+    #[serde(default)]
+    pub round_trips_per_sample: Option<u64>,
+    /// What Linux reports about the two CPUs of *different CPUs*: one core or two, and
+    /// the caches they share (absent elsewhere, and in older records).
+    #[serde(default)]
+    pub pair: Option<crate::probe::PairTopology>,
+}
+
+impl FloorRound {
+    /// Round trips per sample of `one_way` (1 in records older than the batches).
+    pub fn per_sample(&self) -> u64 {
+        self.round_trips_per_sample.unwrap_or(1).max(1)
+    }
 }
 
 /// A floor round holds at most one run per placement, each of at most `round_trips`
-/// one-way times.
+/// round trips, so at most `round_trips` ÷ the round trips per sample one-way times.
 impl RoundBounds for FloorRound {
     fn check_bounds(&self, p: &Params) -> Result<(), String> {
         Limit::count(FLOOR_PLACEMENTS.len(), "placements").len("runs", "runs", &self.runs)?;
         let trips = p.limit(&ROUND_TRIPS);
+        let per = self.per_sample();
+        let samples = match per {
+            1 => trips,
+            _ => Limit::new(
+                trips.n / per,
+                format!("{} ÷ {} round trips a sample", trips.why, fmt_count(per)),
+            ),
+        };
         for r in &self.runs {
-            trips.dist(&format!("the run {}", r.placement.label()), &r.one_way)?;
+            samples.dist(&format!("the run {}", r.placement.label()), &r.one_way)?;
+        }
+        if let Some(t) = &self.pair {
+            let levels = Limit::count(crate::probe::MOST_CACHE_LEVELS, "cache levels");
+            levels.len("the pinned pair", "shared cache levels", &t.shared_caches)?;
         }
         Ok(())
     }
@@ -825,8 +868,17 @@ impl FloorRound {
 
 pub const FLOOR_PLACEMENTS: [Placement; 2] = [Placement::Unpinned, Placement::OtherCpu];
 
+/// The share of a round's round trips that the one-at-a-time control times again.
+const ONE_BY_ONE_SHARE: usize = 10;
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| harness::stats::median_sorted(&v))
+}
+
 fn floor(ctx: &mut Ctx) -> anyhow::Result<FloorRound> {
     let trips = ctx.count(&ROUND_TRIPS);
+    let per_sample = ROUND_TRIPS_PER_SAMPLE.min(trips);
     let mut runs = Vec::new();
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         ctx.note(
@@ -837,6 +889,8 @@ fn floor(ctx: &mut Ctx) -> anyhow::Result<FloorRound> {
         return Ok(FloorRound {
             runs,
             clock_read_ns: None,
+            round_trips_per_sample: None,
+            pair: None,
         });
     }
     for placement in ctx.rotated(&FLOOR_PLACEMENTS) {
@@ -847,28 +901,38 @@ fn floor(ctx: &mut Ctx) -> anyhow::Result<FloorRound> {
             );
             continue;
         }
-        let mut one_way = atomic_ping_pong(trips, placement, ctx.deadline());
-        if one_way.len() < trips {
+        // The control first or last, alternating by round, so neither goes first always.
+        let one_by_one =
+            || atomic_ping_pong(trips / ONE_BY_ONE_SHARE, 1, placement, ctx.deadline());
+        let control_first = ctx.rotated(&[true, false])[0];
+        let early = control_first.then(one_by_one);
+        let one_way = atomic_ping_pong(trips, per_sample, placement, ctx.deadline());
+        let control = early.unwrap_or_else(one_by_one);
+        let timed = one_way.len() * per_sample;
+        if timed < trips - trips % per_sample {
             ctx.note(
                 NoteKind::Timeout,
                 format!(
-                    "{}: the time bound stopped a round after {} of {trips} round trips",
+                    "{}: the time bound stopped a round after {timed} of {trips} round trips",
                     placement.label(),
-                    one_way.len()
                 ),
             );
         }
-        one_way.sort_by(f64::total_cmp);
         runs.push(FloorRun {
             placement,
-            p50_ns: (!one_way.is_empty()).then(|| harness::stats::median_sorted(&one_way)),
+            p50_ns: median(one_way.clone()),
             one_way: Dist::from_samples(one_way),
+            one_by_one_p50_ns: median(control),
         });
     }
     runs.sort_by_key(|r| FLOOR_PLACEMENTS.iter().position(|p| *p == r.placement));
     Ok(FloorRound {
         runs,
         clock_read_ns: Some(clock_read_ns()),
+        round_trips_per_sample: Some(per_sample as u64),
+        pair: crate::placement_supported(Placement::OtherCpu)
+            .then(crate::probe::pinned_pair_topology)
+            .flatten(),
     })
 }
 

@@ -7,34 +7,39 @@ use crate::wait::{Attempt, Spun, spin};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+/// Round trips timed between two clock reads in each floor sample. A read costs tens
+/// of nanoseconds, about a floor's one-way time: timed one round trip at a time, about
+/// half a read sits in every one-way sample; over this many, a 2,000th of one.
+pub const ROUND_TRIPS_PER_SAMPLE: usize = 1_000;
+
 // ANCHOR: floor
 /// The floor: two threads hand a counter back and forth through one atomic, both
-/// spinning. One writes an odd number and spins until the other (`echo`) answers
-/// with the next even one. Half a round trip is the least a hand-over between two
-/// threads can cost on this machine; no kernel, no queue, no syscall is involved.
-pub fn atomic_ping_pong(round_trips: usize, placement: Placement, deadline: Instant) -> Vec<f64> {
-    let ball = AtomicU64::new(0);
-    let mut one_way_ns = Vec::with_capacity(round_trips);
+/// spinning. One writes an odd number and spins until the other (`echo`) answers with
+/// the next even one. A sample: `per_sample` round trips between two clock reads, over
+/// `2 × per_sample` (one way). No kernel, no queue, no syscall is involved.
+pub fn atomic_ping_pong(trips: usize, per_sample: usize, on: Placement, end: Instant) -> Vec<f64> {
+    let (ball, per_sample) = (AtomicU64::new(0), per_sample.max(1));
+    let mut one_way_ns = Vec::with_capacity(trips / per_sample);
     std::thread::scope(|s| {
-        s.spawn(|| echo(&ball, placement));
+        s.spawn(|| echo(&ball, on));
         s.spawn(|| {
-            pin(placement, 0);
-            for i in 0..round_trips as u64 {
+            pin(on, 0);
+            let mut sent = 1; // the odd number to send next
+            'samples: for n in 0..trips / per_sample {
                 let t0 = Instant::now();
-                ball.store(2 * i + 1, Ordering::Release);
-                let answer = 2 * i + 2;
-                let answered = spin(deadline, || {
-                    if ball.load(Ordering::Acquire) == answer {
-                        Attempt::Got(())
-                    } else {
-                        Attempt::Empty
+                for _ in 0..per_sample {
+                    ball.store(sent, Ordering::Release);
+                    let answered = spin(end, || match ball.load(Ordering::Acquire) {
+                        v if v == sent + 1 => Attempt::Got(()),
+                        _ => Attempt::Empty,
+                    });
+                    if !matches!(answered, Spun::Got(())) {
+                        break 'samples; // the time bound
                     }
-                });
-                if !matches!(answered, Spun::Got(())) {
-                    break; // the time bound
+                    sent += 2;
                 }
-                one_way_ns.push(t0.elapsed().as_nanos() as f64 / 2.0);
-                if i % 4096 == 0 && Instant::now() >= deadline {
+                one_way_ns.push(t0.elapsed().as_nanos() as f64 / (2 * per_sample) as f64);
+                if (n * per_sample) % 4096 < per_sample && Instant::now() >= end {
                     break;
                 }
             }

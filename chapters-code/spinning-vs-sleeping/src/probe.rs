@@ -138,3 +138,81 @@ pub fn placement_supported(placement: Placement) -> bool {
         }
     }
 }
+
+/// What Linux reports about the two logical CPUs that the *different CPUs* placement
+/// pins to (`/sys/devices/system/cpu/cpuN/topology/thread_siblings_list` and
+/// `cache/index*/shared_cpu_list`): whether they are two threads of one core, and the
+/// cache levels they share. In a virtual machine this is what the host tells the guest,
+/// not what lies underneath.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PairTopology {
+    /// The two CPUs' numbers: the sender's, then the receiver's.
+    pub cpus: [usize; 2],
+    /// The second is listed among the first's hardware threads.
+    pub one_core: bool,
+    /// The cache levels (1, 2, 3 …) whose sharers, as listed for the first, include
+    /// the second.
+    pub shared_caches: Vec<u64>,
+}
+
+/// The most cache levels [`PairTopology::shared_caches`] lists (L1 to L4, with room).
+pub const MOST_CACHE_LEVELS: usize = 8;
+
+/// [`PairTopology`] of the pinned pair, where Linux reports it (`None` elsewhere).
+pub fn pinned_pair_topology() -> Option<PairTopology> {
+    use harness::procfs::{entries, read, read_u64};
+    let cores = core_affinity::get_core_ids()?;
+    let (a, b) = (cores.first()?.id, cores.get(1)?.id);
+    let cpu = format!("/sys/devices/system/cpu/cpu{a}");
+    let one_core = cpu_list_has(&read(format!("{cpu}/topology/thread_siblings_list"))?, b)?;
+    let mut shared_caches = Vec::new();
+    for dir in entries(format!("{cpu}/cache")).unwrap_or_default() {
+        let (Some(level), Some(list)) = (
+            read_u64(dir.join("level")),
+            read(dir.join("shared_cpu_list")),
+        ) else {
+            continue;
+        };
+        if cpu_list_has(&list, b) == Some(true) && !shared_caches.contains(&level) {
+            shared_caches.push(level);
+        }
+    }
+    shared_caches.sort_unstable();
+    shared_caches.truncate(MOST_CACHE_LEVELS);
+    Some(PairTopology {
+        cpus: [a, b],
+        one_core,
+        shared_caches,
+    })
+}
+
+/// Whether a Linux CPU list (`0-3,8`) holds `cpu`; `None` where it does not parse.
+pub fn cpu_list_has(list: &str, cpu: usize) -> Option<bool> {
+    for part in list.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((lo, hi)) => (lo.trim().parse().ok()?, hi.trim().parse().ok()?),
+            None => {
+                let v: usize = part.trim().parse().ok()?;
+                (v, v)
+            }
+        };
+        if (lo..=hi).contains(&cpu) {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_list_has;
+
+    #[test]
+    fn cpu_lists_are_read_as_linux_writes_them() {
+        assert_eq!(cpu_list_has("0-1", 1), Some(true));
+        assert_eq!(cpu_list_has("0", 1), Some(false));
+        assert_eq!(cpu_list_has("0-3,8,10-11", 8), Some(true));
+        assert_eq!(cpu_list_has("0-3,8,10-11", 9), Some(false));
+        assert_eq!(cpu_list_has("x", 0), None);
+    }
+}

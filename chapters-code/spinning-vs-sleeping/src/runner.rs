@@ -193,7 +193,7 @@ fn take(
                 }
                 return Step::Next;
             }
-            out.probe_from = harness::thread_cpu_time(); // the probe's span ends at `done`
+            out.begin_probe(); // the wait's CPU span ends, the probe's begins (to `done`)
             out.latencies_ns.push(latency);
             out.gap_ns.push(m.stamp.saturating_sub(released) as f64);
             out.same_cpu.push(probe.same_cpu()); // after the clock read
@@ -263,11 +263,15 @@ impl<'a> Receiving<'a> {
             probe.start();
             Meter::start()
         });
+        let mut out = Outcome::default();
+        if meter.is_some() {
+            out.begin_wait(harness::thread_cpu_time());
+        }
         Receiving {
             plan,
             pacer,
             probe,
-            out: Outcome::default(),
+            out,
             meter,
             released: now_ns(),
             until: plan.wait_until(0),
@@ -305,11 +309,15 @@ impl Receiving<'_> {
             self.meter = Some(Meter::start());
         }
         self.until = self.plan.wait_until(i + 1);
-        // The receiver's bookkeeping for this message, timed in CPU (not subtracted).
-        if let (Some(a), Some(b)) = (self.out.probe_from.take(), harness::thread_cpu_time()) {
+        // The probe's span for this message ends here, and the next wait's span begins.
+        let cpu = harness::thread_cpu_time();
+        if let (Some(a), Some(b)) = (self.out.probe_from.take(), cpu) {
             self.out
                 .probe_ns
                 .push(b.saturating_sub(a).as_nanos() as f64);
+        }
+        if i + 1 >= self.plan.warmup as u64 {
+            self.out.begin_wait(cpu);
         }
         self.released = now_ns();
         self.pacer.done();

@@ -253,4 +253,38 @@ pub struct Outcome {
     /// The receiving thread's CPU clock when that span began; `None` once it is noted.
     #[serde(skip)]
     pub probe_from: Option<Duration>,
+    /// For each timed message taken: the receiving thread's CPU time from the end of
+    /// its bookkeeping for the previous message (or from the start of counting) to the
+    /// start of its bookkeeping for this one: its waiting alone, read at the two ends
+    /// of the probe's span, so that nothing needs subtracting. Left out where a tokio
+    /// task changed threads in between.
+    #[serde(default)]
+    pub wait_cpu_ns: Vec<f64>,
+    /// Where and when (thread CPU clock) the current wait began; `None` once noted.
+    #[serde(skip)]
+    pub wait_from: Option<(std::thread::ThreadId, Duration)>,
+}
+
+impl Outcome {
+    /// The receiver starts waiting for the next message, where no earlier wait is still
+    /// open (a message given up on leaves its wait open, so the next one adds to it).
+    pub(crate) fn begin_wait(&mut self, cpu: Option<Duration>) {
+        if self.wait_from.is_none() {
+            self.wait_from = cpu.map(|c| (std::thread::current().id(), c));
+        }
+    }
+
+    /// The receiver took a timed message and begins its bookkeeping: one read of its
+    /// CPU clock ends the wait's span (noted where it stayed on one thread) and begins
+    /// the probe's.
+    pub(crate) fn begin_probe(&mut self) {
+        let cpu = harness::thread_cpu_time();
+        self.probe_from = cpu;
+        if let (Some((thread, from)), Some(to)) = (self.wait_from.take(), cpu)
+            && thread == std::thread::current().id()
+        {
+            self.wait_cpu_ns
+                .push(to.saturating_sub(from).as_nanos() as f64);
+        }
+    }
 }

@@ -39,7 +39,7 @@ fn a_count_beyond_its_parameter_is_refused() {
     })
     .unwrap_err();
     assert!(
-        e.contains("at most 50,000 a round (round_trips = 50,000)"),
+        e.contains("at most 100 a round (round_trips = 100,000 ÷ 1,000 round trips a sample)"),
         "{e}"
     );
 }

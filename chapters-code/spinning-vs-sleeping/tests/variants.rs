@@ -134,11 +134,27 @@ fn ping_pong_counts_every_round_trip() {
     }
     let v = atomic_ping_pong(
         5_000,
+        1,
         Placement::Unpinned,
         Instant::now() + Duration::from_secs(20),
     );
     assert_eq!(v.len(), 5_000);
     assert!(v.iter().all(|&x| x > 0.0));
+}
+
+/// Batched, a sample times `per_sample` round trips: whole batches only, each one way
+/// (the batch's time over twice its round trips).
+#[test]
+fn ping_pong_in_batches_gives_one_sample_a_batch() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return;
+    }
+    let end = Instant::now() + Duration::from_secs(20);
+    let v = atomic_ping_pong(5_500, 1_000, Placement::Unpinned, end);
+    assert_eq!(v.len(), 5);
+    assert!(v.iter().all(|&x| x > 0.0));
+    // Fewer round trips than a batch: no sample, no hang.
+    assert!(atomic_ping_pong(10, 1_000, Placement::Unpinned, end).is_empty());
 }
 
 #[test]

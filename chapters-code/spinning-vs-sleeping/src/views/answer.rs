@@ -2,14 +2,14 @@
 //! experiment's rounds. The harness picks each row's advice from the verdict rule.
 
 use super::{chan, compare_runs};
-use crate::experiments::{Arm, FLOOR, FloorKey, FloorRound, PINNING, Run, RunKey, Runs, VARIANTS};
+use crate::experiments::{Arm, PINNING, Run, RunKey, Runs, VARIANTS};
 use crate::{Placement, Runtime, Transport, Wait};
 use harness::render::Better;
 use harness::{Evidence, Finding, Unit, Why};
 
 /// The std channel, each thread pinned to its own CPU, in the same rounds as the unpinned.
-const SPIN: RunKey = chan(Wait::Spin).placed(Placement::OtherCpu);
-const BLOCK: RunKey = chan(Wait::Block).placed(Placement::OtherCpu);
+pub(super) const SPIN: RunKey = chan(Wait::Spin).placed(Placement::OtherCpu);
+pub(super) const BLOCK: RunKey = chan(Wait::Block).placed(Placement::OtherCpu);
 
 /// The write-up's question on the std channel: spinning against blocking, after the
 /// experiment's idle gap, within one placement (each thread pinned to its own CPU).
@@ -31,13 +31,14 @@ pub static SPIN_OR_BLOCK: Finding<Runs> = Finding::new(
 ))
 .guide("waiting");
 
-/// The receiving thread's CPU per message, less its own probe reads after each message.
+/// The receiving thread's CPU per message without its own probe reads after each
+/// message: read where those reads begin and end, nothing subtracted.
 pub static CPU: Finding<Runs> = Finding::new(
     "spinning-cpu",
     &VARIANTS,
-    "The receiving thread's CPU per message, its own probe reads taken off (std channel, pinned to different CPUs)",
+    "The receiving thread's CPU per message, its own probe reads left out (std channel, pinned to different CPUs)",
     |r| {
-        let own = |x: &Run| Some(x.receiver_cpu_per_message_ns? - x.probe_per_message_ns?);
+        let own = |x: &Run| x.receiver_wait_cpu_per_message_ns;
         let c = compare_runs(r, &SPIN, &BLOCK, own)?;
         let spin = format!("spinning through a {} ms gap", r.param("gap_ms")?);
         Some(Evidence::pair(&spin, "blocking", Unit::Nanos, c))
@@ -51,7 +52,7 @@ pub static CPU: Finding<Runs> = Finding::new(
 )
 .why(Why::Counter(
     "a spinner's CPU is the gap it spins through (cores busy, cost table); blocking's is its \
-     receive, sleep, wake-up and waking the sender for its next turn; probe reads are off",
+     receive, sleep, wake-up and waking the sender for its next turn; probe reads are left out",
 ))
 .guide("waiting");
 
@@ -100,26 +101,6 @@ pub static PLACEMENT: Finding<Runs> = Finding::new(
 .why(Why::Hypothesis(
     "an interrupt wakes the other CPU, maybe from idle; on one CPU the receiver runs once the \
      sender sleeps or is preempted. A waker that keeps its CPU makes the waiter wait",
-));
-
-/// The least a hand-over costs: two spinning threads and one atomic, on two CPUs
-/// where pinning is possible.
-pub static FLOOR_FIGURE: Finding<FloorRound> = Finding::new(
-    "atomic-floor",
-    &FLOOR,
-    "The least a hand-over between two spinning threads costs",
-    |r| {
-        Evidence::reading(
-            r,
-            "one way, two pinned CPUs",
-            &FloorKey(Placement::OtherCpu),
-        )
-        .or_else(|| Evidence::reading(r, "one way, unpinned", &FloorKey(Placement::Unpinned)))
-    },
-)
-.always("Expect about this per hand-over here; rounds may split by vCPU placement")
-.why(Why::Hypothesis(
-    "a cache line moving between two cores; the floor table shows the clock in each sample",
 ));
 
 /// A blocking tokio receiver as a spawned task against the same in `block_on`.

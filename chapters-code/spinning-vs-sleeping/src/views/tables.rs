@@ -9,7 +9,7 @@ use crate::experiments::{
 use crate::{Placement, Runtime, Wait};
 use harness::cells;
 use harness::render::{
-    Align, Cell, Table, Tails, fmt_count, fmt_estimate, fmt_opt_estimate, ratio_cell,
+    Align, Cell, Table, Tails, fmt_count, fmt_estimate, fmt_opt_estimate, fmt_percent, ratio_cell,
 };
 use harness::{Dist, Estimate, Results, Summary, Unit};
 
@@ -165,13 +165,8 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
         }
     }
     // The std channel pinned to different CPUs: one placement, the answer's row.
-    let (b, s) = (super::chan(Wait::Block), super::chan(Wait::Spin));
-    let p = crate::Placement::OtherCpu;
-    pairs.push((
-        b.placed(p),
-        s.placed(p),
-        format!("std · mpsc · {}", p.label()),
-    ));
+    let name = "std · mpsc · different CPUs".to_string();
+    pairs.push((super::answer::BLOCK, super::answer::SPIN, name));
     let headers = [
         "runtime · transport",
         "blocking",
@@ -359,18 +354,39 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
         t.row(latency_row(placement.label().to_string(), e, &s, tails));
     }
     let mut lines = Vec::new();
+    let per_way = 2.0 * r.data().map(FloorRound::per_sample).max().unwrap_or(1) as f64;
     if let Some(e) = r.estimate_of(|x| x.clock_read_ns) {
         lines.push(format!(
-            "One `Instant::now()` took {} (median over rounds of batches of 10,000 reads).",
-            fmt_estimate(&e, Unit::Nanos)
+            "One `Instant::now()` took {} (median over rounds of batches of 10,000 reads). \
+             A sample times {} one-way trips between two reads and divides by them, so a \
+             read adds about {} to it.",
+            fmt_estimate(&e, Unit::Nanos),
+            fmt_count(per_way as u64),
+            Unit::Nanos.format(e.median / per_way)
         ));
     }
     let clock = r.record.provenance.machine.underneath.as_ref();
     if let (Some(step), Some(e)) = (clock.and_then(|u| u.clock.step_ns), estimates.first()) {
         lines.push(format!(
-            "Back-to-back clock reads came at least {} apart: {:.0} % of the first row's median.",
+            "Back-to-back clock reads came at least {} apart; over a sample that is a step \
+             of {} one way, {} of the first row's median.",
             Unit::Nanos.format(step),
-            step / e.median * 100.0
+            Unit::Nanos.format(step / per_way),
+            fmt_percent(step / per_way / e.median)
+        ));
+    }
+    if let Some(t) = r.data().find_map(|x| x.pair.as_ref()) {
+        let caches: Vec<String> = t.shared_caches.iter().map(|l| format!("L{l}")).collect();
+        lines.push(format!(
+            "As Linux reports them, CPUs {} and {} of *different CPUs* are {} sharing {} \
+             (`thread_siblings_list`, `shared_cpu_list`); in a virtual machine that is what \
+             the host tells the guest.",
+            t.cpus[0],
+            t.cpus[1],
+            ["separate cores", "one core's two threads"][usize::from(t.one_core)],
+            caches
+                .first()
+                .map_or("no cache".into(), |_| caches.join(", "))
         ));
     }
     let budget = (FLOOR.budget)(r.record.profile);
