@@ -202,7 +202,17 @@ fn side_measurements_line_up_with_the_messages() {
         assert!(o.receiver.is_some() && o.sender.is_some());
         if cfg!(target_os = "linux") {
             assert!(o.same_cpu.iter().all(Option::is_some));
+            // One wait and one probe span per timed message, read on one thread.
+            assert_eq!(o.wait_cpu_ns.len(), 6);
+            assert_eq!(o.probe_ns.len(), 6);
         }
+    }
+    // With no warm-up, the first wait starts where counting starts.
+    let mut cold = plan(3, 0, Placement::Unpinned);
+    cold.warmup = 0;
+    let o = run_std(Transport::Mpsc, Wait::Block, &cold).unwrap();
+    if cfg!(target_os = "linux") {
+        assert_eq!(o.wait_cpu_ns.len(), 3);
     }
     let o = run_tokio(
         Transport::Mpsc,
