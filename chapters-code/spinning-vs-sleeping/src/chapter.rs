@@ -174,8 +174,8 @@ pub static CLOCK_STEP: Finding<FloorRound> = Finding::threat(
     "threat-clock-step",
     &FLOOR,
     "The floor is a few tens of ns, about what one clock read costs. Timed one round \
-     trip at a time, about half a read sits in every one-way sample, and a median does \
-     not remove a bias that every sample shares",
+     trip at a time, the reads' own cost sits in every sample (about half a read one way, \
+     by our reckoning), and a median does not remove a bias that every sample shares",
     "Each sample times a batch of round trips between two clock reads, so a read's cost \
      is spread over the batch (the floor table gives its size and share). Shown: the same \
      rounds on different CPUs, timed one round trip at a time, then in batches",

@@ -8,15 +8,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Round trips timed between two clock reads in each floor sample. A read costs tens
-/// of nanoseconds, about a floor's one-way time: timed one round trip at a time, about
-/// half a read sits in every one-way sample; over this many, a 2,000th of one.
+/// of nanoseconds, about a floor's one-way time: timed one round trip at a time, the
+/// reads' cost sits in every sample; over this many, it is shared out 2,000 ways.
 pub const ROUND_TRIPS_PER_SAMPLE: usize = 1_000;
 
 // ANCHOR: floor
 /// The floor: two threads hand a counter back and forth through one atomic, both
 /// spinning. One writes an odd number and spins until the other (`echo`) answers with
 /// the next even one. A sample: `per_sample` round trips between two clock reads, over
-/// `2 × per_sample` (one way). No kernel, no queue, no syscall is involved.
+/// twice their number (one way); the time bound can cut the last one short.
 pub fn atomic_ping_pong(trips: usize, per_sample: usize, on: Placement, end: Instant) -> Vec<f64> {
     let (ball, per_sample) = (AtomicU64::new(0), per_sample.max(1));
     let mut one_way_ns = Vec::with_capacity(trips / per_sample);
@@ -25,21 +25,24 @@ pub fn atomic_ping_pong(trips: usize, per_sample: usize, on: Placement, end: Ins
         s.spawn(|| {
             pin(on, 0);
             let mut sent = 1; // the odd number to send next
-            'samples: for n in 0..trips / per_sample {
-                let t0 = Instant::now();
-                for _ in 0..per_sample {
+            for n in 0..trips / per_sample {
+                let (t0, mut done) = (Instant::now(), 0);
+                while done < per_sample {
                     ball.store(sent, Ordering::Release);
                     let answered = spin(end, || match ball.load(Ordering::Acquire) {
                         v if v == sent + 1 => Attempt::Got(()),
                         _ => Attempt::Empty,
                     });
                     if !matches!(answered, Spun::Got(())) {
-                        break 'samples; // the time bound
+                        break; // the time bound
                     }
-                    sent += 2;
+                    (sent, done) = (sent + 2, done + 1);
                 }
-                one_way_ns.push(t0.elapsed().as_nanos() as f64 / (2 * per_sample) as f64);
-                if (n * per_sample) % 4096 < per_sample && Instant::now() >= end {
+                if done > 0 {
+                    one_way_ns.push(t0.elapsed().as_nanos() as f64 / (2 * done) as f64);
+                }
+                let look = (n * per_sample) % 4096 < per_sample; // the clock, now and then
+                if done < per_sample || look && Instant::now() >= end {
                     break;
                 }
             }

@@ -391,9 +391,10 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
     }
     let budget = (FLOOR.budget)(r.record.profile);
     let n = r.rounds.len();
-    let tight = estimates
-        .iter()
-        .all(|e| e.at_stated_confidence() && e.relative_half_width() <= budget.target);
+    let tight = !estimates.is_empty()
+        && estimates
+            .iter()
+            .all(|e| e.at_stated_confidence() && e.relative_half_width() <= budget.target);
     let profile = r.record.profile.name();
     lines.push(if (n as u32) >= budget.max_rounds {
         format!("The run has {n} rounds, the most the {profile} profile runs.")
