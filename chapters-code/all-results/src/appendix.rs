@@ -224,7 +224,7 @@ pub fn budgets(shown: &[Shown]) -> String {
     )
 }
 
-/// Every chapter's headline figures: the numbers the guide and comparisons use.
+/// Every chapter's headline figures: the numbers Compare machines and `all-results compare` read.
 pub fn headlines(figures: &[Figure]) -> String {
     let mut t = Table::new([
         "figure",

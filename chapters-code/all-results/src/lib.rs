@@ -484,7 +484,7 @@ mod tests {
         assert_eq!(super::slugs(), harness::usage::BOOK_CHAPTERS);
     }
 
-    /// The headline figures the guide and comparisons read exist, in the chapters that
+    /// The headline figures Compare machines and `compare` read exist, in the chapters that
     /// name them (by the chapters' constants, so a renamed figure fails to compile).
     #[test]
     fn the_required_headlines_are_declared() {
