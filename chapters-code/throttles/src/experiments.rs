@@ -564,38 +564,72 @@ impl RateRun {
     }
 }
 
-/// The runs with a stall inside, the one that stands out most first, each with its
-/// longest gap and its arm's median longest gap (the same throttle, target, twin and
-/// sink, over rounds). A stall: a longest gap that overran the period by more than 3×
-/// what the arm's median longest gap did, and by over 1 ms more. The overrun, not the
+/// A run with a stall inside (see [`stalled_runs`]): the figure that stands out and
+/// its arm's median of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Stalled<'a> {
+    pub run: &'a RateRun,
+    /// Found by its longest gap (else by its latest start's lateness).
+    pub by_gap: bool,
+    pub value_ns: f64,
+    pub median_ns: f64,
+}
+
+impl Stalled<'_> {
+    /// What stood out, for a list of the runs.
+    pub fn what(&self) -> &'static str {
+        if self.by_gap {
+            "longest gap"
+        } else {
+            "latest start"
+        }
+    }
+}
+
+/// The runs with a stall inside, the one that stands out most first, against their
+/// arm (the same throttle, target, twin and sink, over rounds). A stall: a longest gap
+/// that overran the period by more than 3× what the arm's median longest gap did, and
+/// by over 1 ms more; or else a latest start (against first start + k periods) more
+/// than 3×, and over 1 ms, later than the arm's median one. The gap's overrun, not the
 /// gap, is compared, so that a 20 ms stall counts at 100/s (10 ms gaps) as at
-/// 10,000/s. A gap, not a start's lateness, is looked at: a throttle that runs ahead
-/// of its schedule (governor's burst) stays ahead through a stall, so its latest start
-/// shows nothing. Round-level noise sensors can miss such a stall. Also the count of
-/// runs looked at.
-pub fn stalled_runs<'a>(
-    rounds: impl Iterator<Item = &'a RatesRound>,
-) -> (Vec<(&'a RateRun, f64, f64)>, usize) {
+/// 10,000/s. The gap finds a stall in a throttle that runs ahead of its schedule
+/// (governor's burst stays ahead through one, so its latest start shows nothing); the
+/// lateness finds several shorter hold-ups that add up. Round-level noise sensors can
+/// miss either. Also the count of runs looked at.
+pub fn stalled_runs<'a>(rounds: impl Iterator<Item = &'a RatesRound>) -> (Vec<Stalled<'a>>, usize) {
     let runs: Vec<&RateRun> = rounds
         .flat_map(|d| d.runs.iter().chain(&d.twins).chain(&d.controls))
         .collect();
     let arm = |x: &RateRun| (x.pacer, x.target.to_bits(), x.twin, x.sink);
+    // This run's figure and its arm's median, where the arm has it.
+    let against = |x: &RateRun, f: fn(&RateRun) -> Option<f64>| {
+        let mut v: Vec<f64> = runs
+            .iter()
+            .filter(|y| arm(y) == arm(x))
+            .filter_map(|y| f(y))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        Some((f(x)?, (!v.is_empty()).then(|| median_sorted(&v))?))
+    };
     let mut found = Vec::new();
     for &x in &runs {
-        let same = runs.iter().filter(|y| arm(y) == arm(x));
-        let mut v: Vec<f64> = same.filter_map(|y| y.longest_gap_ns()).collect();
-        v.sort_by(f64::total_cmp);
-        let (Some(gap), false) = (x.longest_gap_ns(), v.is_empty()) else {
-            continue;
-        };
-        let median = median_sorted(&v);
         let period = 1e9 / x.target;
-        let excess = |g: f64| (g - period).max(0.0);
-        if excess(gap) > 3.0 * excess(median) && gap - median > 1e6 {
-            found.push((x, gap, median));
+        let over = |g: f64| (g - period).max(0.0);
+        let gap = against(x, RateRun::longest_gap_ns)
+            .filter(|&(g, m)| over(g) > 3.0 * over(m) && g - m > 1e6);
+        let late = against(x, |y| y.late_max_ns).filter(|&(l, m)| l > 3.0 * m && l - m > 1e6);
+        if let Some((value_ns, median_ns)) = gap.or(late) {
+            let by_gap = gap.is_some();
+            found.push(Stalled {
+                run: x,
+                by_gap,
+                value_ns,
+                median_ns,
+            });
         }
     }
-    found.sort_by(|a, b| (b.1 - b.2).total_cmp(&(a.1 - a.2)));
+    let excess = |s: &Stalled| s.value_ns - s.median_ns;
+    found.sort_by(|a, b| excess(b).total_cmp(&excess(a)));
     (found, runs.len())
 }
 
@@ -1511,38 +1545,47 @@ mod tests {
     /// stall, whatever its lateness (governor's burst runs ahead of its schedule, so a
     /// stall leaves its latest start early). A gap a little longer than the others is
     /// not, nor is an arm whose gaps are long in every round (tokio's millisecond). At
-    /// 100/s, a 20 ms stall on 10 ms gaps is.
+    /// 100/s, a 20 ms stall on 10 ms gaps is. A latest start far later than the arm's
+    /// is one too, with no gap that stands out (hold-ups that add up).
     #[test]
     fn stalled_runs_stand_out_from_their_arm() {
-        let round = |deadline_ms: f64, tokio_ms: f64, governor_ms: f64, slow_ms: f64| RatesRound {
-            targets: vec![100.0, 10_000.0],
-            run_ms: 20,
-            runs: vec![
-                with_gap(Pacer::Deadline, 10_000.0, deadline_ms, 0.1),
-                with_gap(Pacer::TokioBurst, 10_000.0, tokio_ms, 0.9),
-                with_gap(Pacer::GovernorBurst, 10_000.0, governor_ms, 0.0),
-                with_gap(Pacer::Deadline, 100.0, slow_ms, 0.1),
-            ],
-            stalls: Vec::new(),
-            twins: Vec::new(),
-            controls: Vec::new(),
-        };
+        let round =
+            |deadline_ms: f64, tokio_ms: f64, governor_ms: f64, slow_ms: f64, late_ms: f64| {
+                RatesRound {
+                    targets: vec![100.0, 10_000.0],
+                    run_ms: 20,
+                    runs: vec![
+                        with_gap(Pacer::Deadline, 10_000.0, deadline_ms, 0.1),
+                        with_gap(Pacer::TokioBurst, 10_000.0, tokio_ms, 0.9),
+                        with_gap(Pacer::GovernorBurst, 10_000.0, governor_ms, 0.0),
+                        with_gap(Pacer::Deadline, 100.0, slow_ms, 0.1),
+                        with_gap(Pacer::TokioDelay, 10_000.0, 1.1, late_ms),
+                    ],
+                    stalls: Vec::new(),
+                    twins: Vec::new(),
+                    controls: Vec::new(),
+                }
+            };
         let rounds = [
-            round(0.29, 1.13, 0.21, 10.1),
-            round(0.30, 1.30, 2.76, 10.2),
-            round(0.28, 1.10, 0.16, 30.2),
-            round(1.10, 1.12, 0.24, 10.1),
-            round(0.27, 1.44, 0.17, 10.3),
+            round(0.29, 1.13, 0.21, 10.1, 0.9),
+            round(0.30, 1.30, 2.76, 10.2, 0.95),
+            round(0.28, 1.10, 0.16, 30.2, 12.0),
+            round(1.10, 1.12, 0.24, 10.1, 0.9),
+            round(0.27, 1.44, 0.17, 10.3, 1.0),
         ];
         let (found, total) = stalled_runs(rounds.iter());
-        assert_eq!(total, 20);
-        let seen: Vec<(Pacer, f64)> = found.iter().map(|(x, ..)| (x.pacer, x.target)).collect();
-        assert_eq!(
-            seen,
-            [(Pacer::Deadline, 100.0), (Pacer::GovernorBurst, 10_000.0)],
-            "{found:?}"
-        );
-        let (_, gap, median) = found[1];
+        assert_eq!(total, 25);
+        let seen: Vec<_> = found
+            .iter()
+            .map(|s| (s.run.pacer, s.run.target, s.by_gap))
+            .collect();
+        let want = [
+            (Pacer::Deadline, 100.0, true),
+            (Pacer::TokioDelay, 10_000.0, false),
+            (Pacer::GovernorBurst, 10_000.0, true),
+        ];
+        assert_eq!(seen, want, "{found:?}");
+        let (gap, median) = (found[2].value_ns, found[2].median_ns);
         assert!((gap - 2.76e6).abs() < 0.01e6, "{gap}");
         assert!((median - 0.21e6).abs() < 0.001e6, "{median}");
     }

@@ -7,8 +7,8 @@ use super::{Of, has_target, per_s, pooled_gaps, targets};
 use crate::Pacer;
 use crate::experiments::{
     BACK_TO_BACK, Measure, NaiveKey, NaiveRound, OmissionRound, READER_ARMS, RateRun, RatesKey,
-    RatesRound, STALL_AT, STALL_RATE, SWEEP_MS, SweepKey, SweepLength, SweepRound, TWIN, WITH_SEND,
-    WRITEUP_RATE, stalled_runs,
+    RatesRound, STALL_AT, STALL_RATE, SWEEP_MS, Stalled, SweepKey, SweepLength, SweepRound, TWIN,
+    WITH_SEND, WRITEUP_RATE, stalled_runs,
 };
 use harness::cells;
 use harness::render::{
@@ -196,18 +196,18 @@ fn pacers() -> impl Iterator<Item = (Pacer, String)> {
 }
 
 /// The runs with a stall inside (see [`stalled_runs`]), as a sentence.
-fn stalled(found: &[(&RateRun, f64, f64)], total: usize) -> String {
+fn stalled(found: &[Stalled], total: usize) -> String {
     let mut said: Vec<String> = (found.iter().take(6))
-        .map(|(x, g, m)| {
-            let [g, m] = [*g, *m].map(fmt_ns);
-            format!("{}: {g} against {m}", x.key().stored())
+        .map(|s| {
+            let [v, m] = [s.value_ns, s.median_ns].map(fmt_ns);
+            format!("{}: {} {v} against {m}", s.run.key().stored(), s.what())
         })
         .collect();
     said.extend((found.len() > 6).then(|| format!("and {} more", found.len() - 6)));
     format!(
         " A § marks a figure with a stall inside a run: a gap between two starts that overran the period \
-         by over 3× as much, and over 1 ms more, than the longest gap in the arm's median round. Those \
-         runs, longest gap against the median: {} of {total}{}{}. The noise line can miss such a stall.",
+         by over 3× as much, and 1 ms more, than the longest gap in the arm's median round, or a latest \
+         start over 3×, and 1 ms, later than the arm's median. Those runs: {} of {total}{}{}.",
         found.len(),
         if said.is_empty() { "" } else { ": " },
         said.join("; "),
@@ -234,7 +234,7 @@ pub(super) fn achieved(r: &Results<RatesRound>) -> anyhow::Result<String> {
         let early = runs().any(RateRun::start_up_only);
         dagger |= capped;
         start_up |= early;
-        let stall = runs().any(|x| found.iter().any(|f| std::ptr::eq(f.0, x)));
+        let stall = runs().any(|x| found.iter().any(|f| std::ptr::eq(f.run, x)));
         let marks = [(capped, " †"), (early, " ‡"), (stall, " §")];
         let marks: String = marks.iter().filter(|m| m.0).map(|m| m.1).collect();
         // A marked figure is written as text, so its interval keeps to its line.
