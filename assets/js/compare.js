@@ -47,19 +47,29 @@ function ratio(r) {
 
 // ANCHOR: rule
 // The book's verdict rule for figures measured apart (two machines cannot be paired
-// round by round), with its threshold, least rounds and words taken from the page's
-// data (`rule`, written by the book's one verdict type): a clear difference only when
-// both figures rest on enough rounds, their intervals do not overlap and their medians
-// differ by more than the threshold.
+// round by round), as `verdict_with` in the harness's stats.rs words it, with its
+// threshold, least rounds and words taken from the page's data (`rule`, written by
+// the book's one verdict type). No verdict from too few rounds. *About the same* when
+// every value either interval allows is within the threshold of every value the other
+// allows; a clear difference when the intervals do not overlap and the medians differ
+// by more than the threshold; anything else is unresolved.
+function relativeDifference(x, y) {
+  var d = Math.abs(x - y);
+  if (d === 0) { return 0; }
+  var base = Math.min(Math.abs(x), Math.abs(y));
+  return base === 0 ? Infinity : d / base;
+}
 function difference(a, b, rule) {
-  var apart = a.hi < b.lo || b.hi < a.lo;
-  if (a.rounds < rule.min_rounds || b.rounds < rule.min_rounds || !apart) {
+  if (a.rounds < rule.min_rounds || b.rounds < rule.min_rounds) {
     return rule.words.unclear;
   }
-  var d = Math.abs(a.median - b.median);
-  var base = Math.min(Math.abs(a.median), Math.abs(b.median));
-  var relative = d === 0 ? 0 : (base === 0 ? Infinity : d / base);
-  return relative > rule.threshold ? rule.words.clear : rule.words.same;
+  if (relativeDifference(a.lo, b.hi) <= rule.threshold
+    && relativeDifference(a.hi, b.lo) <= rule.threshold) {
+    return rule.words.same;
+  }
+  var apart = a.hi < b.lo || b.hi < a.lo;
+  return apart && relativeDifference(a.median, b.median) > rule.threshold
+    ? rule.words.clear : rule.words.unclear;
 }
 // ANCHOR_END: rule
 

@@ -153,6 +153,44 @@ pub fn summary_provenance(records: &[&Record]) -> String {
     format!("<p class=\"cow-provenance\">{}</p>\n", escape_html(&text))
 }
 
+/// What the parent's sampling of other processes cost while the shown rounds ran: each
+/// sample runs on one CPU, inside a round, and its CPU is left out of "other processes"
+/// (it is ours), so this is where a reader sees it.
+pub fn watcher(records: &[Record]) -> String {
+    let costs: Vec<(f64, harness::noise::WatchCost)> = records
+        .iter()
+        .flat_map(|r| &r.rounds)
+        .filter_map(|round| Some((round.noise.wall_s, round.noise.watch?)))
+        .filter(|(wall, w)| {
+            wall.is_finite() && *wall > 0.0 && w.total_ns.is_finite() && w.longest_ns.is_finite()
+        })
+        .collect();
+    if costs.is_empty() {
+        return "No shown round recorded the watcher's samples (records from before it \
+                counted them, or an OS where it does not sample).\n"
+            .into();
+    }
+    let rounds = costs.len();
+    let samples: f64 = costs.iter().map(|(_, w)| w.samples as f64).sum();
+    let total_ns: f64 = costs.iter().map(|(_, w)| w.total_ns).sum();
+    let wall_ns: f64 = costs.iter().map(|(wall, _)| wall * 1e9).sum();
+    let mut longest: Vec<f64> = costs.iter().map(|(_, w)| w.longest_ns).collect();
+    longest.sort_by(f64::total_cmp);
+    let (median_longest, max_longest) = (longest[rounds / 2], longest[rounds - 1]);
+    format!(
+        "While the {rounds} rounds shown in this build ran, the parent sampled the other \
+         processes {} times, {} each on average ({} of one CPU over the rounds' time). In the \
+         median round its longest sample took {}; the longest of all took {}. A sample runs on \
+         one CPU while the round measures, so an operation that overlaps one can be that much \
+         later; its CPU is ours and is not counted in *other processes*.\n",
+        fmt_count(samples as u64),
+        fmt_ns(total_ns / samples.max(1.0)),
+        fmt_percent(total_ns / wall_ns.max(1.0)),
+        fmt_ns(median_longest),
+        fmt_ns(max_longest),
+    )
+}
+
 /// The measuring budgets the code declares, per chapter and in all, beside what the
 /// shown results took to measure (and in which profile).
 pub fn budgets(shown: &[Shown]) -> String {
@@ -224,7 +262,7 @@ pub fn budgets(shown: &[Shown]) -> String {
     )
 }
 
-/// Every chapter's headline figures: the numbers the guide and comparisons use.
+/// Every chapter's headline figures: the numbers Compare machines and `all-results compare` read.
 pub fn headlines(figures: &[Figure]) -> String {
     let mut t = Table::new([
         "figure",
@@ -461,6 +499,36 @@ pub fn link_listings(html: &str, source: &SourceUrl) -> (String, usize) {
 
 #[cfg(test)]
 mod tests {
+    /// The watcher's samples, summed over rounds and the longest found; rounds without
+    /// them (older records) are left out, and with none the view says so.
+    #[test]
+    fn the_watcher_s_cost_is_summed_over_the_rounds_that_recorded_it() {
+        use harness::noise::WatchCost;
+        use harness::record::{Reading, Unit};
+        let mut r = harness::fixture::record_of_readings(
+            "brigades",
+            "x",
+            vec![vec![Reading::new("x", Unit::Nanos, 1.0)]; 3],
+        );
+        assert!(super::watcher(std::slice::from_ref(&r)).starts_with("No shown round"));
+        for (i, round) in r.rounds.iter_mut().enumerate().take(2) {
+            round.noise.wall_s = 1.0;
+            round.noise.watch = Some(WatchCost {
+                samples: 10,
+                total_ns: 10.0 * 50_000.0,
+                longest_ns: [80_000.0, 200_000.0][i],
+            });
+        }
+        let md = super::watcher(&[r]);
+        assert!(
+            md.contains("the 2 rounds")
+                && md.contains("20 times, 50.0 µs each")
+                && md.contains("(0.05 % of one CPU")
+                && md.contains("the longest of all took 200 µs"),
+            "{md}"
+        );
+    }
+
     /// Issue 28: a machine text `{{#include /proc/self/environ}}` in the page's data
     /// was expanded by mdbook (after cmdrun) into the built page; a record included
     /// that way closed the element with its `</script><script>`. Texts here bypass the

@@ -156,8 +156,9 @@ pub fn markdown(a: &Bundle, b: &Bundle, a_name: &str, b_name: &str) -> String {
          Each figure is a median over rounds with its interval (95 %, or less with fewer rounds). *B ÷ A* is the ratio of the \
          medians, in brackets the widest ratio the two intervals allow; the difference is called \
          clear only when the two intervals do not overlap and the medians differ by more than \
-         the practical threshold ({}; intervals apart within it read *about the same*), and \
-         figures measured with other parameters are not compared.\n",
+         the practical threshold ({}; two intervals whose every value lies within it of every \
+         value of the other read *about the same*), and figures measured with other parameters \
+         are not compared.\n",
         escape_html(a_name),
         escape_html(&a.machine),
         a.figures.len(),
@@ -215,6 +216,29 @@ mod tests {
         assert_eq!(md.matches("1.00×").count(), 2, "{md}");
         assert_eq!(md.matches("no clear difference").count(), 2, "{md}");
         assert!(!md.contains("beyond both"));
+    }
+
+    /// The sixth review: a figure whose own interval is within the threshold (a rate
+    /// held to 0.1 %) reads *about the same* against itself, in the terminal as on the
+    /// Compare page (`compare.js` ports the same rule), and the page says so.
+    #[test]
+    fn a_narrow_figure_against_itself_is_about_the_same() {
+        let a = bundle(vec![
+            figure("wide", 10.0, 9.0, 11.0),
+            figure("narrow", 10_000.0, 9_990.0, 10_000.0),
+        ]);
+        let md = markdown(&a, &a, "a.json", "a.json");
+        assert_eq!(md.matches("1.00×").count(), 2, "{md}");
+        assert_eq!(md.matches("no clear difference").count(), 1, "{md}");
+        assert_eq!(md.matches("about the same (within 5 %)").count(), 1, "{md}");
+        let page = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../src/compare-machines.md"),
+        )
+        .unwrap();
+        assert!(
+            page.contains("*no clear difference*") && page.contains("*about the same*"),
+            "Compare machines should say what a file against itself reads"
+        );
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub static CHAPTERS: &[&Chapter] = &[
 /// chapter's slug names a table too. `other-os` is short sleeps' section of other
 /// machines' figures ([`others`]), on that chapter's page: it reads other machines'
 /// records only, and measures nothing.
-pub const APPENDIX_TABLES: [&str; 12] = [
+pub const APPENDIX_TABLES: [&str; 13] = [
     "overview",
     "findings",
     "verdict-rates",
@@ -57,6 +57,7 @@ pub const APPENDIX_TABLES: [&str; 12] = [
     "headlines",
     "compare-data",
     "budgets",
+    "watcher",
     "aa",
     "two-runs",
     "same",
@@ -484,7 +485,7 @@ mod tests {
         assert_eq!(super::slugs(), harness::usage::BOOK_CHAPTERS);
     }
 
-    /// The headline figures the guide and comparisons read exist, in the chapters that
+    /// The headline figures Compare machines and `compare` read exist, in the chapters that
     /// name them (by the chapters' constants, so a renamed figure fails to compile).
     #[test]
     fn the_required_headlines_are_declared() {

@@ -122,6 +122,7 @@ fn main() -> ExitCode {
                 "headlines" => Ok(appendix::headlines(&figures(&records(&shown)))),
                 "compare-data" => appendix::compare_data(&Bundle::of(records(&shown))),
                 "budgets" => Ok(appendix::budgets(&shown)),
+                "watcher" => Ok(appendix::watcher(&records(&shown))),
                 "aa" => Ok(selftest::aa_view(&records(&shown))),
                 "two-runs" => Ok(selftest::two_runs_view(&dir)),
                 "same" => Ok(same::view(&records(&shown))),

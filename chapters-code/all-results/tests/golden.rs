@@ -76,6 +76,7 @@ fn table(name: &str, shown: &[Shown]) -> String {
         "headlines" => appendix::headlines(&figures(&records)),
         "compare-data" => appendix::compare_data(&bundle(records)).expect("the data"),
         "budgets" => appendix::budgets(shown),
+        "watcher" => appendix::watcher(&records),
         "aa" => selftest::aa_view(&records),
         "two-runs" => selftest::two_runs_view(tempfile::tempdir().unwrap().path()),
         "same" => same::view(&records),

@@ -852,19 +852,32 @@ pub fn smallest_step(readings: &[u64]) -> Option<u64> {
         .min()
 }
 
-/// The typical cost of one reading: the median gap between successive readings (in
-/// ns from any origin), which an interruption of the loop does not move; where most
-/// readings fall in the same tick of a coarse clock, the mean (the loop's time over its
-/// readings).
+/// The typical cost of one reading. The gap between two successive readings is a whole
+/// number of the clock's steps, so its median cannot tell a 15 ns read from a 20 ns step
+/// (the sixth review). So the readings are cut into blocks of [`COST_BLOCK`]; a block's
+/// time over its readings is not bound to the step, and the median over blocks is not
+/// moved by an interruption of the loop. With fewer readings than two blocks, the median
+/// gap where it is not zero, else the mean (a coarse clock: most readings share a tick).
 pub fn reading_cost(readings: &[u64]) -> Option<f64> {
     let (first, last) = (*readings.first()?, *readings.last()?);
+    if readings.len() < 2 {
+        return None;
+    }
+    if readings.len() > 2 * COST_BLOCK {
+        // Blocks share their ends: block i spans readings [i·B, (i+1)·B].
+        let mut means: Vec<f64> = (0..(readings.len() - 1) / COST_BLOCK)
+            .map(|i| {
+                let (a, b) = (readings[i * COST_BLOCK], readings[(i + 1) * COST_BLOCK]);
+                b.saturating_sub(a) as f64 / COST_BLOCK as f64
+            })
+            .collect();
+        means.sort_by(f64::total_cmp);
+        return Some(means[means.len() / 2]);
+    }
     let mut gaps: Vec<u64> = readings
         .windows(2)
         .map(|w| w[1].saturating_sub(w[0]))
         .collect();
-    if gaps.is_empty() {
-        return None;
-    }
     gaps.sort_unstable();
     let median = gaps[gaps.len() / 2];
     Some(if median > 0 {
@@ -873,6 +886,9 @@ pub fn reading_cost(readings: &[u64]) -> Option<f64> {
         last.saturating_sub(first) as f64 / gaps.len() as f64
     })
 }
+
+/// Readings per block in [`reading_cost`]: enough that a block spans many clock steps.
+pub const COST_BLOCK: usize = 256;
 
 impl Clock {
     fn current() -> Clock {
@@ -1259,6 +1275,29 @@ mod tests {
             Some(1_000_000.0)
         );
         assert_eq!(reading_cost(&[7]), None);
+        // A 15 ns read on a clock that steps by 20 ns: the gaps are 20 or 0 (median 20,
+        // the step); blocks of readings give the read's cost, and an interruption in one
+        // block does not move the median over blocks.
+        let mut t = 0u64;
+        let mut readings: Vec<u64> = (0..10 * COST_BLOCK + 1)
+            .map(|i| {
+                let at = (i as u64 * 15) / 20 * 20;
+                if i == 3 * COST_BLOCK + 7 {
+                    t += 5_000_000;
+                }
+                at + t
+            })
+            .collect();
+        let gaps_median = {
+            let mut g: Vec<u64> = readings.windows(2).map(|w| w[1] - w[0]).collect();
+            g.sort_unstable();
+            g[g.len() / 2]
+        };
+        assert_eq!(gaps_median, 20);
+        let cost = reading_cost(&readings).unwrap();
+        assert!((cost - 15.0).abs() < 0.2, "{cost}");
+        readings.truncate(COST_BLOCK);
+        assert_eq!(reading_cost(&readings), Some(20.0));
     }
 
     #[test]

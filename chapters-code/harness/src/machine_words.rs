@@ -247,8 +247,9 @@ impl Underneath {
             || "not measured".into(),
             |r| {
                 format!(
-                    "{} a reading (the median gap between two successive readings)",
-                    crate::fmt::fmt_ns(r)
+                    "{} a reading (over blocks of {} successive readings, the median of a block's time over its readings)",
+                    crate::fmt::fmt_ns(r),
+                    crate::machine::COST_BLOCK
                 )
             },
         )

@@ -48,7 +48,21 @@ pub struct Noise {
     /// ([`syscall_probe_ns`]): the machine's own speed at entering the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syscall_ns: Option<f64>,
+    /// The watcher's own samples of the other processes during the round ([`Watch`]):
+    /// how many, their time in all and the longest, in nanoseconds. Each runs on one CPU
+    /// while the round does (the sixth review: a burst no sensor showed, its CPU being
+    /// taken out of "other processes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchCost>,
     pub wall_s: f64,
+}
+
+/// What the watcher's sampling cost during one round.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct WatchCost {
+    pub samples: u64,
+    pub total_ns: f64,
+    pub longest_ns: f64,
 }
 
 impl Noise {
@@ -336,6 +350,7 @@ pub struct Watch {
     /// No sample before this: each waits [`SAMPLE_SPACING`] times what the last took.
     next_sample: std::time::Instant,
     syscall_ns: Option<f64>,
+    cost: WatchCost,
 }
 
 /// A sample of the other processes' runnable threads is followed by at least this many
@@ -353,6 +368,7 @@ impl Watch {
             started: std::time::Instant::now(),
             runnable: Vec::new(),
             next_sample: std::time::Instant::now(),
+            cost: WatchCost::default(),
         }
     }
 
@@ -370,7 +386,12 @@ impl Watch {
         if let Some(n) = others_runnable_now(ours) {
             self.runnable.push(n as f64);
         }
-        self.next_sample = std::time::Instant::now() + t0.elapsed() * SAMPLE_SPACING;
+        let took = t0.elapsed();
+        let ns = took.as_nanos() as f64;
+        self.cost.samples += 1;
+        self.cost.total_ns += ns;
+        self.cost.longest_ns = self.cost.longest_ns.max(ns);
+        self.next_sample = std::time::Instant::now() + took * SAMPLE_SPACING;
     }
 
     /// The round's noise, given the measured process's usage during the round (and the
@@ -407,6 +428,7 @@ impl Watch {
             cpu_s: measured.map(|m| m.cpu_s),
             max_rss_bytes: measured.map(|m| m.max_rss_bytes).filter(|b| *b > 0),
             syscall_ns: self.syscall_ns,
+            watch: (self.cost.samples > 0).then_some(self.cost),
             wall_s,
         }
     }

@@ -66,21 +66,23 @@ fn tokio_at(d: &RatesRound, target: f64) -> Option<&RateRun> {
     d.find(Pacer::TokioBurst, target)
 }
 
-/// A fresh runtime's first tick (tokio 1.54.1: see the comment in `pacers.rs`,
-/// `tokio_interval`), in a rate: counted over the wall time against the reading.
+/// tokio's first tick (tokio 1.54.1: see the comment in `pacers.rs`, `tokio_interval`),
+/// in a rate: the same operations over the time from set-up and from the first start,
+/// so the ratio isolates the first wait (the steady state also moves the last start's
+/// place in the sawtooth, which is not the first tick's doing).
 pub static FIRST_TICK_RATE: Finding<RatesRound> = Finding::threat(
     "throttles-threat-first-tick-rate",
     &RATES,
-    "tokio's first `interval` tick, on a fresh runtime, waits about a millisecond: a rate timed from the set-up counts it (tokio Burst, 1,000/s)",
-    "Every rate is a steady-state pace, with the start-up left out; before: the operations after the first over the time from set-up to the last start, after: the reading",
+    "tokio's first `interval` tick waits about a millisecond, as any of its ticks does: the driver parks whole milliseconds counted from when it parks. A rate timed from the set-up counts that wait (tokio Burst, 1,000/s)",
+    "Every rate is a steady-state pace, with the start-up left out. Before: the operations after the first over the time from set-up to the last start; after: the same operations from the first start to the last",
     |r| {
         let t = WRITEUP_RATE;
         paired(
             r,
-            ("from the set-up", "steady state"),
+            ("from the set-up", "from the first start"),
             Unit::OpsPerSec,
             |d| from_setup_rate(tokio_at(d, t)?),
-            |d| tokio_at(d, t)?.reading(),
+            |d| Some(tokio_at(d, t)?.achieved).filter(|v| *v > 0.0),
         )
     },
 )
@@ -124,7 +126,7 @@ pub static RUN_LENGTH_10K: Finding<RatesRound> = Finding::threat(
 pub static FIRST_TICK_WAIT: Finding<RatesRound> = Finding::threat(
     "throttles-threat-first-tick-wait",
     &RATES,
-    "The first sample could be special: tokio's first tick waits for the timer's millisecond, whatever the period (1,000/s, the rate whose row counts from set-up)",
+    "The first sample could be special: tokio's first tick waits a whole millisecond from when the driver parks, plus a sleep's overshoot, whatever the period (1,000/s, the rate whose row counts from set-up)",
     "The first wait (set-up → first operation) is kept out of every rate and gap, and shown as its own column; the 1,000/s lateness row counts from set-up on purpose, so the first tick's wait counts there as every tick's lateness does. Before: tokio Burst's first wait; after: its operations' median lateness from set-up (set-up + k periods), in the same rounds",
     |r| {
         let t = WRITEUP_RATE;
@@ -152,7 +154,7 @@ fn cpu_ratio(d: &RatesRound, per: fn(&RateRun) -> Option<f64>) -> Option<f64> {
 pub static CPU_PER_SECOND: Finding<RatesRound> = Finding::threat(
     "throttles-threat-cpu-per-second",
     &RATES,
-    "CPU per wall second counts tokio's longer wall time in its favour: runtime start-up and shut-down, its last tick's rounding (deadline ÷ tokio Burst CPU, 10,000/s)",
+    "CPU per wall second counts tokio's longer wall time in its favour: its first tick's wait, its runtime's start-up and shut-down, its last tick's lateness (deadline ÷ tokio Burst CPU, 10,000/s)",
     "CPU is divided by operations, not by wall time; before: the ratio of CPU per wall second, after: of CPU per operation",
     |r| {
         paired(

@@ -422,9 +422,10 @@ pub struct RateRun {
     pub target: f64,
     pub asked: u64,
     pub ran: u64,
-    /// Operations per second between the first and the last start. The first
-    /// operation goes without a wait, so this counts one wake-up's lateness (the last
-    /// operation's) against n − 1 periods: in a short run, the endpoint decides it.
+    /// Operations per second between the first and the last start. It leaves the
+    /// first wait out (tokio's first tick waits about a millisecond) and counts one
+    /// wake-up's lateness, the last operation's after the first's, against n − 1
+    /// periods: in a short run, the endpoint decides it.
     pub achieved: f64,
     /// Operations per second between the *second* start and the last (n − 2 gaps):
     /// the reading before `paced`. The second start's own lateness (its place in
@@ -550,6 +551,11 @@ impl RateRun {
         self.stall.is_none() && (few || draining)
     }
 
+    /// The longest gap between two starts (to the three significant digits of `gaps`).
+    pub fn longest_gap_ns(&self) -> Option<f64> {
+        self.gaps.quantile(1.0)
+    }
+
     /// The pacing thread's CPU time over the run's wall time.
     pub fn cpu_share(&self) -> Option<f64> {
         self.cpu_ns
@@ -558,31 +564,72 @@ impl RateRun {
     }
 }
 
-/// The runs with a stall inside, latest first, each with its latest start's lateness
-/// and its arm's median one (the same throttle, target, twin and sink, over rounds): a
-/// latest start more than 1 ms, and more than 3×, later than that median. Round-level
-/// noise sensors can miss such a stall. Also the count of runs looked at.
-pub fn stalled_runs<'a>(
-    rounds: impl Iterator<Item = &'a RatesRound>,
-) -> (Vec<(&'a RateRun, f64, f64)>, usize) {
+/// A run with a stall inside (see [`stalled_runs`]): the figure that stands out and
+/// its arm's median of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Stalled<'a> {
+    pub run: &'a RateRun,
+    /// Found by its longest gap (else by its latest start's lateness).
+    pub by_gap: bool,
+    pub value_ns: f64,
+    pub median_ns: f64,
+}
+
+impl Stalled<'_> {
+    /// What stood out, for a list of the runs.
+    pub fn what(&self) -> &'static str {
+        if self.by_gap {
+            "longest gap"
+        } else {
+            "latest start"
+        }
+    }
+}
+
+/// The runs with a stall inside, the one that stands out most first, against their
+/// arm (the same throttle, target, twin and sink, over rounds). A stall: a longest gap
+/// that overran the period by more than 3× what the arm's median longest gap did, and
+/// by over 1 ms more; or else a latest start (against first start + k periods) more
+/// than 3×, and over 1 ms, later than the arm's median one. The gap's overrun, not the
+/// gap, is compared, so that a 20 ms stall counts at 100/s (10 ms gaps) as at
+/// 10,000/s. The gap finds a stall in a throttle that runs ahead of its schedule
+/// (governor's burst stays ahead through one, so its latest start shows nothing); the
+/// lateness finds several shorter hold-ups that add up. Round-level noise sensors can
+/// miss either. Also the count of runs looked at.
+pub fn stalled_runs<'a>(rounds: impl Iterator<Item = &'a RatesRound>) -> (Vec<Stalled<'a>>, usize) {
     let runs: Vec<&RateRun> = rounds
         .flat_map(|d| d.runs.iter().chain(&d.twins).chain(&d.controls))
         .collect();
     let arm = |x: &RateRun| (x.pacer, x.target.to_bits(), x.twin, x.sink);
+    // This run's figure and its arm's median, where the arm has it.
+    let against = |x: &RateRun, f: fn(&RateRun) -> Option<f64>| {
+        let mut v: Vec<f64> = runs
+            .iter()
+            .filter(|y| arm(y) == arm(x))
+            .filter_map(|y| f(y))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        Some((f(x)?, (!v.is_empty()).then(|| median_sorted(&v))?))
+    };
     let mut found = Vec::new();
     for &x in &runs {
-        let same = runs.iter().filter(|y| arm(y) == arm(x));
-        let mut v: Vec<f64> = same.filter_map(|y| y.late_max_ns).collect();
-        v.sort_by(f64::total_cmp);
-        let (Some(late), false) = (x.late_max_ns, v.is_empty()) else {
-            continue;
-        };
-        let median = median_sorted(&v);
-        if late > 3.0 * median && late - median > 1e6 {
-            found.push((x, late, median));
+        let period = 1e9 / x.target;
+        let over = |g: f64| (g - period).max(0.0);
+        let gap = against(x, RateRun::longest_gap_ns)
+            .filter(|&(g, m)| over(g) > 3.0 * over(m) && g - m > 1e6);
+        let late = against(x, |y| y.late_max_ns).filter(|&(l, m)| l > 3.0 * m && l - m > 1e6);
+        if let Some((value_ns, median_ns)) = gap.or(late) {
+            let by_gap = gap.is_some();
+            found.push(Stalled {
+                run: x,
+                by_gap,
+                value_ns,
+                median_ns,
+            });
         }
     }
-    found.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let excess = |s: &Stalled| s.value_ns - s.median_ns;
+    found.sort_by(|a, b| excess(b).total_cmp(&excess(a)));
     (found, runs.len())
 }
 
@@ -1486,33 +1533,61 @@ mod tests {
         assert!(made_up(g, 100_000.0, 2_000, 20e3, 0.0).start_up_only());
     }
 
-    /// One run far later than its arm's other rounds is a stall; a run a little later
-    /// than the others, or the others of an arm that is late in every round, are not.
+    /// A run of made-up figures whose longest gap is `longest_ms`, the others a period.
+    fn with_gap(pacer: Pacer, target: f64, longest_ms: f64, late_max_ms: f64) -> RateRun {
+        let mut run = made_up(pacer, target, 30, 10e3, late_max_ms);
+        let period = 1e9 / target;
+        run.gaps = Dist::from_samples([period, period, longest_ms * 1e6]);
+        run
+    }
+
+    /// One run whose longest gap stands far out from its arm's other rounds is a
+    /// stall, whatever its lateness (governor's burst runs ahead of its schedule, so a
+    /// stall leaves its latest start early). A gap a little longer than the others is
+    /// not, nor is an arm whose gaps are long in every round (tokio's millisecond). At
+    /// 100/s, a 20 ms stall on 10 ms gaps is. A latest start far later than the arm's
+    /// is one too, with no gap that stands out (hold-ups that add up).
     #[test]
     fn stalled_runs_stand_out_from_their_arm() {
-        let round = |late_ms: f64, tokio_ms: f64| RatesRound {
-            targets: vec![1_000.0],
-            run_ms: 30,
-            runs: vec![
-                made_up(Pacer::Deadline, 1_000.0, 30, 10e3, late_ms),
-                made_up(Pacer::TokioBurst, 1_000.0, 30, 10e3, tokio_ms),
-            ],
-            stalls: Vec::new(),
-            twins: Vec::new(),
-            controls: Vec::new(),
-        };
+        let round =
+            |deadline_ms: f64, tokio_ms: f64, governor_ms: f64, slow_ms: f64, late_ms: f64| {
+                RatesRound {
+                    targets: vec![100.0, 10_000.0],
+                    run_ms: 20,
+                    runs: vec![
+                        with_gap(Pacer::Deadline, 10_000.0, deadline_ms, 0.1),
+                        with_gap(Pacer::TokioBurst, 10_000.0, tokio_ms, 0.9),
+                        with_gap(Pacer::GovernorBurst, 10_000.0, governor_ms, 0.0),
+                        with_gap(Pacer::Deadline, 100.0, slow_ms, 0.1),
+                        with_gap(Pacer::TokioDelay, 10_000.0, 1.1, late_ms),
+                    ],
+                    stalls: Vec::new(),
+                    twins: Vec::new(),
+                    controls: Vec::new(),
+                }
+            };
         let rounds = [
-            round(0.15, 1.0),
-            round(2.5, 1.2),
-            round(0.14, 0.9),
-            round(0.4, 1.1),
+            round(0.29, 1.13, 0.21, 10.1, 0.9),
+            round(0.30, 1.30, 2.76, 10.2, 0.95),
+            round(0.28, 1.10, 0.16, 30.2, 12.0),
+            round(1.10, 1.12, 0.24, 10.1, 0.9),
+            round(0.27, 1.44, 0.17, 10.3, 1.0),
         ];
         let (found, total) = stalled_runs(rounds.iter());
-        assert_eq!(total, 8);
-        assert_eq!(found.len(), 1, "{found:?}");
-        let (run, late, median) = found[0];
-        assert_eq!((run.pacer, late), (Pacer::Deadline, 2.5e6));
-        assert!((median - 0.275e6).abs() < 1.0, "{median}");
+        assert_eq!(total, 25);
+        let seen: Vec<_> = found
+            .iter()
+            .map(|s| (s.run.pacer, s.run.target, s.by_gap))
+            .collect();
+        let want = [
+            (Pacer::Deadline, 100.0, true),
+            (Pacer::TokioDelay, 10_000.0, false),
+            (Pacer::GovernorBurst, 10_000.0, true),
+        ];
+        assert_eq!(seen, want, "{found:?}");
+        let (gap, median) = (found[2].value_ns, found[2].median_ns);
+        assert!((gap - 2.76e6).abs() < 0.01e6, "{gap}");
+        assert!((median - 0.21e6).abs() < 0.001e6, "{median}");
     }
 
     #[test]

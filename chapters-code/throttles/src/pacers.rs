@@ -213,12 +213,14 @@ pub fn tokio_interval(
         let mut ticks = tokio::time::interval(period);
         ticks.set_missed_tick_behavior(behavior);
         // The first tick's wait starts here. tokio 1.54.1: `interval` (time/interval.rs)
-        // makes its first deadline `Instant::now()`; `Sleep::poll_elapsed`
-        // (time/sleep.rs) turns it into a millisecond tick with
-        // `TimeSource::deadline_to_tick` (runtime/time/source.rs), which rounds up to
-        // the end of a millisecond, so `Wheel::insert` (runtime/time/wheel/mod.rs)
-        // finds it not yet due, and `Driver::park_internal` (runtime/time/mod.rs)
-        // parks for whole milliseconds until it is.
+        // makes its first deadline `Instant::now()`, and `deadline_to_tick`
+        // (runtime/time/source.rs) rounds every deadline up to the end of a millisecond.
+        // `Driver::park_internal` (runtime/time/mod.rs) then parks `when - now` whole
+        // milliseconds, `now` rounded down: counted from when it parks, so the first
+        // tick waits a millisecond and a sleep's overshoot, and each wake-up lands that
+        // overshoot later in its millisecond than the last. Ticks drift late until one
+        // is a whole millisecond behind: `Wheel::insert` (runtime/time/wheel/mod.rs)
+        // finds it due, and it fires at once.
         run.ready();
         while run.more() {
             ticks.tick().await;

@@ -39,9 +39,9 @@ pub static HOLD_1K: Finding<RatesRound> = Finding::new(
 )
 .why(Why::Counter(
     "*late, median* (from the first start) plus *first wait* (set-up to the first start) \
-     in the 1,000/s timing table: tokio's timer wakes on whole milliseconds, so a tick waits \
-     for the timer's next one (*median gap*). The rate each held over a run is in the rates \
-     table.",
+     in the 1,000/s timing table. tokio parks a whole number of milliseconds, counted from when it parks, \
+     so each tick overshoots like a 1 ms sleep (*median gap*). Its ticks drift late until one falls a \
+     whole millisecond behind and fires at once. The rate each held over a run is in the rates table.",
 ))
 .guide("throttles");
 
@@ -58,8 +58,8 @@ pub static HOLD_10K: Finding<RatesRound> = Finding::new(
     "No winner by the rule: `interval` in async code, the deadline throttle elsewhere",
 )
 .why(Why::Hypothesis(
-    "tokio's timer parks whole milliseconds, so by our reading its starts drift late and catch up in \
-     a sawtooth whose place in a short run sets its rate. A run that stalled (under the rates table) can block a verdict.",
+    "tokio parks a whole number of milliseconds, counted from when it parks, so by our reading its starts \
+     drift late and catch up in a sawtooth whose place in a short run sets its rate. A run that stalled (§ in the rates table) can block a verdict.",
 ));
 
 pub static NAIVE_1K: Finding<RatesRound> = Finding::new(

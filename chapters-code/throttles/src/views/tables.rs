@@ -7,8 +7,8 @@ use super::{Of, has_target, per_s, pooled_gaps, targets};
 use crate::Pacer;
 use crate::experiments::{
     BACK_TO_BACK, Measure, NaiveKey, NaiveRound, OmissionRound, READER_ARMS, RateRun, RatesKey,
-    RatesRound, STALL_AT, STALL_RATE, SWEEP_MS, SweepKey, SweepLength, SweepRound, TWIN, WITH_SEND,
-    WRITEUP_RATE, stalled_runs,
+    RatesRound, STALL_AT, STALL_RATE, SWEEP_MS, Stalled, SweepKey, SweepLength, SweepRound, TWIN,
+    WITH_SEND, WRITEUP_RATE, stalled_runs,
 };
 use harness::cells;
 use harness::render::{
@@ -196,20 +196,18 @@ fn pacers() -> impl Iterator<Item = (Pacer, String)> {
 }
 
 /// The runs with a stall inside (see [`stalled_runs`]), as a sentence.
-fn stalled(r: &Results<RatesRound>) -> String {
-    let (found, total) = stalled_runs(r.data());
+fn stalled(found: &[Stalled], total: usize) -> String {
     let mut said: Vec<String> = (found.iter().take(6))
-        .map(|(x, l, m)| {
-            let [l, m] = [*l, *m].map(fmt_ns);
-            format!("{}: latest {l} against {m}", x.key().stored())
+        .map(|s| {
+            let [v, m] = [s.value_ns, s.median_ns].map(fmt_ns);
+            format!("{}: {} {v} against {m}", s.run.key().stored(), s.what())
         })
         .collect();
-    let more = found.len() - said.len();
-    said.extend((more > 0).then(|| format!("and {more} more")));
+    said.extend((found.len() > 6).then(|| format!("and {} more", found.len() - 6)));
     format!(
-        " Runs with a stall inside, whose latest start was over 1 ms, and over 3×, later \
-         than in their arm's median round: {} of {total}{}{}. The noise line judges whole \
-         rounds and can miss such a stall.",
+        " A § marks a figure with a stall inside a run: a gap between two starts that overran the period \
+         by over 3× as much, and 1 ms more, than the longest gap in the arm's median round, or a latest \
+         start over 3×, and 1 ms, later than the arm's median. Those runs: {} of {total}{}{}.",
         found.len(),
         if said.is_empty() { "" } else { ": " },
         said.join("; "),
@@ -225,6 +223,7 @@ const START_UP: &str = " A ‡ marks a figure that reads start-up, not a pace: r
 /// Achieved rate as a percentage of the target, per throttle and target.
 pub(super) fn achieved(r: &Results<RatesRound>) -> anyhow::Result<String> {
     let (mut dagger, mut start_up) = (false, false);
+    let (found, total) = stalled_runs(r.data());
     let t = grid(r, "throttle", pacers(), |pacer, target| {
         let Some(e) = r.estimate(&RatesKey::rate(pacer, target)) else {
             return "–".into();
@@ -235,7 +234,8 @@ pub(super) fn achieved(r: &Results<RatesRound>) -> anyhow::Result<String> {
         let early = runs().any(RateRun::start_up_only);
         dagger |= capped;
         start_up |= early;
-        let marks = [(capped, " †"), (early, " ‡")];
+        let stall = runs().any(|x| found.iter().any(|f| std::ptr::eq(f.run, x)));
+        let marks = [(capped, " †"), (early, " ‡"), (stall, " §")];
         let marks: String = marks.iter().filter(|m| m.0).map(|m| m.1).collect();
         // A marked figure is written as text, so its interval keeps to its line.
         if marks.is_empty() {
@@ -256,7 +256,7 @@ pub(super) fn achieved(r: &Results<RatesRound>) -> anyhow::Result<String> {
         ms("min_ops"),
         (if dagger { DAGGER } else { "" }),
         (if start_up { START_UP } else { "" }),
-        stalled(r),
+        stalled(&found, total),
     ))
 }
 
