@@ -155,6 +155,18 @@ pub struct PairTopology {
     pub shared_caches: Vec<u64>,
 }
 
+impl PairTopology {
+    /// The shared cache levels as a page names them: `L2, L3`, or `no cache`.
+    pub fn caches_named(&self) -> String {
+        let named: Vec<String> = self.shared_caches.iter().map(|l| format!("L{l}")).collect();
+        if named.is_empty() {
+            "no cache".into()
+        } else {
+            named.join(", ")
+        }
+    }
+}
+
 /// The most cache levels [`PairTopology::shared_caches`] lists (L1 to L4, with room).
 pub const MOST_CACHE_LEVELS: usize = 8;
 

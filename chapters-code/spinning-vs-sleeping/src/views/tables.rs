@@ -376,7 +376,6 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
         ));
     }
     if let Some(t) = r.data().find_map(|x| x.pair.as_ref()) {
-        let caches: Vec<String> = t.shared_caches.iter().map(|l| format!("L{l}")).collect();
         lines.push(format!(
             "As Linux reports them, CPUs {} and {} of *different CPUs* are {} sharing {} \
              (`thread_siblings_list`, `shared_cpu_list`); in a virtual machine that is what \
@@ -384,9 +383,7 @@ pub(super) fn floor_table(r: &Results<FloorRound>) -> anyhow::Result<String> {
             t.cpus[0],
             t.cpus[1],
             ["separate cores", "one core's two threads"][usize::from(t.one_core)],
-            caches
-                .first()
-                .map_or("no cache".into(), |_| caches.join(", "))
+            t.caches_named()
         ));
     }
     let budget = (FLOOR.budget)(r.record.profile);
