@@ -355,6 +355,7 @@ fn spread_rounds(r: &Results<VariantsRound>, k: Kind) -> Option<Evidence> {
         .iter()
         .filter(|(s, lag)| (s - SPREAD_SHARE).abs() <= *lag);
     let near = match near.count() {
+        0 => "no round".to_string(),
         1 => "1 round".to_string(),
         n => format!("{n} rounds"),
     };
