@@ -13,7 +13,10 @@ use harness::bounds::{Limit, Params, RoundBounds};
 use harness::record::twin_key;
 use harness::stats::{median_sorted, percentile_sorted};
 use harness::unit::grouped;
-use harness::{Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Unit};
+use harness::stats::Comparison;
+use harness::{
+    Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Results, Unit,
+};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
@@ -109,6 +112,13 @@ pub struct HazardRunData {
     pub bound_ns: f64,
     /// Lockings of the std mutex, and how many found it taken.
     pub locks: Tallied,
+    /// Callbacks each thread ran, most first (the long sections of a finished run;
+    /// empty otherwise and in records made before it was counted).
+    #[serde(default)]
+    pub per_thread: Vec<u64>,
+    /// The runtime's worker threads (0: not recorded, or the run stalled).
+    #[serde(default)]
+    pub workers: u64,
 }
 
 impl HazardRunData {
@@ -117,6 +127,32 @@ impl HazardRunData {
         self.p50_ns
             .filter(|_| !self.stalled && self.handled as usize == self.n)
     }
+
+    /// Whether every worker of the runtime ran at least one of the run's callbacks
+    /// (`None` where the split was not recorded: a stalled run, the guard arm, an older
+    /// record).
+    pub fn used_every_worker(&self) -> Option<bool> {
+        let recorded = self.workers > 0 && !self.per_thread.is_empty();
+        recorded.then(|| self.per_thread.len() as u64 == self.workers)
+    }
+}
+
+/// Over the rounds that recorded it: in how many the long section's unlocked control
+/// on `fl` left a worker without callbacks, and of how many.
+pub fn control_idle(r: &Results<HazardsRound>, fl: Flavour) -> (usize, usize) {
+    let used: Vec<bool> = r
+        .data()
+        .filter_map(|d| d.find(Hazard::LongNoLock, fl)?.used_every_worker())
+        .collect();
+    (used.iter().filter(|x| !**x).count(), used.len())
+}
+
+/// The long section under the lock against the same work unlocked on `fl`, over only
+/// the rounds whose control ran callbacks on every worker.
+pub fn spread_only(r: &Results<HazardsRound>, fl: Flavour) -> Option<Comparison> {
+    let spread = |d: &HazardsRound| d.find(Hazard::LongNoLock, fl)?.used_every_worker();
+    let arm = |h| move |d: &HazardsRound| spread(d)?.then(|| d.find(h, fl)?.reading())?;
+    r.compare_of(arm(Hazard::LongUnderLock), arm(Hazard::LongNoLock))
 }
 
 /// The fewest and the most expiries the stalled runs among `runs` had handled at their
@@ -169,6 +205,15 @@ impl RoundBounds for HazardsRound {
             n.check(&what, "timeouts", r.n as u64)?;
             n.check(&what, "timeouts handled", r.handled)?;
             n.check(&what, "overlapping callbacks", r.overlapped)?;
+            // One count per thread that ran a callback: no more threads than the
+            // runtime has workers, nor than there are timeouts; no more callbacks
+            // than timeouts. tokio starts one worker per CPU.
+            let (threads, ran) = ("threads that ran callbacks", &r.per_thread);
+            n.len(&what, threads, ran)?;
+            Limit::new(r.workers, "the run's workers").len(&what, threads, ran)?;
+            let sum = ran.iter().fold(0u64, |a, x| a.saturating_add(*x));
+            n.check(&what, "callbacks", sum)?;
+            Limit::new(4_096, "4,096 CPUs").check(&what, "workers", r.workers)?;
         }
         Ok(())
     }
@@ -230,6 +275,8 @@ fn hazards(ctx: &mut Ctx) -> anyhow::Result<HazardsRound> {
             wall_ns: ns(run.wall),
             bound_ns: ns(bound),
             locks: run.locks,
+            per_thread: run.per_thread,
+            workers: run.workers as u64,
         });
     }
     Ok(HazardsRound {

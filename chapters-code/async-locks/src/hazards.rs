@@ -13,19 +13,21 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 // ANCHOR: long_section
 /// Design 1 with a long critical section: each callback holds the std mutex while it
 /// works for `work` (a spin on the clock: CPU work, no sleep), as a callback that did
 /// real work under the lock would. With `lock: false` the same work runs unlocked.
+/// Each callback also returns the thread it ran on, read after its sample is taken.
 pub async fn long_section(
     n: usize,
     after: Duration,
     work: Duration,
     lock: bool,
     handled: Arc<AtomicU64>,
-) -> Vec<Sample> {
+) -> Vec<(Sample, ThreadId)> {
     let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
     let timeouts = (0..n).map(|_| {
         let (starts, handled) = (Arc::clone(&starts), Arc::clone(&handled));
@@ -38,7 +40,8 @@ pub async fn long_section(
                 spin_for(work);
                 drop(guard);
                 handled.fetch_add(1, Ordering::Relaxed);
-                Sample::new(start, timeout.deadline(), None, Instant::now())
+                let sample = Sample::new(start, timeout.deadline(), None, Instant::now());
+                (sample, std::thread::current().id())
             });
             task.await.ok()
         }
@@ -126,7 +129,12 @@ pub enum Hazard {
     GuardAcrossAwait,
     /// Design 1's callback working for the critical section's length under the std mutex.
     LongUnderLock,
-    /// The same work with no lock: the control.
+    /// The same work with no lock: the control. It runs callbacks side by side only if
+    /// more than one worker gets them. In tokio 1.54.1 a task the timer wakes goes to the
+    /// queue (or LIFO slot) of the worker that drove the timer (`schedule_local`), which
+    /// notifies another worker only once its park ends (`park_internal`,
+    /// `should_notify_others`; all in `tokio/src/runtime/scheduler/multi_thread/worker.rs`);
+    /// that worker then steals. Which threads ran the callbacks is recorded per run.
     LongNoLock,
 }
 
@@ -159,6 +167,25 @@ pub struct HazardRun {
     pub stalled: bool,
     pub wall: Duration,
     pub locks: Tallied,
+    /// Callbacks each thread ran, most first (the long sections only; empty otherwise).
+    pub per_thread: Vec<u64>,
+    /// The runtime's worker threads (`RuntimeMetrics::num_workers`; 1 on the
+    /// current-thread runtime, whose one thread is the `block_on` thread).
+    pub workers: usize,
+}
+
+/// How many callbacks each thread ran, most first.
+pub fn callbacks_per_thread(threads: impl Iterator<Item = ThreadId>) -> Vec<u64> {
+    let mut counts: Vec<(ThreadId, u64)> = Vec::new();
+    for t in threads {
+        match counts.iter_mut().find(|(id, _)| *id == t) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((t, 1)),
+        }
+    }
+    let mut v: Vec<u64> = counts.into_iter().map(|(_, k)| k).collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
 }
 
 /// Runs a hazard with `n` timeouts on a fresh runtime of `flavour` in a thread of its
@@ -191,21 +218,28 @@ pub fn run_hazard(
         .name("hazard".into())
         .spawn(move || {
             let Ok(rt) = flavour.runtime() else { return };
+            // tokio 1.54.1: `tokio/src/runtime/metrics/runtime.rs`, `num_workers`.
+            let workers = rt.metrics().num_workers();
             let _ = start.set(Instant::now());
-            let samples = rt.block_on(async move {
+            let (samples, threads) = rt.block_on(async move {
+                let long = |lock| long_section(n, after, work, lock, count);
                 match hazard {
-                    Hazard::GuardAcrossAwait => guard_across_await(n, after, guard_counts).await,
-                    Hazard::LongUnderLock => long_section(n, after, work, true, count).await,
-                    Hazard::LongNoLock => long_section(n, after, work, false, count).await,
+                    Hazard::GuardAcrossAwait => {
+                        (guard_across_await(n, after, guard_counts).await, Vec::new())
+                    }
+                    Hazard::LongUnderLock => long(true).await.into_iter().unzip(),
+                    Hazard::LongNoLock => long(false).await.into_iter().unzip(),
                 }
             });
-            let _ = tx.send((samples, Instant::now()));
+            let end = Instant::now();
+            let per_thread = callbacks_per_thread(threads.into_iter());
+            let _ = tx.send((samples, per_thread, workers, end));
             rt.shutdown_timeout(Duration::from_millis(100));
         })?;
     let left = give_up.saturating_duration_since(Instant::now());
-    let (samples, stalled, end) = match rx.recv_timeout(left) {
-        Ok((s, end)) => (s, false, end),
-        Err(_) => (Vec::new(), true, Instant::now()),
+    let (samples, per_thread, workers, stalled, end) = match rx.recv_timeout(left) {
+        Ok((s, t, w, end)) => (s, t, w, false, end),
+        Err(_) => (Vec::new(), Vec::new(), 0, true, Instant::now()),
     };
     let run = HazardRun {
         samples,
@@ -214,6 +248,8 @@ pub fn run_hazard(
         stalled,
         wall: end.saturating_duration_since(started.get().copied().unwrap_or(spawned)),
         locks: Waits::take().locks,
+        per_thread,
+        workers,
     };
     if stalled {
         // A run slow rather than deadlocked still handles expiries past its bound, and

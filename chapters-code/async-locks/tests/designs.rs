@@ -234,6 +234,21 @@ fn rounds_give_one_reading_per_run_and_every_view_renders() {
         for run in runs {
             let stalled = run["stalled"].as_bool().unwrap();
             assert!(stalled || run["handled"] == 4, "{run}");
+            // A finished long section says which threads ran its callbacks: every
+            // callback once, on no more threads than the runtime has workers.
+            let per_thread: Vec<u64> = serde_json::from_value(run["per_thread"].clone()).unwrap();
+            let workers = run["workers"].as_u64().unwrap();
+            if !stalled && run["hazard"] != "guard-across-await" {
+                assert_eq!(per_thread.iter().sum::<u64>(), 4, "{run}");
+                assert!(per_thread.len() as u64 <= workers, "{run}");
+                assert!(per_thread.windows(2).all(|w| w[0] >= w[1]), "{run}");
+            }
+            // A locking that never found the lock taken never blocked in `lock()`.
+            let locks = &run["locks"];
+            assert!(locks["blocked_ns"].is_u64(), "{run}");
+            if locks["waited"] == 0 {
+                assert_eq!(locks["blocked_ns"], 0, "{run}");
+            }
         }
     }
     for view in CHAPTER.views {
@@ -268,4 +283,18 @@ fn rounds_give_one_reading_per_run_and_every_view_renders() {
         harness::answer::chapter_answer(CHAPTER.findings, &[designs.clone(), hazards.clone()]);
     assert!(answer.contains("cow-answer"), "{answer}");
     assert!(!answer.contains("no figure"), "{answer}");
+}
+
+#[test]
+fn reference_data_parses_and_names_known_designs() {
+    let r = async_locks::views::reference().unwrap();
+    assert_eq!(r.designs.len(), 3);
+    assert!(
+        r.designs
+            .iter()
+            .all(|d| d.n == 10_000 && d.timeout_ms == 20.0 && d.reported_as == "medium value")
+    );
+    let design1 = r.designs.iter().find(|d| d.design == Design::StdMutexTask.name());
+    assert_eq!(design1.map(|d| d.medium_value_ms), Some(45.1209));
+    assert_eq!((r.unit_check.low_ms, r.unit_check.high_ms), (36, 44));
 }
