@@ -253,7 +253,11 @@ pub static DESIGN4_SPAN: Finding<DesignsRound> = Finding::threat(
      deadline schedule, so where the spans differ the decision row gives no advice on speed",
     |r| {
         let span = |design| {
-            move |d: &DesignsRound| d.find(design, MT).filter(|x| x.complete())?.deadline_span_ns
+            move |d: &DesignsRound| {
+                d.find(design, MT)
+                    .filter(|x| x.complete())?
+                    .deadline_span_ns
+            }
         };
         let c = r.compare_of(span(Design::StdMutexTask), span(Design::FixBlockOn))?;
         Some(Evidence::pair(
@@ -277,42 +281,47 @@ pub static SPREAD_FLAVOUR: Finding<DesignsRound> = Finding::threat(
     |r| {
         Evidence::readings(
             r,
-            ("no lock, multi-thread", &DesignKey::new(Design::TaskEach, MT)),
+            (
+                "no lock, multi-thread",
+                &DesignKey::new(Design::TaskEach, MT),
+            ),
             ("current-thread", &DesignKey::new(Design::TaskEach, CT)),
         )
     },
 )
 .better(Better::Lower);
 
-/// Threat: the unlocked control left a worker without callbacks, so it ran them in turn.
-pub static IDLE_WORKER: Finding<HazardsRound> = Finding::threat(
-    "async-locks-threat-idle-worker",
+/// Threat: the unlocked control ran its callbacks one at a time, as the lock does.
+pub static SERIAL_CONTROL: Finding<HazardsRound> = Finding::threat(
+    "async-locks-threat-serial-control",
     &HAZARDS,
-    "The long section's unlocked control can only run its callbacks side by side if the \
-     runtime hands them to every worker; where one worker runs them all, the control \
-     serialises as the lock does, and the ÷ same work unlocked cell reads near 1",
-    "Records which thread ran each callback (multi-thread runtime) and counts the rounds \
-     in which some worker ran none; the hazards table shows each round's split",
+    "The long section's unlocked control beats the lock only if its callbacks work side by \
+     side. Where one worker runs most of them, or the workers share a CPU, it runs them in \
+     turn as the lock does, and the ÷ same work unlocked cell reads near 1",
+    "Records which thread ran each callback and when its work began and ended \
+     (multi-thread runtime). *At once* is their work summed over the time any worked: 1 one \
+     at a time, 2 on two workers side by side. This row counts the rounds whose control \
+     stayed under halfway, (1 + workers) ÷ 2; the hazards table shows each round's figures",
     |r| {
-        let (idle, of) = crate::experiments::control_idle(r, MT);
-        let (k, n) = (idle as u32, of as u32);
-        (of > 0).then(|| Evidence::count("the control left a worker idle", k, n))
+        let (serial, of) = crate::experiments::control_serial(r, MT);
+        let (k, n) = (serial as u32, of as u32);
+        (of > 0).then(|| Evidence::count("the control did not run side by side", k, n))
     },
 );
 
-/// Threat control: the long section against its control over the rounds in which the
-/// control's callbacks ran on every worker.
-pub static SPREAD_ONLY: Finding<HazardsRound> = Finding::threat(
-    "async-locks-threat-spread-only",
+/// Threat control: the long section against its control over only the rounds in which
+/// the control's callbacks worked side by side.
+pub static SIDE_BY_SIDE_ONLY: Finding<HazardsRound> = Finding::threat(
+    "async-locks-threat-side-by-side-only",
     &HAZARDS,
     "The ÷ same work unlocked cell mixes rounds in which the control ran side by side with \
      rounds in which it did not",
     "Compares 1 ms of work under the std mutex with the same work unlocked (multi-thread \
-     runtime) over only the rounds in which the control's callbacks ran on every worker",
+     runtime) over only the rounds whose control ran side by side (previous row)",
     |r| {
-        let c = crate::experiments::spread_only(r, MT)?;
+        let c = crate::experiments::side_by_side_only(r, MT)?;
         Some(Evidence::pair(
-            "std mutex, rounds where the control used every worker",
+            "std mutex, rounds whose control ran side by side",
             "no lock",
             Unit::Nanos,
             c,
@@ -361,6 +370,6 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     findings: [
         views::LOCK, views::GUARD, views::DESIGN2, views::SLOT, views::DESIGN4, views::FLAVOUR,
         LOCK_CONTROL, LOCK_SPAN, BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS, WORKERS_CT, SPAWN_SITE,
-        DESIGN4_SPAN, SPREAD_FLAVOUR, IDLE_WORKER, SPREAD_ONLY,
+        DESIGN4_SPAN, SPREAD_FLAVOUR, SERIAL_CONTROL, SIDE_BY_SIDE_ONLY,
     ],
 );

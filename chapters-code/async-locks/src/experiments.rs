@@ -11,9 +11,9 @@ use crate::{
 };
 use harness::bounds::{Limit, Params, RoundBounds};
 use harness::record::twin_key;
+use harness::stats::Comparison;
 use harness::stats::{median_sorted, percentile_sorted};
 use harness::unit::grouped;
-use harness::stats::Comparison;
 use harness::{
     Budget, Ctx, Dist, Experiment, Keyed, NoteKind, Param, Reading, ReadingKey, Results, Unit,
 };
@@ -116,6 +116,10 @@ pub struct HazardRunData {
     /// empty otherwise and in records made before it was counted).
     #[serde(default)]
     pub per_thread: Vec<u64>,
+    /// How many callbacks worked at once, on average over the time any worked
+    /// ([`crate::at_once`]): 1 under the lock, up to the worker count side by side.
+    #[serde(default)]
+    pub at_once: Option<f64>,
     /// The runtime's worker threads (0: not recorded, or the run stalled).
     #[serde(default)]
     pub workers: u64,
@@ -128,30 +132,36 @@ impl HazardRunData {
             .filter(|_| !self.stalled && self.handled as usize == self.n)
     }
 
-    /// Whether every worker of the runtime ran at least one of the run's callbacks
-    /// (`None` where the split was not recorded: a stalled run, the guard arm, an older
-    /// record).
-    pub fn used_every_worker(&self) -> Option<bool> {
-        let recorded = self.workers > 0 && !self.per_thread.is_empty();
-        recorded.then(|| self.per_thread.len() as u64 == self.workers)
+    /// Whether the run's callbacks worked side by side: on average at least halfway
+    /// between one at a time and one per worker ([`Self::side_by_side_from`]). `None`
+    /// where it was not recorded (a stalled run, the guard arm, an older record) or
+    /// the runtime has one worker.
+    pub fn side_by_side(&self) -> Option<bool> {
+        let from = self.side_by_side_from()?;
+        Some(self.at_once? >= from)
+    }
+
+    /// Halfway between 1 and the worker count: `(1 + workers) / 2`, for two or more.
+    pub fn side_by_side_from(&self) -> Option<f64> {
+        (self.workers > 1).then(|| (1.0 + self.workers as f64) / 2.0)
     }
 }
 
 /// Over the rounds that recorded it: in how many the long section's unlocked control
-/// on `fl` left a worker without callbacks, and of how many.
-pub fn control_idle(r: &Results<HazardsRound>, fl: Flavour) -> (usize, usize) {
-    let used: Vec<bool> = r
+/// on `fl` did not run its callbacks side by side, and of how many.
+pub fn control_serial(r: &Results<HazardsRound>, fl: Flavour) -> (usize, usize) {
+    let side: Vec<bool> = r
         .data()
-        .filter_map(|d| d.find(Hazard::LongNoLock, fl)?.used_every_worker())
+        .filter_map(|d| d.find(Hazard::LongNoLock, fl)?.side_by_side())
         .collect();
-    (used.iter().filter(|x| !**x).count(), used.len())
+    (side.iter().filter(|x| !**x).count(), side.len())
 }
 
 /// The long section under the lock against the same work unlocked on `fl`, over only
-/// the rounds whose control ran callbacks on every worker.
-pub fn spread_only(r: &Results<HazardsRound>, fl: Flavour) -> Option<Comparison> {
-    let spread = |d: &HazardsRound| d.find(Hazard::LongNoLock, fl)?.used_every_worker();
-    let arm = |h| move |d: &HazardsRound| spread(d)?.then(|| d.find(h, fl)?.reading())?;
+/// the rounds whose control ran its callbacks side by side.
+pub fn side_by_side_only(r: &Results<HazardsRound>, fl: Flavour) -> Option<Comparison> {
+    let side = |d: &HazardsRound| d.find(Hazard::LongNoLock, fl)?.side_by_side();
+    let arm = |h| move |d: &HazardsRound| side(d)?.then(|| d.find(h, fl)?.reading())?;
     r.compare_of(arm(Hazard::LongUnderLock), arm(Hazard::LongNoLock))
 }
 
@@ -214,6 +224,15 @@ impl RoundBounds for HazardsRound {
             let sum = ran.iter().fold(0u64, |a, x| a.saturating_add(*x));
             n.check(&what, "callbacks", sum)?;
             Limit::new(4_096, "4,096 CPUs").check(&what, "workers", r.workers)?;
+            if let Some(a) = r
+                .at_once
+                .filter(|a| !(0.0..=r.workers as f64 + 1e-6).contains(a))
+            {
+                return Err(format!(
+                    "{what}: {a} callbacks at once, outside 0 to its {} workers",
+                    r.workers
+                ));
+            }
         }
         Ok(())
     }
@@ -276,6 +295,7 @@ fn hazards(ctx: &mut Ctx) -> anyhow::Result<HazardsRound> {
             bound_ns: ns(bound),
             locks: run.locks,
             per_thread: run.per_thread,
+            at_once: run.at_once,
             workers: run.workers as u64,
         });
     }
@@ -632,6 +652,12 @@ impl RoundBounds for SweepRound {
 }
 
 impl SweepRound {
+    /// The complete run of a design on a runtime at size `n`.
+    pub fn find(&self, design: Design, flavour: Flavour, n: usize) -> Option<&DesignRun> {
+        let mut complete = self.runs.iter().filter(|x| x.complete() && x.n == n);
+        complete.find(|x| (x.design, x.flavour) == (design, flavour))
+    }
+
     fn readings(&self) -> Vec<Reading> {
         self.runs
             .iter()

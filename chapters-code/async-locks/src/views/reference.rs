@@ -98,7 +98,16 @@ pub fn writeup_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     ];
     // One run's FIFO median: start popped off the queue → handled.
     let pick = |d: Design| {
-        move |round: &DesignsRound| Some(round.find(d, MT).filter(|x| x.complete())?.pairing.as_ref()?.fifo_p50_ns)
+        move |round: &DesignsRound| {
+            Some(
+                round
+                    .find(d, MT)
+                    .filter(|x| x.complete())?
+                    .pairing
+                    .as_ref()?
+                    .fifo_p50_ns,
+            )
+        }
     };
     let yours = |later, sooner| {
         r.compare_of(pick(later), pick(sooner))

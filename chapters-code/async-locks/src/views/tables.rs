@@ -148,6 +148,13 @@ pub fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             ),
         }
     };
+    let refused = |x: &DesignRun| x.per_timeout(Some(x.waits.timers.refused));
+    let held = |x: &DesignRun| tokio_lock(x).then_some(x.waits.locks.held as f64);
+    // Time a run's std `lock()` calls blocked (std-mutex designs that locked).
+    let blocked = |x: &DesignRun| {
+        let std_lock = x.waits.locks.calls > 0 && !tokio_lock(x);
+        Some(x.waits.locks.blocked_ns? as f64).filter(|_| std_lock)
+    };
     for design in Design::ALL {
         t.row(cells![
             shown(design),
@@ -155,8 +162,8 @@ pub fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             cell(design, blocked, fmt_ns),
             cell(design, |x| waited(&x.waits.sends), fmt_percent),
             cell(design, |x| waited(&x.waits.receives), fmt_percent),
-            cell(design, |x| x.per_timeout(Some(x.waits.timers.refused)), sig3),
-            cell(design, |x| tokio_lock(x).then_some(x.waits.locks.held as f64), sig3),
+            cell(design, refused, sig3),
+            cell(design, held, sig3),
         ]);
     }
     Ok(format!(
@@ -166,12 +173,6 @@ pub fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
          polls of a tokio `lock()` that took the mutex and returned *Pending*, per run.\n",
         t.to_markdown()
     ))
-}
-
-/// Time a run's std `lock()` calls blocked (std-mutex designs that locked).
-fn blocked(x: &DesignRun) -> Option<f64> {
-    let std_lock = x.waits.locks.calls > 0 && !tokio_lock(x);
-    Some(x.waits.locks.blocked_ns? as f64).filter(|_| std_lock)
 }
 
 /// Whether a design's queue sits behind tokio's mutex (designs 2 and 3).
@@ -250,11 +251,8 @@ pub fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
                     .into(),
             );
             // The share of the largest N's lockings that found the lock taken, per run.
-            let taken = r.estimate_of(|round| {
-                let mut runs = round.runs.iter().filter(|x| x.complete() && x.n == hi);
-                waited(&runs.find(|x| (x.design, x.flavour) == (design, flavour))?.waits.locks)
-            });
-            row.push(taken.map_or_else(|| "–".into(), |e| fmt_percent(e.median)).into());
+            let taken = r.estimate_of(|d| waited(&d.find(design, flavour, hi)?.waits.locks));
+            row.push(taken.map_or("–".into(), |e| fmt_percent(e.median)).into());
             t.row(row);
         }
     }
@@ -291,40 +289,46 @@ fn overlaps(h: Hazard, runs: &[&HazardRunData]) -> String {
 }
 
 /// The long section under the lock ÷ the same work unlocked, over every round, then
-/// over only the rounds whose control ran callbacks on every worker, labelled so.
-fn vs_unlocked(r: &Results<HazardsRound>, runs: &[&HazardRunData], fl: Flavour) -> Option<Cell> {
+/// over only the rounds whose control ran its callbacks side by side, labelled so.
+fn vs_unlocked(r: &Results<HazardsRound>, stalled: usize, fl: Flavour) -> Option<Cell> {
     let key = |h| HazardKey::new(h, fl);
     let all = ratio_cell(&r.compare(&key(Hazard::LongUnderLock), &key(Hazard::LongNoLock))?);
     // A stalled run has no lateness: its round leaves the pair, said.
-    let mut cell = match runs.iter().filter(|x| x.stalled).count() {
+    let mut cell = match stalled {
         0 => all.to_string(),
         k => format!("{all}; stalled in {k} more"),
     };
-    let (idle, of) = crate::experiments::control_idle(r, fl);
-    if idle > 0 {
-        let only = crate::experiments::spread_only(r, fl)
+    let (serial, of) = crate::experiments::control_serial(r, fl);
+    if serial > 0 {
+        let only = crate::experiments::side_by_side_only(r, fl)
             .map_or_else(|| "–".to_string(), |c| ratio_cell(&c).to_string());
-        let rest = of - idle;
+        let rest = of - serial;
         cell = format!(
-            "{cell}; the control left a worker idle in {idle} of {of} rounds; the other {rest}: {only}"
+            "{cell}; the control did not run side by side in {serial} of {of} rounds; the \
+             other {rest} alone: {only}"
         );
     }
     Some(cell.into())
 }
 
-/// How a long section's callbacks fell over the threads, per round: `20+20, 40, …`.
+/// Each round's callbacks per thread and how many worked at once: `20+20 (1.98), …`.
 fn splits(runs: &[&HazardRunData]) -> String {
     let each: Vec<String> = runs
         .iter()
         .filter(|x| !x.per_thread.is_empty())
-        .map(|x| x.per_thread.iter().map(u64::to_string).collect::<Vec<_>>().join("+"))
+        .map(|x| {
+            let split: Vec<String> = x.per_thread.iter().map(u64::to_string).collect();
+            let at_once = x.at_once.map_or_else(|| "–".into(), |a| format!("{a:.2}"));
+            format!("{} ({at_once})", split.join("+"))
+        })
         .collect();
-    if each.is_empty() { "–".into() } else { each.join(", ") }
+    Some(each.join(", "))
+        .filter(|x| !x.is_empty())
+        .unwrap_or("–".into())
 }
 
-/// The hazards: per arm and runtime, how many rounds stalled (left behind at their
-/// bound, every thread blocked), how far the stalled ones got, the median lateness of
-/// the rounds that finished, and the long section against the same work unlocked.
+/// The hazards per arm and runtime: rounds stalled (left behind at their bound) and how
+/// far they got, the finished rounds' lateness, and the counts behind them.
 pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
     let mut t = Table::new([
         "arm",
@@ -334,40 +338,35 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
         "median lateness, if finished",
         "÷ same work unlocked",
         "lock found taken",
-        "callbacks per thread, per round",
+        "callbacks per thread (at once), per round",
         "due while held, per round",
     ]);
     for fl in Flavour::ALL {
         for h in Hazard::ALL {
             let runs: Vec<_> = r.data().filter_map(|d| d.find(h, fl)).collect();
             let Some(first) = runs.first() else { continue };
+            let of = fmt_count(first.n as u64);
             let got = crate::experiments::stalled_handled(&runs).map_or("–".into(), |(a, b)| {
-                format!(
-                    "{} to {} of {}",
-                    fmt_count(a),
-                    fmt_count(b),
-                    fmt_count(first.n as u64)
-                )
+                format!("{} to {} of {of}", fmt_count(a), fmt_count(b))
             });
+            let stalled = runs.iter().filter(|x| x.stalled).count();
             let locks = runs.iter().fold(Tallied::default(), |a, x| Tallied {
                 calls: a.calls + x.locks.calls,
                 waited: a.waited + x.locks.waited,
                 ..Tallied::default()
             });
             let vs_unlocked = (h == Hazard::LongUnderLock)
-                .then(|| vs_unlocked(r, &runs, fl))
+                .then(|| vs_unlocked(r, stalled, fl))
                 .flatten()
                 .unwrap_or_else(|| "–".into());
-            let blocked = r.estimate_of(|d| Some(d.find(h, fl)?.locks.blocked_ns? as f64));
-            let blocked = blocked.map(|e| format!("blocked {} a run", fmt_ns(e.median)));
+            // A stalled run's blocked lockings never returned: only finished runs count.
+            let done = |x: &&HazardRunData| !x.stalled;
+            let ns = r.estimate_of(|d| Some(d.find(h, fl).filter(done)?.locks.blocked_ns? as f64));
+            let blocked = ns.map(|e| format!("blocked {} a run", fmt_ns(e.median)));
             t.row(cells![
                 h.label(),
                 fl.label(),
-                format!(
-                    "{} of {}",
-                    runs.iter().filter(|x| x.stalled).count(),
-                    runs.len()
-                ),
+                format!("{stalled} of {}", runs.len()),
                 got,
                 fmt_opt_estimate(r.estimate(&HazardKey::new(h, fl)), Unit::Nanos),
                 vs_unlocked,
@@ -397,7 +396,9 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
          left behind and has no lateness. *Lock found taken* counts, over every round, \
          lockings whose `try_lock` failed; *blocked* is the median over rounds of the time a \
          run's lockings then spent in `lock()`. *Callbacks per thread* gives, round by round, \
-         how many callbacks each thread ran, most first. The guard's holder takes it before \
+         how many callbacks each thread ran, most first, and in brackets how many worked at \
+         once: their work summed over the time any worked (1: one at a time). Side by side \
+         means at least halfway from 1 to the worker count. The guard's holder takes it before \
          any deadline and lets go {hold} ms after them, so the last column counts callbacks \
          that came due while it was held and then tried to lock.\n",
         t.to_markdown(),
