@@ -63,14 +63,14 @@ pub async fn long_section(
 pub struct Callback {
     pub sample: Sample,
     pub thread: ThreadId,
-    pub worked: (Instant, Instant),
+    pub worked: Worked,
 }
 
 /// How many callbacks worked at once, on average over the time any worked: their work
 /// summed, over the length of the union of their work intervals. 1 when they ran one
 /// at a time (as under the lock), up to the worker count when all ran side by side.
 /// `None` for fewer than two callbacks.
-pub fn at_once(worked: &[(Instant, Instant)]) -> Option<f64> {
+pub fn at_once(worked: &[Worked]) -> Option<f64> {
     let mut v = worked.to_vec();
     v.sort_unstable();
     let total: Duration = v.iter().map(|(a, b)| b.saturating_duration_since(*a)).sum();
@@ -208,8 +208,11 @@ pub struct HazardRun {
     pub workers: usize,
 }
 
+/// When a callback's work began and ended.
+pub type Worked = (Instant, Instant);
+
 /// A long section's callbacks as samples, and each one's thread and work interval.
-fn split(callbacks: Vec<Callback>) -> (Vec<Sample>, Vec<(ThreadId, (Instant, Instant))>) {
+fn split(callbacks: Vec<Callback>) -> (Vec<Sample>, Vec<(ThreadId, Worked)>) {
     callbacks
         .into_iter()
         .map(|c| (c.sample, (c.thread, c.worked)))
