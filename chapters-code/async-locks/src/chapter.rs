@@ -250,7 +250,7 @@ pub static DESIGN4_SPAN: Finding<DesignsRound> = Finding::threat(
      lateness for a reason that is not the lock or the message",
     "Records each run's deadline span per round (multi-thread runtime): design 1's against \
      *4, spawned in block_on*'s, the arm of the decision row. The two do not share one \
-     deadline schedule, so where the spans differ the decision row gives no advice on speed",
+     deadline schedule, so the decision row gives no advice on speed",
     |r| {
         let span = |design| {
             move |d: &DesignsRound| {

@@ -143,16 +143,16 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Choose for clarity: design 4 was quicker here, but it sets its deadlines at another \
-     moment than design 1 (threats table), so the message is not shown to be why",
-    "Choose for clarity: design 1 was quicker here, but it sets its deadlines at another \
-     moment than design 4 (threats table), so the lock is not shown to be why",
+    "Choose for clarity: design 4 was quicker here, but the two set their deadlines at \
+     different moments (threats table), so the design is not shown to be why",
+    "Choose for clarity: design 1 was quicker here, but the two set their deadlines at \
+     different moments (threats table), so the design is not shown to be why",
     "Unresolved: the rounds did not separate them; choose for clarity",
 )
 .why(Why::Counter(
     "the two differ in more than the message. Design 1 sets each deadline before it spawns \
-     its task, design 4 in its task, so their deadlines spread differently, and a wider \
-     spread lowers lateness by itself (the threats table's span row for design 4). This row's \
+     its task, design 4 in its task, so their deadlines can spread differently, and a wider \
+     spread can lower lateness by itself (the threats table's span row for design 4). This row's \
      arm spawns from the `block_on` thread, as design 1 does; design 4 spawned from a task \
      is the spawn-site row.",
 ));
