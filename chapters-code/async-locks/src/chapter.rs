@@ -3,8 +3,8 @@
 //! It lives apart from the mechanism (`lib.rs`), which never imports the views.
 
 use crate::experiments::{
-    DESIGNS, DesignKey, DesignsRound, HAZARDS, SWEEP, UNIT_CHECK, UNIT_EXTRA, UNIT_FIRST, UnitKey,
-    UnitRound,
+    DESIGNS, DesignKey, DesignsRound, HAZARDS, HazardsRound, SWEEP, UNIT_CHECK, UNIT_EXTRA,
+    UNIT_FIRST, UnitKey, UnitRound,
 };
 use crate::{Design, Flavour, headline, views};
 use harness::render::Better;
@@ -241,6 +241,95 @@ pub static SPAWN_SITE: Finding<DesignsRound> = Finding::threat(
 )
 .better(Better::Lower);
 
+/// Threat: design 1 and design 4 set their deadlines at different moments.
+pub static DESIGN4_SPAN: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-design4-span",
+    &DESIGNS,
+    "Design 1 sets each deadline before it spawns the timeout's task, design 4 in the task; \
+     their deadlines can spread differently, and fewer falling due together lowers \
+     lateness for a reason that is not the lock or the message",
+    "Records each run's deadline span per round (multi-thread runtime): design 1's against \
+     *4, spawned in block_on*'s, the arm of the decision row. The two do not share one \
+     deadline schedule, so the decision row gives no advice on speed",
+    |r| {
+        let span = |design| {
+            move |d: &DesignsRound| {
+                d.find(design, MT)
+                    .filter(|x| x.complete())?
+                    .deadline_span_ns
+            }
+        };
+        let c = r.compare_of(span(Design::StdMutexTask), span(Design::FixBlockOn))?;
+        Some(Evidence::pair(
+            "design 1's deadline span",
+            "design 4's (spawned in block_on)",
+            Unit::Nanos,
+            c,
+        ))
+    },
+)
+.better(Better::Smaller);
+
+/// Threat: design 1's gap between the runtimes read as callbacks spread over workers.
+pub static SPREAD_FLAVOUR: Finding<DesignsRound> = Finding::threat(
+    "async-locks-threat-spread-flavour",
+    &DESIGNS,
+    "Design 1's gap between the runtimes could be read as the multi-thread runtime running \
+     its callbacks side by side on its workers",
+    "Runs *task each, no lock* on both runtimes in the same rounds: the same tasks without \
+     the lock. Only where this row separates the runtimes can spreading explain design 1's",
+    |r| {
+        Evidence::readings(
+            r,
+            (
+                "no lock, multi-thread",
+                &DesignKey::new(Design::TaskEach, MT),
+            ),
+            ("current-thread", &DesignKey::new(Design::TaskEach, CT)),
+        )
+    },
+)
+.better(Better::Lower);
+
+/// Threat: the unlocked control ran its callbacks one at a time, as the lock does.
+pub static SERIAL_CONTROL: Finding<HazardsRound> = Finding::threat(
+    "async-locks-threat-serial-control",
+    &HAZARDS,
+    "The long section's unlocked control beats the lock only if its callbacks work side by \
+     side. Where one worker runs most of them, or the workers share a CPU, it runs them in \
+     turn as the lock does, and the ÷ same work unlocked cell reads near 1",
+    "Records which thread ran each callback and when its work began and ended \
+     (multi-thread runtime). *At once* is their work summed over the time any worked: 1 one \
+     at a time, 2 on two workers side by side. This row counts the rounds whose control \
+     stayed under halfway, (1 + workers) ÷ 2; the hazards table shows each round's figures",
+    |r| {
+        let (serial, of) = crate::experiments::control_serial(r, MT);
+        let (k, n) = (serial as u32, of as u32);
+        (of > 0).then(|| Evidence::count("the control did not run side by side", k, n))
+    },
+);
+
+/// Threat control: the long section against its control over only the rounds in which
+/// the control's callbacks worked side by side.
+pub static SIDE_BY_SIDE_ONLY: Finding<HazardsRound> = Finding::threat(
+    "async-locks-threat-side-by-side-only",
+    &HAZARDS,
+    "The ÷ same work unlocked cell mixes rounds in which the control ran side by side with \
+     rounds in which it did not",
+    "Compares 1 ms of work under the std mutex with the same work unlocked (multi-thread \
+     runtime) over only the rounds whose control ran side by side (previous row)",
+    |r| {
+        let c = crate::experiments::side_by_side_only(r, MT)?;
+        Some(Evidence::pair(
+            "std mutex, rounds whose control ran side by side",
+            "no lock",
+            Unit::Nanos,
+            c,
+        ))
+    },
+)
+.better(Better::Lower);
+
 /// The chapter: its experiments, views and headline figures.
 pub static CHAPTER: harness::Chapter = harness::chapter!(
     experiments: [DESIGNS, SWEEP, HAZARDS, UNIT_CHECK],
@@ -281,5 +370,6 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     findings: [
         views::LOCK, views::GUARD, views::DESIGN2, views::SLOT, views::DESIGN4, views::FLAVOUR,
         LOCK_CONTROL, LOCK_SPAN, BUDGET_LOCK, BUDGET_BASELINE, FIRST_TICK, TICK, WORKERS, WORKERS_CT, SPAWN_SITE,
+        DESIGN4_SPAN, SPREAD_FLAVOUR, SERIAL_CONTROL, SIDE_BY_SIDE_ONLY,
     ],
 );

@@ -13,19 +13,21 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 // ANCHOR: long_section
 /// Design 1 with a long critical section: each callback holds the std mutex while it
 /// works for `work` (a spin on the clock: CPU work, no sleep), as a callback that did
 /// real work under the lock would. With `lock: false` the same work runs unlocked.
+/// Each callback also returns when its work ran and, after its sample, its thread.
 pub async fn long_section(
     n: usize,
     after: Duration,
     work: Duration,
     lock: bool,
     handled: Arc<AtomicU64>,
-) -> Vec<Sample> {
+) -> Vec<Callback> {
     let starts: Starts = Arc::new(Mutex::new(VecDeque::with_capacity(n)));
     let timeouts = (0..n).map(|_| {
         let (starts, handled) = (Arc::clone(&starts), Arc::clone(&handled));
@@ -35,10 +37,18 @@ pub async fn long_section(
             let task = tokio::spawn(async move {
                 timeout.expire().await;
                 let guard = lock.then(|| self::lock(&starts));
+                let began = Instant::now();
                 spin_for(work);
+                let worked = (began, Instant::now());
                 drop(guard);
                 handled.fetch_add(1, Ordering::Relaxed);
-                Sample::new(start, timeout.deadline(), None, Instant::now())
+                let sample = Sample::new(start, timeout.deadline(), None, Instant::now());
+                let thread = std::thread::current().id();
+                Callback {
+                    sample,
+                    thread,
+                    worked,
+                }
             });
             task.await.ok()
         }
@@ -46,6 +56,31 @@ pub async fn long_section(
     join_all(timeouts).await.into_iter().flatten().collect()
 }
 // ANCHOR_END: long_section
+
+/// One callback of a long section: its sample, the thread it ran on, and when its work
+/// began and ended.
+#[derive(Debug, Clone)]
+pub struct Callback {
+    pub sample: Sample,
+    pub thread: ThreadId,
+    pub worked: Worked,
+}
+
+/// How many callbacks worked at once, on average over the time any worked: their work
+/// summed, over the length of the union of their work intervals. 1 when they ran one
+/// at a time (as under the lock), up to the worker count when all ran side by side.
+/// `None` for fewer than two callbacks.
+pub fn at_once(worked: &[Worked]) -> Option<f64> {
+    let mut v = worked.to_vec();
+    v.sort_unstable();
+    let total: Duration = v.iter().map(|(a, b)| b.saturating_duration_since(*a)).sum();
+    let (mut union, mut reach) = (Duration::ZERO, v.first()?.0);
+    for (a, b) in v.iter().copied() {
+        union += b.saturating_duration_since(a.max(reach));
+        reach = reach.max(b);
+    }
+    (v.len() > 1 && !union.is_zero()).then(|| total.as_secs_f64() / union.as_secs_f64())
+}
 
 /// What the guard arm counts as it happens, so that a stalled run has its counts too:
 /// expiries handled, and callbacks that came due while the guard was held.
@@ -126,7 +161,12 @@ pub enum Hazard {
     GuardAcrossAwait,
     /// Design 1's callback working for the critical section's length under the std mutex.
     LongUnderLock,
-    /// The same work with no lock: the control.
+    /// The same work with no lock: the control. It runs callbacks side by side only if
+    /// more than one worker gets them. In tokio 1.54.1 a task the timer wakes goes to the
+    /// queue (or LIFO slot) of the worker that drove the timer (`schedule_local`), which
+    /// notifies another worker only once its park ends (`park_internal`,
+    /// `should_notify_others`; all in `tokio/src/runtime/scheduler/multi_thread/worker.rs`);
+    /// that worker then steals. Which threads ran the callbacks is recorded per run.
     LongNoLock,
 }
 
@@ -159,6 +199,38 @@ pub struct HazardRun {
     pub stalled: bool,
     pub wall: Duration,
     pub locks: Tallied,
+    /// Callbacks each thread ran, most first (the long sections only; empty otherwise).
+    pub per_thread: Vec<u64>,
+    /// How many callbacks worked at once, on average ([`at_once`]; long sections only).
+    pub at_once: Option<f64>,
+    /// The runtime's worker threads (`RuntimeMetrics::num_workers`; 1 on the
+    /// current-thread runtime, whose one thread is the `block_on` thread).
+    pub workers: usize,
+}
+
+/// When a callback's work began and ended.
+pub type Worked = (Instant, Instant);
+
+/// A long section's callbacks as samples, and each one's thread and work interval.
+fn split(callbacks: Vec<Callback>) -> (Vec<Sample>, Vec<(ThreadId, Worked)>) {
+    callbacks
+        .into_iter()
+        .map(|c| (c.sample, (c.thread, c.worked)))
+        .unzip()
+}
+
+/// How many callbacks each thread ran, most first.
+pub fn callbacks_per_thread(threads: impl Iterator<Item = ThreadId>) -> Vec<u64> {
+    let mut counts: Vec<(ThreadId, u64)> = Vec::new();
+    for t in threads {
+        match counts.iter_mut().find(|(id, _)| *id == t) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((t, 1)),
+        }
+    }
+    let mut v: Vec<u64> = counts.into_iter().map(|(_, k)| k).collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
 }
 
 /// Runs a hazard with `n` timeouts on a fresh runtime of `flavour` in a thread of its
@@ -191,21 +263,29 @@ pub fn run_hazard(
         .name("hazard".into())
         .spawn(move || {
             let Ok(rt) = flavour.runtime() else { return };
+            // tokio 1.54.1: `tokio/src/runtime/metrics/runtime.rs`, `num_workers`.
+            let workers = rt.metrics().num_workers();
             let _ = start.set(Instant::now());
-            let samples = rt.block_on(async move {
+            let (samples, callbacks) = rt.block_on(async move {
+                let long = |lock| long_section(n, after, work, lock, count);
                 match hazard {
-                    Hazard::GuardAcrossAwait => guard_across_await(n, after, guard_counts).await,
-                    Hazard::LongUnderLock => long_section(n, after, work, true, count).await,
-                    Hazard::LongNoLock => long_section(n, after, work, false, count).await,
+                    Hazard::GuardAcrossAwait => {
+                        (guard_across_await(n, after, guard_counts).await, Vec::new())
+                    }
+                    Hazard::LongUnderLock => split(long(true).await),
+                    Hazard::LongNoLock => split(long(false).await),
                 }
             });
-            let _ = tx.send((samples, Instant::now()));
+            let end = Instant::now();
+            let per_thread = callbacks_per_thread(callbacks.iter().map(|c| c.0));
+            let worked: Vec<_> = callbacks.iter().map(|c| c.1).collect();
+            let _ = tx.send((samples, per_thread, at_once(&worked), workers, end));
             rt.shutdown_timeout(Duration::from_millis(100));
         })?;
     let left = give_up.saturating_duration_since(Instant::now());
-    let (samples, stalled, end) = match rx.recv_timeout(left) {
-        Ok((s, end)) => (s, false, end),
-        Err(_) => (Vec::new(), true, Instant::now()),
+    let (samples, per_thread, at_once, workers, stalled, end) = match rx.recv_timeout(left) {
+        Ok((s, t, a, w, end)) => (s, t, a, w, false, end),
+        Err(_) => (Vec::new(), Vec::new(), None, 0, true, Instant::now()),
     };
     let run = HazardRun {
         samples,
@@ -214,6 +294,9 @@ pub fn run_hazard(
         stalled,
         wall: end.saturating_duration_since(started.get().copied().unwrap_or(spawned)),
         locks: Waits::take().locks,
+        per_thread,
+        at_once,
+        workers,
     };
     if stalled {
         // A run slow rather than deadlocked still handles expiries past its bound, and

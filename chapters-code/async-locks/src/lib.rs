@@ -35,7 +35,8 @@ pub use designs::{
     tokio_mutex_channel, two_runtimes,
 };
 pub use hazards::{
-    Counts, HOLD_PAST, Hazard, HazardRun, guard_across_await, long_section, run_hazard, spin_for,
+    Callback, Counts, HOLD_PAST, Hazard, HazardRun, at_once, guard_across_await, long_section,
+    run_hazard, spin_for,
 };
 pub use run::{Flavour, Run, run_design};
 pub use timeout::{Sample, TIMEOUT, Timeout, extended_timeout};

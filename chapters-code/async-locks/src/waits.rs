@@ -6,9 +6,11 @@ use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
+use std::time::Instant;
 
 /// Locks a `std::sync::Mutex`, counting in [`LOCKS`] whether it was free: a `try_lock`
-/// first (what `lock` does first anyway), and only if that fails a blocking `lock`.
+/// first (what `lock` does first anyway), and only if that fails a blocking `lock`,
+/// timed into `blocked_ns`. A free lock reads no clock.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     LOCKS.calls.fetch_add(1, Ordering::Relaxed);
     match m.try_lock() {
@@ -16,7 +18,11 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         Err(TryLockError::Poisoned(p)) => p.into_inner(),
         Err(TryLockError::WouldBlock) => {
             LOCKS.waited.fetch_add(1, Ordering::Relaxed);
-            m.lock().unwrap_or_else(PoisonError::into_inner)
+            let t0 = Instant::now();
+            let guard = m.lock().unwrap_or_else(PoisonError::into_inner);
+            let blocked = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            LOCKS.blocked_ns.fetch_add(blocked, Ordering::Relaxed);
+            guard
         }
     }
 }
@@ -34,6 +40,8 @@ pub struct Tally {
     /// Polls of a tokio `lock()` that took the mutex and still returned *Pending*
     /// (see [`lock_tokio`]).
     pub held: AtomicU64,
+    /// Time spent blocked in a std `lock()` that found the mutex taken (see [`lock`]).
+    pub blocked_ns: AtomicU64,
 }
 
 impl Tally {
@@ -43,6 +51,7 @@ impl Tally {
             waited: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             held: AtomicU64::new(0),
+            blocked_ns: AtomicU64::new(0),
         }
     }
 
@@ -52,6 +61,7 @@ impl Tally {
             waited: self.waited.swap(0, Ordering::Relaxed),
             refused: self.refused.swap(0, Ordering::Relaxed),
             held: self.held.swap(0, Ordering::Relaxed),
+            blocked_ns: Some(self.blocked_ns.swap(0, Ordering::Relaxed)),
         }
     }
 }
@@ -136,6 +146,10 @@ pub struct Tallied {
     /// Polls that returned *Pending* holding the mutex (tokio's mutex only).
     #[serde(default)]
     pub held: u64,
+    /// Nanoseconds blocked in a std `lock()` after its `try_lock` failed (std mutex
+    /// only; `None` in records made before it was timed).
+    #[serde(default)]
+    pub blocked_ns: Option<u64>,
 }
 
 /// The waits of one run.

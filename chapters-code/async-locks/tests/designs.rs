@@ -1,7 +1,9 @@
 //! Correctness of the chapter's designs, rounds and views. Nothing here asserts speed.
 
 use async_locks::experiments::{DESIGNS, DesignKey, DesignRun, HAZARDS, SWEEP, UNIT_CHECK, sizes};
-use async_locks::{CHAPTER, Design, Flavour, Hazard, Timeout, extended_timeout, run_design};
+use async_locks::{
+    CHAPTER, Design, Flavour, Hazard, Timeout, at_once, extended_timeout, run_design,
+};
 use harness::experiment::AnyExperiment;
 use harness::params::Override;
 use harness::record::Record;
@@ -234,6 +236,23 @@ fn rounds_give_one_reading_per_run_and_every_view_renders() {
         for run in runs {
             let stalled = run["stalled"].as_bool().unwrap();
             assert!(stalled || run["handled"] == 4, "{run}");
+            // A finished long section says which threads ran its callbacks: every
+            // callback once, on no more threads than the runtime has workers.
+            let per_thread: Vec<u64> = serde_json::from_value(run["per_thread"].clone()).unwrap();
+            let workers = run["workers"].as_u64().unwrap();
+            if !stalled && run["hazard"] != "guard-across-await" {
+                assert_eq!(per_thread.iter().sum::<u64>(), 4, "{run}");
+                assert!(per_thread.len() as u64 <= workers, "{run}");
+                assert!(per_thread.windows(2).all(|w| w[0] >= w[1]), "{run}");
+                let a = run["at_once"].as_f64().unwrap();
+                assert!((1.0 - 1e-9..=workers as f64 + 1e-9).contains(&a), "{run}");
+            }
+            // A locking that never found the lock taken never blocked in `lock()`.
+            let locks = &run["locks"];
+            assert!(locks["blocked_ns"].is_u64(), "{run}");
+            if locks["waited"] == 0 {
+                assert_eq!(locks["blocked_ns"], 0, "{run}");
+            }
         }
     }
     for view in CHAPTER.views {
@@ -268,4 +287,41 @@ fn rounds_give_one_reading_per_run_and_every_view_renders() {
         harness::answer::chapter_answer(CHAPTER.findings, &[designs.clone(), hazards.clone()]);
     assert!(answer.contains("cow-answer"), "{answer}");
     assert!(!answer.contains("no figure"), "{answer}");
+}
+
+#[test]
+fn reference_data_parses_and_names_known_designs() {
+    let r = async_locks::views::reference().unwrap();
+    assert_eq!(r.designs.len(), 3);
+    assert!(
+        r.designs
+            .iter()
+            .all(|d| d.n == 10_000 && d.timeout_ms == 20.0 && d.reported_as == "medium value")
+    );
+    let design1 = r
+        .designs
+        .iter()
+        .find(|d| d.design == Design::StdMutexTask.name());
+    assert_eq!(design1.map(|d| d.medium_value_ms), Some(45.1209));
+    assert_eq!((r.unit_check.low_ms, r.unit_check.high_ms), (36, 44));
+}
+
+#[test]
+fn at_once_is_work_over_the_time_any_worked() {
+    let t = Instant::now();
+    let ms = |k| t + Duration::from_millis(k);
+    let near = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9;
+    // One at a time, with a gap: 1, however long the gap.
+    assert!(near(
+        at_once(&[(ms(0), ms(1)), (ms(1), ms(2)), (ms(5), ms(6))]),
+        1.0
+    ));
+    // Two side by side all along: 2.
+    assert!(near(at_once(&[(ms(0), ms(2)), (ms(0), ms(2))]), 2.0));
+    // Overlapped by half, in either order: 4 ms of work over 3 ms.
+    assert!(near(at_once(&[(ms(1), ms(3)), (ms(0), ms(2))]), 4.0 / 3.0));
+    // One inside another: 3 ms of work over 2 ms.
+    assert!(near(at_once(&[(ms(0), ms(2)), (ms(0), ms(1))]), 1.5));
+    assert_eq!(at_once(&[(ms(0), ms(1))]), None);
+    assert_eq!(at_once(&[]), None);
 }

@@ -41,4 +41,16 @@ fn a_count_beyond_its_parameter_is_refused() {
         ),
         "{e}"
     );
+    // A run may not say more threads ran its callbacks than its runtime has workers.
+    let e = harness::fixture::golden_grown(&async_locks::CHAPTER, "hazards", |d| {
+        d["runs"][1]["per_thread"] = serde_json::json!([1, 1, 1]);
+        d["runs"][1]["workers"] = serde_json::json!(2);
+    })
+    .unwrap_err();
+    assert!(
+        e.ends_with(
+            "holds 3 threads that ran callbacks; this experiment makes at most 2 a round (the run's workers)"
+        ),
+        "{e}"
+    );
 }

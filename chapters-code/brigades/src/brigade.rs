@@ -321,19 +321,38 @@ impl Brigade {
         }
     }
 
-    /// Times laps; a pinned thread brigade is driven from a thread on the same CPU.
-    pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+    /// The CPU a brigade's laps are driven from, on a thread pinned there: the pinned
+    /// thread brigade's, the pinned two-thread brigade's driver's, and the first CPU for
+    /// a brigade that runs on one thread and is paired with those (tokio's
+    /// current-thread runtime runs its tasks on the thread that calls `block_on`; the
+    /// one-thread baseline). So such a pair runs where the pinned arms run. The arms
+    /// with their laps in a task are paired with the multi-thread runtime, whose
+    /// workers are not pinned, and stay unpinned too. `None`: where the kernel puts it.
+    #[cfg(target_os = "linux")]
+    fn driver_cpu(&self) -> Option<core_affinity::CoreId> {
+        let one = |one_thread: bool, in_task: bool| (one_thread && !in_task).then(first_cpu);
         match self {
-            #[cfg(target_os = "linux")]
-            Brigade::Threads(b, true) => match first_cpu() {
-                Some(cpu) => on_cpu(cpu, || b.laps(warmup, laps, deadline)),
-                None => b.laps(warmup, laps, deadline),
-            },
-            #[cfg(target_os = "linux")]
-            Brigade::Spread(b) if b.driver_cpu.is_some() => {
-                let cpu = b.driver_cpu.expect("checked");
-                on_cpu(cpu, || b.laps(warmup, laps, deadline))
-            }
+            Brigade::Threads(_, true) | Brigade::OneThread(_) => first_cpu(),
+            Brigade::Spread(b) => b.driver_cpu,
+            Brigade::Socket(b) => one(b.on_one_thread(), b.laps_in_task).flatten(),
+            Brigade::Channel(b) => one(b.on_one_thread(), b.laps_in_task).flatten(),
+            Brigade::Pipe(b) => one(b.on_one_thread(), b.laps_in_task).flatten(),
+            Brigade::Threads(_, false) => None,
+        }
+    }
+
+    /// Times laps, from a thread pinned to [`Brigade::driver_cpu`] where there is one.
+    pub fn laps(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+        #[cfg(target_os = "linux")]
+        if let Some(cpu) = self.driver_cpu() {
+            return on_cpu(cpu, || self.laps_here(warmup, laps, deadline));
+        }
+        self.laps_here(warmup, laps, deadline)
+    }
+
+    /// Times laps on the calling thread.
+    fn laps_here(&mut self, warmup: usize, laps: usize, deadline: Instant) -> io::Result<Laps> {
+        match self {
             #[cfg(unix)]
             Brigade::Threads(b, _) => b.laps(warmup, laps, deadline),
             #[cfg(unix)]

@@ -11,7 +11,7 @@ use crate::experiments::{
     VARIANTS, VariantsKey, VariantsRound,
 };
 use crate::{Kind, experiments, headline, views};
-use harness::render::sig3;
+use harness::render::{fmt_count, sig3};
 use harness::stats::Better;
 use harness::{Evidence, Finding, Headline, Results, Unit, Why};
 
@@ -218,11 +218,26 @@ pub static HOW_MANY_TASKS: Finding<LimitsRound> = Finding::new(
     &LIMITS,
     "Sizing how many waiting tasks (in-memory pipes) this machine holds",
     |r: &Results<LimitsRound>| {
-        Evidence::reading(
-            r,
-            "the limit run built:",
-            &ProbeKey(Kind::AsyncCurrentPipe, Probe::Members),
-        )
+        let kind = Kind::AsyncCurrentPipe;
+        let runs: Vec<_> = r
+            .data()
+            .filter_map(|x| x.runs.iter().find(|l| l.kind == kind))
+            .collect();
+        let all = runs
+            .iter()
+            .filter(|l| l.built >= l.wanted && l.stop.is_none())
+            .count();
+        let wanted = runs.first().map(|l| l.wanted);
+        let same = |w: &usize| all == runs.len() && runs.iter().all(|l| l.wanted == *w);
+        // Every build reached the number asked for: that number is no limit found.
+        if let Some(w) = wanted.filter(same) {
+            let what = format!(
+                "asked for {}; all built, no ceiling reached,",
+                fmt_count(w as u64)
+            );
+            return Some(Evidence::count(&what, all as u32, runs.len() as u32));
+        }
+        Evidence::reading(r, "the limit run built:", &ProbeKey(kind, Probe::Members))
     },
 )
 .always(
@@ -326,17 +341,34 @@ pub static HANDOFF: Finding<VariantsRound> = Finding::threat(
 /// second-busiest worker busy for at least [`SPREAD_SHARE`] of the timed laps' wall
 /// time, with that worker's median share over rounds.
 fn spread_rounds(r: &Results<VariantsRound>, k: Kind) -> Option<Evidence> {
-    let shares: Vec<f64> = r
+    let rounds: Vec<(f64, f64)> = r
         .data()
-        .filter_map(|x| x.find(k)?.second_worker_share())
+        .filter_map(|x| {
+            let v = x.find(k)?;
+            Some((v.second_worker_share()?, v.busy_lag_share()?))
+        })
         .collect();
+    let shares: Vec<f64> = rounds.iter().map(|(s, _)| *s).collect();
     let spread = shares.iter().filter(|&&s| s >= SPREAD_SHARE).count();
+    // Within the counter's lag of the threshold, a round could fall either side.
+    let near = rounds
+        .iter()
+        .filter(|(s, lag)| (s - SPREAD_SHARE).abs() <= *lag);
+    let near = match near.count() {
+        0 => "no round".to_string(),
+        1 => "1 round".to_string(),
+        n => format!("{n} rounds"),
+    };
     let median = harness::stats::Estimate::of_rounds(&shares)?.median;
+    let lags: Vec<f64> = rounds.iter().map(|x| x.1).collect();
+    let lag = harness::stats::Estimate::of_rounds(&lags)?.median;
     Some(Evidence::count(
         &format!(
-            "{}: a second worker busy for at least 10 % of the laps (median share {} %)",
+            "{}: a second worker busy for at least 10 % of the laps (median share {} %; \
+             {near} within the busy counter's lag, ±{} %, of 10 %, so borderline)",
             k.short(),
-            sig3(median * 100.0)
+            sig3(median * 100.0),
+            sig3(lag * 100.0),
         ),
         spread as u32,
         u32::try_from(shares.len()).ok().filter(|&n| n > 0)?,
@@ -355,7 +387,8 @@ pub static RUNTIME_SPREAD: Finding<VariantsRound> = Finding::threat(
      round, spread or not. Shown: the rounds of the chain with its laps in a task in which the \
      second-busiest worker was busy for at least 10 % of the timed laps' wall time \
      (tokio's `worker_total_busy_duration`, read around the timed laps), with that \
-     worker's median share",
+     worker's median share. tokio publishes that counter every 61 turns of a worker's \
+     loop, 61 to 244 polls: a round within that lag of 10 % is counted as borderline",
     |r| spread_rounds(r, Kind::AsyncMultiChannelInTask),
 );
 

@@ -349,9 +349,10 @@ pub struct Variant {
     pub build_per_member_ns: Option<f64>,
     /// A multi-thread runtime's workers: the time each was busy over the timed laps
     /// (tokio's `worker_total_busy_duration`), by worker index, in nanoseconds. A
-    /// reading lags a busy worker by up to 61 polls, so where the laps run in a task the
-    /// worker running it may also count the counters' reads around the laps, and read
-    /// above the laps' wall time; the second-busiest worker is the one that tells.
+    /// reading lags a busy worker by up to [`BUSY_LAG_POLLS`] polls (`laps.rs`,
+    /// `busy_now`), so where the laps run in a task the worker running it may also
+    /// count the counters' reads around the laps, and read above the laps' wall time;
+    /// the second-busiest worker is the one that tells.
     #[serde(default)]
     pub worker_busy_ns: Option<Vec<f64>>,
 }
@@ -391,11 +392,28 @@ impl Variant {
         let wall = self.lap_mean_ns * self.laps as f64;
         (wall > 0.0).then_some(*busy.get(1)? / wall)
     }
+
+    /// How far [`Variant::second_worker_share`] may be off for the lag of tokio's
+    /// published busy time: [`BUSY_LAG_POLLS`] at each end of the timed laps, each poll
+    /// taken as one hop (a poll runs one member's hand-over), as a share of the laps'
+    /// hops. A round whose share lies within this of [`SPREAD_SHARE`] is borderline.
+    pub fn busy_lag_share(&self) -> Option<f64> {
+        let hops = (self.tasks * self.laps) as f64;
+        (hops > 0.0).then(|| 2.0 * BUSY_LAG_POLLS / hops)
+    }
 }
 
 /// A round counts as spread over two workers when the second-busiest worker was busy
 /// for at least this share of the timed laps' wall time.
 pub const SPREAD_SHARE: f64 = 0.1;
+
+/// The most polls a worker's published busy time can lag its work: tokio 1.54.1
+/// publishes it every 61st turn of a worker's loop (`event_interval`,
+/// `src/runtime/builder.rs`, `new_multi_thread`), and a turn polls one task and up to 3
+/// more from the LIFO slot (`MAX_LIFO_POLLS_PER_TICK`,
+/// `src/runtime/scheduler/multi_thread/worker.rs`): 61 × 4 polls. See `laps.rs`,
+/// `busy_now`.
+pub const BUSY_LAG_POLLS: f64 = 61.0 * 4.0;
 
 /// The limits a round found, read live: how far a brigade could grow here.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

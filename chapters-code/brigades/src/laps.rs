@@ -48,9 +48,14 @@ fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
 /// `RuntimeMetrics::worker_total_busy_duration` (stable on 64-bit targets); a worker
 /// counts time from picking up local work until its queues are empty
 /// (`src/runtime/scheduler/multi_thread/worker.rs`, `Context::run`,
-/// `start/end_processing_scheduled_tasks`), not its search for work or its park, and
-/// publishes the total when it parks and every 61 polls (`maintenance`): a reading
-/// lags a busy worker by up to that much work.
+/// `start/end_processing_scheduled_tasks`), not its search for work or its park. It
+/// publishes the total when it parks (`Context::park`) and in `Context::maintenance`,
+/// which acts when its tick count is a multiple of `event_interval` (61 for
+/// `Builder::new_multi_thread`, `src/runtime/builder.rs`). The tick counts turns of
+/// `Context::run`'s loop (`core.tick()`); a turn polls one task, then up to
+/// `MAX_LIFO_POLLS_PER_TICK` (3) more from the LIFO slot (`Context::run_task`). So a
+/// reading lags a busy worker by up to 61 turns: 61 to 244 polls of its work
+/// ([`crate::experiments::BUSY_LAG_POLLS`]).
 fn busy_now(rt: &tokio::runtime::RuntimeMetrics) -> Vec<f64> {
     (0..rt.num_workers())
         .map(|w| rt.worker_total_busy_duration(w).as_nanos() as f64)

@@ -320,6 +320,12 @@ impl<L: Link> AsyncBrigade<L> {
         self.members.len()
     }
 
+    /// Whether every member runs on one thread, the one that drives the laps
+    /// (the current-thread runtime).
+    pub fn on_one_thread(&self) -> bool {
+        self.flavor == Flavor::CurrentThread
+    }
+
     /// Times laps until `laps` ran or `deadline` passed: each lap one `block_on`, or
     /// all of them inside one task. Either way bounded, so a stalled brigade fails
     /// shortly after the deadline. On the multi-thread runtime the workers' busy time

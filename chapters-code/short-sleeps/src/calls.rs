@@ -178,31 +178,33 @@ fn yield_now() -> io::Result<()> {
 
 // ANCHOR: run_loop
 /// One loop of `calls` calls of `call`, timed by [`per_call`]. A timer is created
-/// before the loop, except where creating it is part of what is measured.
+/// before the loop, except where creating it is part of what is measured. A call that
+/// takes milliseconds is also timed alone (`each`): its loop is short.
 pub fn run_loop(call: Call, calls: u32) -> io::Result<Sample> {
+    let each = call.slow();
     match call {
-        Call::Nothing => per_call(calls, || Ok(())),
-        Call::StdSleep(d) => per_call(calls, || std_sleep(d)),
-        Call::YieldNow => per_call(calls, yield_now),
+        Call::Nothing => per_call(calls, each, || Ok(())),
+        Call::StdSleep(d) => per_call(calls, each, || std_sleep(d)),
+        Call::YieldNow => per_call(calls, each, yield_now),
         Call::TokioSleep(d) => tokio_sleep(calls, d),
         #[cfg(unix)]
-        Call::Nanosleep(d) => per_call(calls, || os::nanosleep(d)),
+        Call::Nanosleep(d) => per_call(calls, each, || os::nanosleep(d)),
         #[cfg(unix)]
-        Call::Pselect(d) => per_call(calls, || os::pselect(d)),
+        Call::Pselect(d) => per_call(calls, each, || os::pselect(d)),
         #[cfg(unix)]
-        Call::SchedYield => per_call(calls, os::sched_yield),
+        Call::SchedYield => per_call(calls, each, os::sched_yield),
         #[cfg(target_os = "linux")]
-        Call::ClockNanosleep(d) => per_call(calls, || os::clock_nanosleep(d)),
+        Call::ClockNanosleep(d) => per_call(calls, each, || os::clock_nanosleep(d)),
         #[cfg(target_os = "linux")]
         Call::Timerfd(how, d) => timerfd_loop(how, d, calls),
         #[cfg(windows)]
-        Call::Sleep(ms) => per_call(calls, || os::win_sleep(ms)),
+        Call::Sleep(ms) => per_call(calls, each, || os::win_sleep(ms)),
         #[cfg(windows)]
-        Call::SleepEx(ms) => per_call(calls, || os::win_sleep_ex(ms)),
+        Call::SleepEx(ms) => per_call(calls, each, || os::win_sleep_ex(ms)),
         #[cfg(windows)]
         Call::WaitableTimer(d) => {
             let timer = os::WaitableTimer::new()?;
-            per_call(calls, || timer.sleep(d))
+            per_call(calls, each, || timer.sleep(d))
         }
         // Another system's call.
         _ => Err(io::Error::new(
@@ -217,15 +219,16 @@ pub fn run_loop(call: Call, calls: u32) -> io::Result<Sample> {
 /// The write-up's three timerfd configurations; each call ends with a blocking read.
 #[cfg(target_os = "linux")]
 pub fn timerfd_loop(how: Timerfd, d: Duration, calls: u32) -> io::Result<Sample> {
+    let each = Call::Timerfd(how, d).slow();
     match how {
-        Timerfd::PerCall => per_call(calls, || {
+        Timerfd::PerCall => per_call(calls, each, || {
             let timer = os::TimerFd::new()?;
             timer.set_oneshot(d)?;
             timer.wait().map(drop)
         }),
         Timerfd::Rearmed => {
             let timer = os::TimerFd::new()?;
-            per_call(calls, || {
+            per_call(calls, each, || {
                 timer.set_oneshot(d)?;
                 timer.wait().map(drop)
             })
@@ -233,7 +236,7 @@ pub fn timerfd_loop(how: Timerfd, d: Duration, calls: u32) -> io::Result<Sample>
         Timerfd::Interval => {
             let timer = os::TimerFd::new()?;
             timer.set_interval(d)?;
-            per_call(calls, || timer.wait().map(drop))
+            per_call(calls, each, || timer.wait().map(drop))
         }
     }
 }

@@ -33,7 +33,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             .about("how much later than asked a 1 ms std::thread::sleep returns, from the sweep designed to measure it"),
     ],
     findings: [
-        SHORTEST, SLACK, TIMERFD, YIELD, ONE_MS, TOKIO,
+        SHORTEST, SLACK, SLACK_BLOCKING, TIMERFD, YIELD, ONE_MS, TOKIO,
         THREAT_SLACK, THREAT_FIRST_TICK, THREAT_FIRST_CALL, THREAT_CLOCK, THREAT_CPU_WAIT,
         THREAT_NO_BLOCK,
     ],
@@ -87,9 +87,34 @@ pub static SLACK: Finding<CallsRound> = Finding::new(
 )
 .why(Why::Counter(
     "the slack table: its *default − low* column is the time saved per call, an amount, \
-     not a share of the sleep. It is near the default slack where the call blocks with \
-     either slack, and more where 1 ns of slack stops the call blocking (*blocked* \
-     column).",
+     not a share of the sleep. At 1 ns of slack these 1 ns calls stop blocking (*blocked* \
+     column), so the saving also holds a block and a wake-up. For sleeps that block with \
+     either slack, the row *Your sleeps block with either slack* gives the saving, from \
+     the sweep.",
+))
+.guide("sleeps");
+
+/// The 1 ms request of the sweep: long enough that a sleep blocks with either slack.
+const SWEEP_1MS: f64 = 1e6;
+
+/// What 1 ns of slack saves a sleep that blocks with either slack: the sweep's 1 ms
+/// `thread::sleep`, the default slack's lateness less the low slack's, paired by round.
+pub static SLACK_BLOCKING: Finding<SweepRound> = Finding::new(
+    "sleeps-slack-blocking",
+    &SWEEP_EXP,
+    "Your sleeps block with either slack (Linux; the sweep's 1 ms `thread::sleep`)",
+    |r: &Results<SweepRound>| {
+        let late = |x: &SweepRound, m| x.find(m, SWEEP_1MS)?.late_p50_ns;
+        let saved = r.estimate_of(|x| Some(late(x, Mode::Sleep)? - late(x, Mode::SleepLowSlack)?));
+        let what = format!("slack {} saved, per sleep:", fmt_slack(low_slack(r)));
+        Some(Evidence::figure(&what, Unit::Nanos, saved?))
+    },
+)
+.always("Expect 1 ns of slack to save about this much per sleep, not a share of it")
+.why(Why::Counter(
+    "the sweep table's 1 ms row: where its *thread::sleep* and *slack 1 ns* cells both \
+     show every sleep blocked (after the dot), their difference is the slack's part \
+     alone. Each round's is its own default-slack median less its own 1 ns one.",
 ))
 .guide("sleeps");
 
@@ -137,7 +162,8 @@ pub static YIELD: Finding<CallsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Yield (`std::thread::yield_now`), not sleep 1 ns; it is a no-op here",
+    "Yield (`std::thread::yield_now`), not sleep 1 ns: it never gave the CPU away here, \
+     but a loop of yields keeps its CPU busy",
     "Sleep 1 ns: the yield took longer here",
     "Either: neither returned sooner here",
 )
@@ -163,7 +189,8 @@ pub static ONE_MS: Finding<SweepRound> = Finding::new(
 .always("Expect it to end this much later than asked")
 .why(Why::Hypothesis(
     "the timer slack plus the wake-up. The sweep table's *slack 1 ns* column shows the \
-     slack's part.",
+     slack's part. The figure is the median of each round's single sleeps at 1 ms, a \
+     small batch (the sweep's caption gives how many).",
 ));
 
 /// `tokio::time::sleep(1 ms)`, back to back.
@@ -236,7 +263,7 @@ pub static THREAT_FIRST_TICK: Finding<CallsRound> = Finding::threat(
             ("the first `tokio::time::sleep(1 ms)`", |d| {
                 sample(d, &TOKIO_1MS)?.first_ns
             }),
-            ("the later ones", |d| Some(sample(d, &TOKIO_1MS)?.ns)),
+            ("the later ones", |d| Some(sample(d, &TOKIO_1MS)?.figure())),
         )
     },
 );
@@ -260,18 +287,11 @@ pub static THREAT_FIRST_CALL: Finding<CallsRound> = Finding::threat(
             .filter(|k| k.call.request().is_some_and(|d| !d.is_zero()))
             .filter_map(|k| {
                 let first = |d: &CallsRound| sample(d, &k)?.probe_first_ns;
-                Some((k, r.compare_of(first, |d| Some(sample(d, &k)?.ns))?))
+                Some((k, r.compare_of(first, |d| Some(sample(d, &k)?.figure()))?))
             })
             // The lower end, not the median: the noisiest sleep has the highest median.
             .max_by(|a, b| a.1.ratio.lo.total_cmp(&b.1.ratio.lo))?;
-        let slack = key
-            .low_slack_ns
-            .map(|ns| format!(", slack {}", fmt_slack(ns)));
-        let first = format!(
-            "the first `{}`{}",
-            key.call.name(),
-            slack.unwrap_or_default()
-        );
+        let first = format!("the first {}", named(&key));
         Some(Evidence::pair(&first, "the loop's", Unit::Nanos, c))
     },
 );
@@ -296,25 +316,42 @@ pub static THREAT_CLOCK: Finding<CallsRound> = Finding::threat(
 )
 .better(Better::Smaller);
 
-/// Another thread's load: before, the figure; after, the figure less the run-queue wait.
+/// A loop's call as the threats table names it: `` `nanosleep(1 ns)`, slack 1 ns ``.
+fn named(key: &CallsKey) -> String {
+    let slack = key
+        .low_slack_ns
+        .map(|ns| format!(", slack {}", fmt_slack(ns)));
+    format!("`{}`{}", key.call.name(), slack.unwrap_or_default())
+}
+
+/// Another thread's load: before, a sleeping loop's mean per call; after, the same less
+/// the loop's wait for a CPU. Shown for the loop most exposed to it.
 pub static THREAT_CPU_WAIT: Finding<CallsRound> = Finding::threat(
     "sleeps-threat-cpu-wait",
     &CALLS_EXP,
     "Load on the other CPUs: a woken sleeper may wait for a CPU, inside its figure",
     "Reads the thread's wait for a CPU (`/proc/thread-self/schedstat`) around each loop, \
-     outside its window: the calls table's *waiting for a CPU*. The sleeper is not \
-     pinned here; the yield table times it pinned, alone and beside a busy thread",
+     outside its window: the calls table's *run-queue wait*. The sleeper is not pinned \
+     here; the yield table times it pinned, alone and beside a busy thread. Shown: the \
+     sleeping loop (named) most exposed, by the upper end of the interval of its \
+     per-round ratios: its mean per call, and the same less its wait",
     |r| {
-        pair_of(
-            r,
-            ("`thread::sleep(1 ns)` as timed", |d| {
-                Some(sample(d, &SLEEP_1NS)?.ns)
-            }),
-            ("less its wait for a CPU", |d| {
-                let s = sample(d, &SLEEP_1NS)?;
-                Some(s.ns - s.run_delay_ns?)
-            }),
-        )
+        let low = low_slack(r);
+        let (key, c) = crate::experiments::plan()
+            .into_iter()
+            .map(|cell| cell.key(low))
+            .filter(|k| !k.twin && k.call.sleeps())
+            .filter_map(|k| {
+                let less = |d: &CallsRound| {
+                    let s = sample(d, &k)?;
+                    Some(s.ns - s.run_delay_ns?)
+                };
+                Some((k, r.compare_of(|d| Some(sample(d, &k)?.ns), less)?))
+            })
+            .max_by(|a, b| a.1.ratio.hi.total_cmp(&b.1.ratio.hi))?;
+        let timed = format!("{} as timed", named(&key));
+        let less = "less its wait for a CPU";
+        Some(Evidence::pair(&timed, less, Unit::Nanos, c))
     },
 );
 

@@ -4,7 +4,8 @@
 //! - `calls`: one round is one loop of every (variant, slack) cell, in the round's
 //!   order (a row of a balanced Latin square, `Ctx::rotated`) — the write-up's
 //!   interleaved repetitions, one repetition per round, each round in a fresh
-//!   process. The round's reading for a cell is that loop's time per call.
+//!   process. The round's reading for a cell is that loop's time per call; for a call
+//!   that takes milliseconds (a loop of few calls), the median of its calls.
 //! - `sweep`: one round is a batch of single sleeps at every (request, way of
 //!   sleeping) point, ordered the same way; the round's reading for a point is the
 //!   median of how late its sleeps ended (its key ends in `late by`).
@@ -244,13 +245,18 @@ impl RoundBounds for CallsRound {
 }
 
 impl CallsRound {
-    /// One value per cell that ran: the loop's time per call.
+    /// One value per cell that ran: the loop's time per call, or the median of its
+    /// calls where each was timed (calls that take milliseconds, [`Sample::figure`]).
     fn readings(&self) -> Vec<Reading> {
         plan()
             .iter()
             .filter_map(|c| {
                 let key = c.key(self.low_slack_ns);
-                Some(Reading::of(&key, Unit::Nanos, self.find(&key)?.sample.ns))
+                Some(Reading::of(
+                    &key,
+                    Unit::Nanos,
+                    self.find(&key)?.sample.figure(),
+                ))
             })
             .collect()
     }
@@ -1202,6 +1208,7 @@ mod tests {
             run_delay_ns: None,
             first_ns: None,
             probe_first_ns: None,
+            median_ns: None,
         };
         let cells = plan();
         let low = 7;

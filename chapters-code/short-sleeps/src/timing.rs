@@ -31,12 +31,30 @@ pub struct Sample {
     /// ([`crate::bounded_loop`]): this call's first in its cell of the round (ns).
     #[serde(default)]
     pub probe_first_ns: Option<f64>,
+    /// A loop of calls that take milliseconds: the median of its calls, each timed
+    /// alone inside the loop's window (ns). A loop of few long calls has a mean that
+    /// one stalled call decides; its round's figure is this median ([`Sample::figure`]).
+    #[serde(default)]
+    pub median_ns: Option<f64>,
+}
+
+impl Sample {
+    /// The round's figure for this loop: the median of its calls where each was timed
+    /// (calls that take milliseconds), else the loop's mean per call, the write-up's.
+    pub fn figure(&self) -> f64 {
+        self.median_ns.unwrap_or(self.ns)
+    }
+}
+
+/// The median of `v`; `None` when it is empty.
+fn median_of(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| harness::stats::median_sorted(&v))
 }
 
 // ANCHOR: bracket
-/// The readings around one loop, nested: scheduler counters, the thread's CPU clock, the
-/// monotonic clock, then the same in reverse. The wall window holds only the calls, so
-/// CPU per call may exceed time per call by one CPU-clock read and two clock reads ÷ calls.
+/// The readings around one loop, nested: counters, CPU clock, monotonic clock, then the
+/// reverse. CPU per call may exceed time per call by a CPU-clock and two clock reads ÷ calls.
 pub struct Bracket {
     counters: harness::Counters,
     start: Instant,
@@ -71,6 +89,7 @@ impl Bracket {
             run_delay_ns: per_op.run_delay_ns,
             first_ns: None,
             probe_first_ns: None,
+            median_ns: None,
         }
     }
 }
@@ -78,17 +97,39 @@ impl Bracket {
 
 // ANCHOR: per_call
 /// Calls `call` `calls` times back to back and returns the cost per call. The loop is
-/// the write-up's: the only other work is an xor the optimiser must keep.
-pub fn per_call(calls: u32, mut call: impl FnMut() -> io::Result<()>) -> io::Result<Sample> {
+/// the write-up's: the only other work is an xor the optimiser must keep. With `each`
+/// (calls that take milliseconds) it also stamps the clock after every call, so the
+/// sample holds the median of the calls as well as their mean.
+pub fn per_call(
+    calls: u32,
+    each: bool,
+    mut call: impl FnMut() -> io::Result<()>,
+) -> io::Result<Sample> {
+    let mut times = Vec::with_capacity(if each { calls as usize } else { 0 });
     let bracket = Bracket::open();
     let mut guard = 0u32;
-    for i in 0..calls {
-        call()?;
-        guard ^= black_box(i);
+    if each {
+        let mut last = bracket.start;
+        for i in 0..calls {
+            call()?;
+            let now = Instant::now();
+            times.push(now.duration_since(last).as_nanos() as f64);
+            last = now;
+            guard ^= black_box(i);
+        }
+    } else {
+        for i in 0..calls {
+            call()?;
+            guard ^= black_box(i);
+        }
     }
     let sample = bracket.close(calls);
     black_box(guard);
-    Ok(sample)
+    let median_ns = median_of(times);
+    Ok(Sample {
+        median_ns,
+        ..sample
+    })
 }
 // ANCHOR_END: per_call
 
@@ -96,6 +137,7 @@ pub fn per_call(calls: u32, mut call: impl FnMut() -> io::Result<()>) -> io::Res
 /// `tokio::time::sleep(request)` awaited `calls` times on a current-thread runtime
 /// that runs on the calling thread (so that thread's timer slack applies to it). The
 /// runtime's first sleep is timed alone, before the loop: a threat row compares it.
+/// Each sleep takes milliseconds, so each is stamped too: the sample's median.
 ///
 /// What tokio 1.54.1 does here, read from its source (`tokio/src/`):
 /// - `time/sleep.rs`, `sleep`: the deadline is `Instant::now() + request`;
@@ -116,12 +158,18 @@ pub fn tokio_sleep(calls: u32, request: Duration) -> io::Result<Sample> {
         let first = Instant::now();
         tokio::time::sleep(request).await;
         let first_ns = first.elapsed().as_nanos() as f64;
+        let mut times = Vec::with_capacity(calls as usize);
         let bracket = Bracket::open();
+        let mut last = bracket.start;
         for _ in 0..calls {
             tokio::time::sleep(request).await;
+            let now = Instant::now();
+            times.push(now.duration_since(last).as_nanos() as f64);
+            last = now;
         }
         Sample {
             first_ns: Some(first_ns),
+            median_ns: median_of(times),
             ..bracket.close(calls)
         }
     }))
@@ -146,9 +194,6 @@ pub fn clock_read_costs(batches: usize, per_batch: u32) -> (f64, Option<f64>) {
         }
         cpu.push(t.elapsed().as_nanos() as f64 / f64::from(per_batch.max(1)));
     }
-    let med = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        harness::stats::median_sorted(&v)
-    };
+    let med = |v: Vec<f64>| median_of(v).unwrap_or(0.0);
     (med(wall), cpu_ok.then(|| med(cpu)))
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn per_call_makes_exactly_the_calls_asked_for() {
     let count = Cell::new(0u32);
-    let s = per_call(3_000, || {
+    let s = per_call(3_000, false, || {
         count.set(count.get() + 1);
         Ok(())
     })
@@ -27,13 +27,28 @@ fn per_call_makes_exactly_the_calls_asked_for() {
     assert!(s.ns >= 0.0 && s.ns.is_finite());
 }
 
+/// A loop of calls that take milliseconds times each call too: its sample holds their
+/// median, which is the round's figure, and lies within the loop's whole window. A fast
+/// loop times none and keeps its mean.
+#[test]
+fn a_slow_loop_times_each_call_and_a_fast_one_none() {
+    let slow = run_loop(Call::StdSleep(MS1), 3).unwrap();
+    let median = slow.median_ns.expect("a 1 ms sleep is timed call by call");
+    assert!(median >= 1e6 && median <= slow.ns * 3.0, "{slow:?}");
+    assert_eq!(slow.figure(), median);
+    let fast = run_loop(Call::StdSleep(ZERO), 10).unwrap();
+    assert_eq!((fast.median_ns, fast.figure()), (None, fast.ns));
+    let tokio = tokio_sleep(2, MS1).unwrap();
+    assert!(tokio.median_ns.is_some_and(|m| m >= 1e6), "{tokio:?}");
+}
+
 #[test]
 fn a_loops_cpu_time_fits_in_the_wall_time_around_its_bracket() {
     // The wall clock is read inside the CPU clock (so the timed window holds no
     // CPU-clock read); the CPU time can exceed the inner window, never the outer one.
     for calls in [1, 10, 1_000] {
         let outer = Instant::now();
-        let s = per_call(calls, || Ok(())).unwrap();
+        let s = per_call(calls, false, || Ok(())).unwrap();
         let outer = outer.elapsed().as_nanos() as f64;
         if let Some(cpu) = s.cpu_ns {
             assert!(cpu * f64::from(calls) <= outer, "{calls} calls: {s:?}");
@@ -79,7 +94,7 @@ fn one_cpu_runs_the_loop_there_with_the_busy_thread_and_restores_the_mask() {
 #[test]
 fn per_call_stops_at_the_first_error_and_returns_it() {
     let count = Cell::new(0u32);
-    let err = per_call(100, || {
+    let err = per_call(100, false, || {
         count.set(count.get() + 1);
         if count.get() == 7 {
             Err(io::Error::other("seventh call failed"))
@@ -738,6 +753,7 @@ mod reference {
             run_delay_ns: None,
             first_ns: None,
             probe_first_ns: None,
+            median_ns: None,
         };
         let lp = |key: &CallsKey, sample: short_sleeps::Sample| Loop {
             id: String::new(),

@@ -30,12 +30,12 @@ pub static LOCK: Finding<DesignsRound> = Finding::new(
 .advice(
     "Keep the brief `std::sync::Mutex`: it cost nothing here",
     "Hold the lock for less: it added lateness here",
-    "Keep the brief `std::sync::Mutex`: the waits table shows how rarely it was found taken",
+    "Keep the brief `std::sync::Mutex`: the waits table shows how long its lockings blocked",
 )
 .why(Why::Counter(
     "each locking is one push or one pop; the waits table counts how often design 1 found the \
-     lock taken. Lateness cannot resolve a lock this brief, and its control differs by more \
-     than the lock (threats table).",
+     lock taken and times how long those lockings blocked. Lateness cannot resolve a lock this \
+     brief, and its control differs by more than the lock (threats table).",
 ))
 .guide("locks");
 
@@ -143,15 +143,18 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Send the data in the message: it was quicker here",
-    "Keep the brief lock: the one handler handled timeouts later",
+    "Choose for clarity: design 4 was quicker here, but the two set their deadlines at \
+     different moments (threats table), so the design is not shown to be why",
+    "Choose for clarity: design 1 was quicker here, but the two set their deadlines at \
+     different moments (threats table), so the design is not shown to be why",
     "Unresolved: the rounds did not separate them; choose for clarity",
 )
-.why(Why::Hypothesis(
-    "where the handler runs is not the cause by itself: design 4 spawned from a task runs \
-     the same handler loop in `block_on`'s future (the threats table's spawn-site row). \
-     This row's arm spawns from the `block_on` thread, as design 1 does. An alternative this page does not \
-     separate: design 4 sets each deadline in its task, design 1 before it spawns, so their deadline spans can differ.",
+.why(Why::Counter(
+    "the two differ in more than the message. Design 1 sets each deadline before it spawns \
+     its task, design 4 in its task, so their deadlines can spread differently, and a wider \
+     spread can lower lateness by itself (the threats table's span row for design 4). This row's \
+     arm spawns from the `block_on` thread, as design 1 does; design 4 spawned from a task \
+     is the spawn-site row.",
 ));
 
 /// Design 1 on the two runtime flavours.
@@ -174,8 +177,9 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
     "Unresolved: the rounds did not separate the runtimes; see the flavours table",
 )
 .why(Why::Hypothesis(
-    "one thread runs every callback in turn, the multi-thread runtime spreads them over its \
-     workers; the flavours table's row for *task each, no lock* tests that without the lock. \
-     An alternative this page does not separate: one thread makes every timeout alone, so \
-     the deadlines' span differs between the runtimes, which moves lateness by itself.",
+    "one thread makes every timeout alone, so the deadlines' span differs between the \
+     runtimes, which moves lateness by itself; this page does not measure that apart. \
+     Workers running callbacks side by side is the obvious reading; the threats table \
+     tests it without the lock (*task each, no lock* on both runtimes), and it explains \
+     this row only where that row separates the runtimes.",
 ));

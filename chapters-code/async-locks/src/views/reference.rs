@@ -3,7 +3,7 @@
 
 use super::{MT, per_run, shown};
 use crate::Design;
-use crate::experiments::{DesignRun, DesignsRound, UnitKey, UnitRound};
+use crate::experiments::{DesignsRound, UnitKey, UnitRound};
 use harness::cells;
 use harness::reference::Published;
 use harness::render::{Cell, Table, fmt_count, fmt_ns, fmt_opt_estimate, ratio_cell};
@@ -56,11 +56,6 @@ fn theirs(refs: &Reference, d: Design) -> Option<f64> {
         .map(|x| x.medium_value_ms)
 }
 
-/// One run's FIFO median: start popped off the queue → handled.
-fn fifo_p50(x: &DesignRun) -> Option<f64> {
-    x.pairing.as_ref().map(|p| p.fifo_p50_ns)
-}
-
 /// The write-up's "medium value" per design beside your median and mean of the same
 /// quantity (start popped off the shared queue → expiry handled, 20 ms included),
 /// multi-thread runtime; then its order of the designs, pair by pair, beside the
@@ -101,12 +96,17 @@ pub fn writeup_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
         Design::TokioMutexCap1,
         Design::TwoRuntimes,
     ];
+    // One run's FIFO median: start popped off the queue → handled.
     let pick = |d: Design| {
         move |round: &DesignsRound| {
-            round
-                .find(d, MT)
-                .filter(|x| x.complete())
-                .and_then(fifo_p50)
+            Some(
+                round
+                    .find(d, MT)
+                    .filter(|x| x.complete())?
+                    .pairing
+                    .as_ref()?
+                    .fifo_p50_ns,
+            )
         }
     };
     let yours = |later, sooner| {
@@ -185,22 +185,4 @@ pub fn unit_check_table(r: &Results<UnitRound>) -> anyhow::Result<String> {
         u.low_ms,
         u.high_ms
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reference_data_parses_and_names_known_designs() {
-        let r = reference().unwrap();
-        assert_eq!(r.designs.len(), 3);
-        assert!(
-            r.designs
-                .iter()
-                .all(|d| d.n == 10_000 && d.timeout_ms == 20.0 && d.reported_as == "medium value")
-        );
-        assert_eq!(theirs(&r, Design::StdMutexTask), Some(45.1209));
-        assert_eq!((r.unit_check.low_ms, r.unit_check.high_ms), (36, 44));
-    }
 }

@@ -3,8 +3,8 @@
 
 use super::{CT, MT, est, per_run, pooled, shown, stalled, waited};
 use crate::experiments::{
-    DesignKey, DesignRun, DesignsRound, HazardKey, HazardsRound, SWEPT, SweepKey, SweepRound,
-    TWINNED,
+    DesignKey, DesignRun, DesignsRound, HazardKey, HazardRunData, HazardsRound, SWEPT, SweepKey,
+    SweepRound, TWINNED,
 };
 use crate::{Design, Flavour, Hazard, Tallied};
 use harness::cells;
@@ -132,21 +132,14 @@ pub fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
     let mut t = Table::new([
         "design",
         "lock found taken",
+        "blocked in lock()",
         "sender found slot full",
         "handler found channel empty",
         "budget refusals per timeout",
         "lock() Pending holding it",
     ]);
-    let cell = |design: Design, f: fn(&DesignRun) -> Option<f64>, pct: bool| {
-        let one = |fl| {
-            per_run(r, design, fl, f).map(|e| {
-                if pct {
-                    fmt_percent(e.median)
-                } else {
-                    sig3(e.median)
-                }
-            })
-        };
+    let cell = |design: Design, f: fn(&DesignRun) -> Option<f64>, show: fn(f64) -> String| {
+        let one = |fl| per_run(r, design, fl, f).map(|e| show(e.median));
         match (one(MT), one(CT)) {
             (None, None) => "–".into(),
             (a, b) => Cell::join(
@@ -155,27 +148,28 @@ pub fn waits_table(r: &Results<DesignsRound>) -> anyhow::Result<String> {
             ),
         }
     };
+    let refused = |x: &DesignRun| x.per_timeout(Some(x.waits.timers.refused));
+    let held = |x: &DesignRun| tokio_lock(x).then_some(x.waits.locks.held as f64);
+    // Time a run's std `lock()` calls blocked (std-mutex designs that locked).
+    let blocked = |x: &DesignRun| {
+        let std_lock = x.waits.locks.calls > 0 && !tokio_lock(x);
+        Some(x.waits.locks.blocked_ns? as f64).filter(|_| std_lock)
+    };
     for design in Design::ALL {
         t.row(cells![
             shown(design),
-            cell(design, |x| waited(&x.waits.locks), true),
-            cell(design, |x| waited(&x.waits.sends), true),
-            cell(design, |x| waited(&x.waits.receives), true),
-            cell(
-                design,
-                |x| x.per_timeout(Some(x.waits.timers.refused)),
-                false
-            ),
-            cell(
-                design,
-                |x| tokio_lock(x).then_some(x.waits.locks.held as f64),
-                false
-            ),
+            cell(design, |x| waited(&x.waits.locks), fmt_percent),
+            cell(design, blocked, fmt_ns),
+            cell(design, |x| waited(&x.waits.sends), fmt_percent),
+            cell(design, |x| waited(&x.waits.receives), fmt_percent),
+            cell(design, refused, sig3),
+            cell(design, held, sig3),
         ]);
     }
     Ok(format!(
         "{}\nEach cell: multi-thread · current-thread runtime, the median over rounds of one \
-         run's figure. A dash: the design has no such wait. *lock() Pending holding it*: \
+         run's figure. A dash: the design has no such wait. *Blocked in lock()*: time in \
+         the std `lock()` after a failed `try_lock`, per run. *lock() Pending holding it*: \
          polls of a tokio `lock()` that took the mutex and returned *Pending*, per run.\n",
         t.to_markdown()
     ))
@@ -240,11 +234,9 @@ pub fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
             .iter()
             .map(|&n| format!("N = {}", fmt_count(n as u64))),
     );
-    headers.push(format!(
-        "N = {} ÷ N = {}",
-        fmt_count(hi as u64),
-        fmt_count(lo as u64)
-    ));
+    let (h, l) = (fmt_count(hi as u64), fmt_count(lo as u64));
+    headers.push(format!("N = {h} ÷ N = {l}"));
+    headers.push(format!("lock found taken, N = {h}"));
     let mut t = Table::new(headers);
     for flavour in Flavour::ALL {
         for design in SWEPT {
@@ -258,6 +250,9 @@ pub fn sweep_table(r: &Results<SweepRound>) -> anyhow::Result<String> {
                     .map_or_else(|| "–".into(), |e| fmt_ratio_estimate(&e))
                     .into(),
             );
+            // The share of the largest N's lockings that found the lock taken, per run.
+            let taken = r.estimate_of(|d| waited(&d.find(design, flavour, hi)?.waits.locks));
+            row.push(taken.map_or("–".into(), |e| fmt_percent(e.median)).into());
             t.row(row);
         }
     }
@@ -278,7 +273,7 @@ fn count_text(t: &Tallied) -> Formatted {
 
 /// The guard arm's overlaps per round: callbacks that came due while the guard was held
 /// across the `.await` (the same count in every round, or its range).
-fn overlaps(h: Hazard, runs: &[&crate::experiments::HazardRunData]) -> String {
+fn overlaps(h: Hazard, runs: &[&HazardRunData]) -> String {
     let mut per: Vec<u64> = runs.iter().map(|x| x.overlapped).collect();
     per.sort_unstable();
     let (n, fc) = (per.len(), |x: &u64| fmt_count(*x));
@@ -293,9 +288,47 @@ fn overlaps(h: Hazard, runs: &[&crate::experiments::HazardRunData]) -> String {
     }
 }
 
-/// The hazards: per arm and runtime, how many rounds stalled (left behind at their
-/// bound, every thread blocked), how far the stalled ones got, the median lateness of
-/// the rounds that finished, and the long section against the same work unlocked.
+/// The long section under the lock ÷ the same work unlocked, over every round, then
+/// over only the rounds whose control ran its callbacks side by side, labelled so.
+fn vs_unlocked(r: &Results<HazardsRound>, stalled: usize, fl: Flavour) -> Option<Cell> {
+    let key = |h| HazardKey::new(h, fl);
+    let all = ratio_cell(&r.compare(&key(Hazard::LongUnderLock), &key(Hazard::LongNoLock))?);
+    // A stalled run has no lateness: its round leaves the pair, said.
+    let mut cell = match stalled {
+        0 => all.to_string(),
+        k => format!("{all}; stalled in {k} more"),
+    };
+    let (serial, of) = crate::experiments::control_serial(r, fl);
+    if serial > 0 {
+        let only = crate::experiments::side_by_side_only(r, fl)
+            .map_or_else(|| "–".to_string(), |c| ratio_cell(&c).to_string());
+        let rest = of - serial;
+        cell = format!(
+            "{cell}; the control did not run side by side in {serial} of {of} rounds; the \
+             other {rest} alone: {only}"
+        );
+    }
+    Some(cell.into())
+}
+
+/// Each round's callbacks per thread and how many worked at once: `20+20 (1.98), …`.
+fn splits(runs: &[&HazardRunData]) -> String {
+    let each: Vec<String> = runs
+        .iter()
+        .filter(|x| !x.per_thread.is_empty())
+        .map(|x| {
+            let split: Vec<String> = x.per_thread.iter().map(u64::to_string).collect();
+            let at_once = x.at_once.map_or_else(|| "–".into(), |a| format!("{a:.2}"));
+            format!("{} ({at_once})", split.join("+"))
+        })
+        .collect();
+    Some(each.join(", "))
+        .filter(|x| !x.is_empty())
+        .unwrap_or("–".into())
+}
+
+/// The hazards per arm and runtime: rounds stalled (left behind at their bound) and how
+/// far they got, the finished rounds' lateness, and the counts behind them.
 pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
     let mut t = Table::new([
         "arm",
@@ -305,91 +338,73 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
         "median lateness, if finished",
         "÷ same work unlocked",
         "lock found taken",
+        "callbacks per thread (at once), per round",
         "due while held, per round",
     ]);
     for fl in Flavour::ALL {
         for h in Hazard::ALL {
             let runs: Vec<_> = r.data().filter_map(|d| d.find(h, fl)).collect();
             let Some(first) = runs.first() else { continue };
+            let of = fmt_count(first.n as u64);
             let got = crate::experiments::stalled_handled(&runs).map_or("–".into(), |(a, b)| {
-                format!(
-                    "{} to {} of {}",
-                    fmt_count(a),
-                    fmt_count(b),
-                    fmt_count(first.n as u64)
-                )
+                format!("{} to {} of {of}", fmt_count(a), fmt_count(b))
             });
+            let stalled = runs.iter().filter(|x| x.stalled).count();
             let locks = runs.iter().fold(Tallied::default(), |a, x| Tallied {
                 calls: a.calls + x.locks.calls,
                 waited: a.waited + x.locks.waited,
                 ..Tallied::default()
             });
             let vs_unlocked = (h == Hazard::LongUnderLock)
-                .then(|| {
-                    let c = r.compare(
-                        &HazardKey::new(h, fl),
-                        &HazardKey::new(Hazard::LongNoLock, fl),
-                    )?;
-                    // A stalled run has no lateness: its round leaves the pair, said.
-                    let gone = runs.iter().filter(|x| x.stalled).count();
-                    let cell = ratio_cell(&c);
-                    Some(match gone {
-                        0 => cell,
-                        k => format!("{cell}; stalled in {k} more").into(),
-                    })
-                })
+                .then(|| vs_unlocked(r, stalled, fl))
                 .flatten()
                 .unwrap_or_else(|| "–".into());
+            // A stalled run's blocked lockings never returned: only finished runs count.
+            let done = |x: &&HazardRunData| !x.stalled;
+            let ns = r.estimate_of(|d| Some(d.find(h, fl).filter(done)?.locks.blocked_ns? as f64));
+            let blocked = ns.map(|e| format!("blocked {} a run", fmt_ns(e.median)));
             t.row(cells![
                 h.label(),
                 fl.label(),
-                format!(
-                    "{} of {}",
-                    runs.iter().filter(|x| x.stalled).count(),
-                    runs.len()
-                ),
+                format!("{stalled} of {}", runs.len()),
                 got,
                 fmt_opt_estimate(r.estimate(&HazardKey::new(h, fl)), Unit::Nanos),
                 vs_unlocked,
-                if locks.calls == 0 {
-                    "–".into()
-                } else {
-                    count_text(&locks)
+                match (locks.calls, blocked) {
+                    (0, _) => "–".into(),
+                    (_, None) => Cell::from(count_text(&locks)),
+                    (_, Some(b)) => Cell::join([count_text(&locks), b.into()], "; "),
                 },
+                splits(&runs),
                 overlaps(h, &runs),
             ]);
         }
     }
     anyhow::ensure!(!t.is_empty(), "no hazard ran");
     let hold = crate::HOLD_PAST.as_millis();
+    let first = r.data().next();
     let bound_of = |h: Hazard| {
-        r.data()
-            .next()
-            .and_then(|d| d.runs.iter().find(|x| x.hazard == h))
-            .map_or(0.0, |x| x.bound_ns)
+        let run = first.and_then(|d| d.runs.iter().find(|x| x.hazard == h));
+        fmt_ns(run.map_or(0.0, |x| x.bound_ns))
     };
-    let n = r
-        .data()
-        .next()
-        .and_then(|d| d.runs.first())
-        .map_or(0, |x| x.n as u64);
-    let (bound, guard_bound) = (
-        bound_of(Hazard::LongUnderLock),
-        bound_of(Hazard::GuardAcrossAwait),
-    );
-    let work = r.data().next().map_or(0, |d| d.work_us);
-    // Eight columns: inside `cow-wrap` its cells may break anywhere to fit the column.
+    let n = first.and_then(|d| d.runs.first()).map_or(0, |x| x.n as u64);
+    let work = first.map_or(0, |d| d.work_us);
+    // Nine columns: inside `cow-wrap` its cells may break anywhere to fit the column.
     Ok(format!(
         "<div class=\"cow-wrap\">\n\n{}\n</div>\n\nEach run: {} timeouts of 20 ms, a task per timeout, {} µs of work in each long \
          section. A run still going at its bound ({}; the guard arm's {}) is *stalled*: it is \
          left behind and has no lateness. *Lock found taken* counts, over every round, \
-         lockings whose `try_lock` failed. The guard's holder takes it before any deadline and \
-         lets go {hold} ms after them, so the last column counts callbacks that came due while \
-         it was held and then tried to lock.\n",
+         lockings whose `try_lock` failed; *blocked* is the median over rounds of the time a \
+         run's lockings then spent in `lock()`. *Callbacks per thread* gives, round by round, \
+         how many callbacks each thread ran, most first, and in brackets how many worked at \
+         once: their work summed over the time any worked (1: one at a time). Side by side \
+         means at least halfway from 1 to the worker count. The guard's holder takes it before \
+         any deadline and lets go {hold} ms after them, so the last column counts callbacks \
+         that came due while it was held and then tried to lock.\n",
         t.to_markdown(),
         fmt_count(n),
         fmt_count(work),
-        fmt_ns(bound),
-        fmt_ns(guard_bound),
+        bound_of(Hazard::LongUnderLock),
+        bound_of(Hazard::GuardAcrossAwait),
     ))
 }

@@ -84,7 +84,7 @@ const PAIRS: [(Kind, Kind, &str, &str); 7] = [
         Kind::AsyncSpreadOneCpu,
         Kind::AsyncCurrentSocket,
         "tasks on two threads, one CPU ÷ tasks on one thread",
-        "a change of thread at every hop",
+        "a change of thread at every hop (two runtimes)",
     ),
     (
         Kind::AsyncSpreadSocket,

@@ -1,7 +1,5 @@
-//! The write-up's published numbers, per operating system, beside this machine's
-//! (`table reference`) and beside other machines' imported results (the section "The
-//! same calls on other operating systems", `all-results table other-os`). One list of
-//! rows serves every system; each row names the systems it belongs to.
+//! The write-up's numbers per operating system, beside this machine's and beside other
+//! machines' imported ones (`all-results table other-os`); each row names its systems.
 
 use super::{count, cpu_cell, est, opt, param_count, per_loop, sparse};
 use crate::Call::{self, *};
@@ -83,9 +81,8 @@ const W: u8 = 1;
 const M: u8 = 2;
 const L: u8 = 4;
 
-/// One call as the per-system tables show it: its label, its reading (the call with
-/// the thread's own slack; every system's calls are named in every build), the
-/// write-up's rows for the same call, and the systems it belongs to.
+/// One call as the per-system tables show it: its label, its reading (at the thread's
+/// own slack), the write-up's rows for the same call, and the systems it belongs to.
 pub struct OtherRow {
     pub label: &'static str,
     pub key: CallsKey,
@@ -159,8 +156,7 @@ const CPU_LOOP_WORDS: &str = " A loop that read under ten steps was followed by 
      call, up to 200 ms, for its CPU time alone; a call that blocks gets none, and \
      where a longer loop read no step the cell gives a bound.";
 
-/// An OS family's bit and the write-up's system (`windows`, `macos`, `linux`; none for
-/// the BSDs).
+/// An OS family's bit and the write-up's system (`windows`, `macos`, `linux`; BSDs none).
 fn system(family: &str) -> Option<(u8, &'static str)> {
     SYSTEMS.iter().find(|s| s.0 == family).map(|s| (s.1, s.2))
 }
@@ -298,8 +294,11 @@ pub fn calls(r: &Results<CallsRound>) -> anyhow::Result<String> {
     };
     Ok(format!(
         "{}\nEach round times one loop of every call: {} calls, or {} for calls that take \
-         milliseconds. *Yours* is the median over the {} rounds, with its interval, at \
-         the thread's own slack. *CPU per call* is the measuring thread's own CPU time.\
+         milliseconds. A loop's figure is its mean per call, the write-up's: one call held \
+         up for a few ms adds that ÷ the calls. A loop of calls that take milliseconds also \
+         times each call, and its figure is their median: one stall would decide a mean of \
+         so few. *Yours* is the median of the figures over the {} rounds, with its interval, \
+         at the thread's own slack. *CPU per call* is the measuring thread's own CPU time.\
          {cpu_read}{COUNTERS} {THEIRS}{switches}{} {}\n",
         t.to_markdown(),
         param_count(r, "calls"),
@@ -310,9 +309,8 @@ pub fn calls(r: &Results<CallsRound>) -> anyhow::Result<String> {
     ))
 }
 
-/// The CPU time of a sleep that hardly blocks (`nanosleep(1 ns)` at the low slack), in
-/// system calls and, under a hypervisor, in exits to it: the figures the page's
-/// hypothesis about emulated timers rests on. `None` where a figure is missing.
+/// The CPU of a sleep that hardly blocks (`nanosleep(1 ns)`, low slack) in system calls
+/// and hypervisor exits: what the emulated-timers hypothesis rests on; `None` if missing.
 fn kernel_work(r: &Results<CallsRound>) -> Option<String> {
     let key = CallsKey::low_slack(Nanosleep(NS1), super::low_slack(r));
     let cpu = per_loop(r, &key, |s| s.cpu_ns)?.median;
@@ -350,12 +348,9 @@ pub const NO_OTHER_OS: &str = "No results from another operating system have bee
     `target/release/all-results import THAT-FOLDER`: its records are checked like every \
     results file and shown here, apart from this machine's.";
 
-/// The section "The same calls on other operating systems": for each other machine
-/// (its OS family and its `calls` record, imported with `all-results import`), its
-/// figures beside the write-up's for the same calls on the same kind of system.
-/// Without one, the write-up's figures for the other systems, and how to add a
-/// machine. Everything taken from a record is escaped; rows and labels are this
-/// table's, never the record's.
+/// The section "The same calls on other operating systems": each imported machine's
+/// `calls` figures beside the write-up's for its kind of system, or without one, the
+/// write-up's and how to add a machine. A record's text is escaped; labels are ours.
 pub fn other_os_section(machines: &[(&str, &harness::Record)]) -> anyhow::Result<String> {
     let refs = reference_data()?;
     let mut out = String::new();

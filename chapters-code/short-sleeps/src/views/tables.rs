@@ -236,10 +236,12 @@ pub fn sweep(r: &Results<SweepRound>) -> anyhow::Result<String> {
         dot.set(" After the dot: the share of sleeps that **blocked**, pooled over rounds.");
         Some(Cell::join([e, fmt_percent(b).into()], " · "))
     })?;
+    let counts = r.data().flat_map(|x| x.points.iter().map(|p| p.late.len()));
+    let (few, most) = counts.fold((u64::MAX, 0), |(a, b), n| (a.min(n), b.max(n)));
     Ok(format!(
         "{}\nHow late each sleep ended (actual − requested). Each round gives the median over \
-         its sleeps of one length. The table gives the median over the {} rounds, with its \
-         interval.{}{legend}\n",
+         its sleeps of one length: {few} to {most} sleeps, the fewer the longer the request. \
+         The table gives the median over the {} rounds, with its interval.{}{legend}\n",
         t.to_markdown(),
         r.rounds.len(),
         dot.get(),
