@@ -165,10 +165,13 @@ pub fn watcher(records: &[Record]) -> String {
             wall.is_finite() && *wall > 0.0 && w.total_ns.is_finite() && w.longest_ns.is_finite()
         })
         .collect();
+    let shown: Vec<&Record> = records.iter().collect();
     if costs.is_empty() {
-        return "No shown round recorded the watcher's samples (records from before it \
-                counted them, or an OS where it does not sample).\n"
-            .into();
+        return format!(
+            "No shown round recorded the watcher's samples (records from before it counted \
+             them, or an OS where it does not sample).\n\n{}",
+            summary_provenance(&shown)
+        );
     }
     let rounds = costs.len();
     let samples: f64 = costs.iter().map(|(_, w)| w.samples as f64).sum();
@@ -182,12 +185,13 @@ pub fn watcher(records: &[Record]) -> String {
          processes {} times, {} each on average ({} of one CPU over the rounds' time). In the \
          median round its longest sample took {}; the longest of all took {}. A sample runs on \
          one CPU while the round measures, so an operation that overlaps one can be that much \
-         later; its CPU is ours and is not counted in *other processes*.\n",
+         later; its CPU is ours and is not counted in *other processes*.\n\n{}",
         fmt_count(samples as u64),
         fmt_ns(total_ns / samples.max(1.0)),
         fmt_percent(total_ns / wall_ns.max(1.0)),
         fmt_ns(median_longest),
         fmt_ns(max_longest),
+        summary_provenance(&shown)
     )
 }
 
