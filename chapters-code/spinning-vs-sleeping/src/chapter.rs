@@ -57,7 +57,9 @@ pub static PLACEMENT_MIX: Finding<Runs> = Finding::threat(
      Shown: the unpinned blocking std channel's messages split by where they \
      were taken, each round's median of each kind (rounds that had any): on the sender's \
      CPU, then on another CPU. One set of runs, split afterwards: a round need not hold \
-     both kinds, so the two are judged on their intervals, as figures measured apart",
+     both kinds, so the two are judged on their intervals, as figures measured apart, \
+     and a verdict needs 6 rounds with each kind; the placement decision row judges the \
+     same contrast with both threads pinned, in every round",
     |r| {
         let side = |same: bool| {
             let per_round: Vec<f64> = r
@@ -174,8 +176,8 @@ pub static CLOCK_STEP: Finding<FloorRound> = Finding::threat(
     "threat-clock-step",
     &FLOOR,
     "The floor is a few tens of ns, about what one clock read costs. Timed one round \
-     trip at a time, the reads' own cost sits in every sample (about half a read one way, \
-     by our reckoning), and a median does not remove a bias that every sample shares",
+     trip at a time, the reads' own cost sits in every sample (at least half a read one \
+     way; the difference shown also holds loop overhead and clock steps), and a median does not remove a bias that every sample shares",
     "Each sample times a batch of round trips between two clock reads, so a read's cost \
      is spread over the batch (the floor table gives its size and share). Shown: the same \
      rounds on different CPUs, timed one round trip at a time, then in batches",
