@@ -180,12 +180,15 @@ pub fn watcher(records: &[Record]) -> String {
     let mut longest: Vec<f64> = costs.iter().map(|(_, w)| w.longest_ns).collect();
     longest.sort_by(f64::total_cmp);
     let (median_longest, max_longest) = (longest[rounds / 2], longest[rounds - 1]);
+    let total: usize = records.iter().map(|r| r.rounds.len()).sum();
     format!(
-        "While the {rounds} rounds shown in this build ran, the parent sampled the other \
-         processes {} times, {} each on average ({} of one CPU over the rounds' time). In the \
-         median round its longest sample took {}; the longest of all took {}. A sample runs on \
+        "Of the {total} rounds shown in this build, {rounds} lasted long enough for a sample \
+         (the first comes after {} ms). In them the parent sampled the other processes {} \
+         times, {} each on average ({} of one CPU over those rounds' time). In the median \
+         round its longest sample took {}; the longest of all took {}. A sample runs on \
          one CPU while the round measures, so an operation that overlaps one can be that much \
          later; its CPU is ours and is not counted in *other processes*.\n\n{}",
+        harness::worker::SAMPLE_EVERY.as_millis(),
         fmt_count(samples as u64),
         fmt_ns(total_ns / samples.max(1.0)),
         fmt_percent(total_ns / wall_ns.max(1.0)),
@@ -525,7 +528,7 @@ mod tests {
         }
         let md = super::watcher(&[r]);
         assert!(
-            md.contains("the 2 rounds")
+            md.contains("Of the 3 rounds shown in this build, 2 lasted")
                 && md.contains("20 times, 50.0 µs each")
                 && md.contains("(0.05 % of one CPU")
                 && md.contains("the longest of all took 200 µs"),

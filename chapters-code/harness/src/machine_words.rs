@@ -82,7 +82,7 @@ pub fn facts() -> Vec<Fact> {
         fact(
             "clock resolution (measured)",
             Some(u.clock_resolution_words()),
-            "the shortest interval a timestamp tells apart; a step between two readings is never shorter than one reading",
+            "the shortest interval two back-to-back readings spanned: no shorter than the fastest reading or the clock's tick",
         ),
         fact(
             "cost of reading the clock",
@@ -92,12 +92,12 @@ pub fn facts() -> Vec<Fact> {
         fact(
             "cpuidle driver",
             Some(u.idle_driver_words()),
-            "what an idle CPU does while its thread waits; the governor picks an idle state from the expected idle time",
+            "what an idle CPU does while its thread waits; a menu or teo governor picks an idle state from the expected idle time, haltpoll polls for its window and then halts",
         ),
         fact(
             "idle states (CPU 0)",
             Some(u.idle_states_words()),
-            "a wake-up from a deeper state takes up to its exit latency before the thread runs",
+            "each state's exit latency as its driver declares it; in a virtual machine a halted CPU's wake-up also goes through the host (the halt-poll and hypervisor-exit rows)",
         ),
         fact(
             "guest halt-poll window",
@@ -115,7 +115,7 @@ pub fn facts() -> Vec<Fact> {
             "`none` and `voluntary` let kernel code finish to a scheduling point before a woken thread runs; `full` preempts it at once",
         ),
         fact(
-            "one exit to the hypervisor",
+            "a trapped CPUID (one exit to the hypervisor, or several if nested)",
             Some(u.cpuid_words(&m.arch)),
             "a light exit's cost: a hypervisor handles CPUID without the host's scheduler, while a halt also waits for the host to stop and wake the virtual CPU, which this does not time",
         ),

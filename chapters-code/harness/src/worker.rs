@@ -20,6 +20,10 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+/// How often the parent wakes, while a worker measures, to sample the other processes
+/// (each sample then waits [`crate::noise::SAMPLE_SPACING`] times its own length).
+pub const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+
 /// The first argument that makes a measuring binary a worker.
 pub const WORKER_ARG: &str = "__worker";
 const RESULT_PREFIX: &str = "COW-WORKER-RESULT ";
@@ -284,7 +288,7 @@ fn supervise(exe: &Path, args: &[OsString], kill_at: Instant, sample: Sample) ->
             killed = true;
             break;
         }
-        match rx.recv_timeout(left.min(Duration::from_millis(100))) {
+        match rx.recv_timeout(left.min(SAMPLE_EVERY)) {
             Ok(out) => output = Some(out),
             // Left out as ours: the worker and this process (the sampling thread's),
             // and their children, however many threads they have.
