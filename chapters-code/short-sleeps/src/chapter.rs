@@ -380,7 +380,8 @@ pub static THREAT_CPU_WAIT: Finding<CallsRound> = Finding::threat(
      sleeping loop's wait as a share of its time, per round the median loop's and the \
      largest, and the rounds in which a loop waited over 1 ms in all. *Our hypothesis, \
      not a finding:* the round's parent, which samples the other threads on one CPU \
-     while the round runs (How we measure, *Noise, measured*), causes part of that wait",
+     while the round runs ([How we measure](how-we-measure.md#noise-measured)), \
+     causes part of that wait",
     |r| {
         let low = low_slack(r);
         let median = r.estimate_of(|d| {
