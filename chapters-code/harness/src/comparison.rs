@@ -188,7 +188,7 @@ pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -
 
 /// A ratio's interval alone: `0.85–1.40×`.
 pub fn fmt_ratio_interval(r: &Estimate) -> String {
-    format!("{}–{}×", sig3(r.lo), sig3(r.hi))
+    format!("{}–{}×", ratio_bound(r.lo), ratio_bound(r.hi))
 }
 
 /// The table cell for a comparison: its ratio a ÷ b with the interval (paired: the
@@ -212,7 +212,7 @@ pub fn ratio_cell(c: &Comparison) -> Formatted {
                 threshold_text(),
                 sig3(c.ratio.median)
             ),
-            format!("{}–{}", sig3(c.ratio.lo), sig3(c.ratio.hi)),
+            format!("{}–{}", ratio_bound(c.ratio.lo), ratio_bound(c.ratio.hi)),
         );
     }
     match undecided_text(c.verdict) {

@@ -40,11 +40,49 @@ pub fn fmt_ns(ns: f64) -> String {
 
 /// `x` rounded to three significant digits.
 fn round_sig3(x: f64) -> f64 {
+    round_sig(x, 3)
+}
+
+/// `x` rounded to `digits` significant digits.
+fn round_sig(x: f64, digits: i32) -> f64 {
     if x == 0.0 || !x.is_finite() {
         return x;
     }
-    let scale = 10f64.powi(2 - x.abs().log10().floor() as i32);
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
     (x * scale).round() / scale
+}
+
+/// A ratio's bound as an interval writes it: three significant digits, or more (up to
+/// six) where three would round it onto or across an edge of the threshold, 1 + t or
+/// 1 ÷ (1 + t), and so hide which side of it the bound lies on. Beside a 5 % threshold,
+/// 1.054 reads `1.054`, not `1.05`, which would read as within 5 %.
+pub fn ratio_bound(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || x.abs() >= 100.0 {
+        return sig3(x);
+    }
+    let t = threshold();
+    let side = |v: f64, edge: f64| {
+        let close = (v - edge).abs() <= edge.abs() * 1e-12;
+        if close {
+            0
+        } else if v > edge {
+            1
+        } else {
+            -1
+        }
+    };
+    let keeps_side = |v: f64| {
+        [1.0 + t, 1.0 / (1.0 + t)]
+            .iter()
+            .all(|&e| side(v, e) == side(x, e))
+    };
+    let digits = (3..=6).find(|&d| keeps_side(round_sig(x, d))).unwrap_or(6);
+    if digits == 3 {
+        return sig3(x);
+    }
+    let decimals = (digits - 1 - x.abs().log10().floor() as i32).clamp(0, 8) as usize;
+    let text = format!("{:.decimals$}", x.abs());
+    if x < 0.0 { format!("−{text}") } else { text }
 }
 
 /// A number with three significant digits (no exponent, no trailing noise), thousands
@@ -248,7 +286,7 @@ pub fn fmt_opt_estimate(e: Option<Estimate>, unit: Unit) -> Formatted {
 pub fn fmt_ratio_estimate(e: &Estimate) -> Formatted {
     Formatted::with_interval(
         format!("{}×", sig3(e.median)),
-        format!("{}–{}", sig3(e.lo), sig3(e.hi)),
+        format!("{}–{}", ratio_bound(e.lo), ratio_bound(e.hi)),
     )
 }
 
@@ -275,6 +313,41 @@ fn sig3_trim(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ratio_bound_keeps_its_side_of_the_threshold() {
+        // The default 5 % threshold: its edges are 1.05 and 1 ÷ 1.05 = 0.95238….
+        if crate::env::text("COW_THRESHOLD").ok().flatten().is_some() {
+            return;
+        }
+        // Three digits where they keep the side, or where the bound is the edge.
+        for (x, s) in [
+            (1.03, "1.03"),
+            (1.18, "1.18"),
+            (1.05, "1.05"),
+            (0.9521, "0.952"),
+        ] {
+            assert_eq!(ratio_bound(x), s);
+        }
+        assert_eq!(ratio_bound(12.34), "12.3");
+        // Rounded onto the edge from above or below, or across it: more digits.
+        assert_eq!(ratio_bound(1.054), "1.054");
+        assert_eq!(ratio_bound(1.0499), "1.0499");
+        assert_eq!(ratio_bound(1.0461), "1.046");
+        assert_eq!(ratio_bound(0.95241), "0.9524");
+        let e = Estimate {
+            median: 1.05,
+            lo: 1.032,
+            hi: 1.054,
+            confidence: CONFIDENCE,
+            n: 9,
+            drift: None,
+        };
+        assert_eq!(
+            fmt_ratio_estimate(&e).interval.as_deref(),
+            Some("1.03–1.054")
+        );
+    }
 
     #[test]
     fn percentages_read_alike_everywhere() {
