@@ -86,8 +86,9 @@ pub static STALL_TICKS: Finding<RatesRound> = Finding::new(
     },
 )
 .better(Better::Higher)
+// tokio 1.54.1 `src/time/interval.rs`, `Interval::poll_tick`: a tick is missed only past 5 ms late.
 .advice(
-    "Choose `Skip` for a quota, `Burst` to keep the count",
+    "For stalls over 5 ms, `Skip` for a quota, `Burst` to keep the count; shorter ones are caught up at once whatever the behaviour",
     "Choose by job; `Skip` kept the higher rate here",
     "Choose by job; `Burst` and `Skip` ended alike here",
 )
@@ -131,8 +132,8 @@ pub static CPU_10K: Finding<RatesRound> = Finding::new(
 )
 .better(Better::Smaller)
 .advice(
-    "Where CPU counts, the deadline throttle costs less per operation",
-    "Where CPU counts, `interval` costs less per operation",
+    "Where CPU counts at this rate, the deadline throttle costs less per operation (not at every rate: CPU table)",
+    "Where CPU counts at this rate, `interval` costs less per operation (not at every rate: CPU table)",
     "Decide on accuracy: CPU per operation came out alike",
 )
 .why(Why::Counter(
