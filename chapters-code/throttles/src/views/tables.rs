@@ -14,7 +14,7 @@ use harness::cells;
 use harness::render::{
     Cell, Table, Tails, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate, ratio_cell,
 };
-use harness::stats::Comparison;
+use harness::stats::{Comparison, Pairing};
 use harness::{Dist, Estimate, ReadingKey, Results, Summary, Unit};
 
 /// A comparison's cell: its ratio where the rule finds a difference, else what the rule
@@ -423,6 +423,7 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
         ),
         Unit::OpsPerSec,
     );
+    let mut leaned = Vec::new();
     for (p, target) in READER_ARMS {
         let (with, without) = (RatesKey::reader(p, target), RatesKey::rate(p, target));
         let at = format!("{} at {}", p.label(), per_s(target));
@@ -431,14 +432,16 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
             r.compare(&with, &without),
             Unit::OpsPerSec,
         );
-        pair(
-            format!("{at}: time in a send, with a reader thread, without"),
-            r.compare_of(
-                |d| d.control(p, target)?.send_ns_per_op,
-                |d| d.find(p, target)?.send_ns_per_op,
-            ),
-            Unit::Nanos,
+        let send = r.compare_of(
+            |d| d.control(p, target)?.send_ns_per_op,
+            |d| d.find(p, target)?.send_ns_per_op,
         );
+        // The rounds a send took longer with the reader: where the rule calls no
+        // difference, which way the noise leaned.
+        if let Some(Pairing::Paired { rounds, above: Some(k), .. }) = send.map(|c| c.pairing) {
+            leaned.push(format!("{k} of {rounds} at {at}"));
+        }
+        pair(format!("{at}: time in a send, with a reader thread, without"), send, Unit::Nanos);
     }
     pair(
         format!("A/A: {} at {}, twin and original", TWIN.label(), per_s(t1k)),
@@ -461,8 +464,9 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nRatios per round. The A/A twin is the same code as a second arm: a ratio \
          there is a false verdict. A reader thread's run sends to a socket of the process \
-         that a thread reads.\n",
-        t.to_markdown()
+         that a thread reads. Rounds in which a send took longer with the reader: {}.\n",
+        t.to_markdown(),
+        if leaned.is_empty() { "–".to_string() } else { leaned.join(", ") }
     ))
 }
 
