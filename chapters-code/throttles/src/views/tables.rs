@@ -436,12 +436,15 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
             |d| d.control(p, target)?.send_ns_per_op,
             |d| d.find(p, target)?.send_ns_per_op,
         );
-        // The rounds a send took longer with the reader: where the rule calls no
-        // difference, which way the noise leaned.
-        if let Some(Pairing::Paired { rounds, above: Some(k), .. }) = send.map(|c| c.pairing) {
-            leaned.push(format!("{k} of {rounds} at {at}"));
+        // Where the rule calls no difference, which way the noise leaned.
+        if let Some(Pairing::Paired { above, rounds, .. }) = send.map(|c| c.pairing) {
+            leaned.extend(above.map(|k| format!("{at}, {k} of {rounds}")));
         }
-        pair(format!("{at}: time in a send, with a reader thread, without"), send, Unit::Nanos);
+        pair(
+            format!("{at}: time in a send, with a reader thread, without"),
+            send,
+            Unit::Nanos,
+        );
     }
     pair(
         format!("A/A: {} at {}, twin and original", TWIN.label(), per_s(t1k)),
@@ -461,12 +464,18 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "no check has both arms");
+    let leaned = (!leaned.is_empty()).then(|| {
+        format!(
+            " Rounds a send took longer with the reader: {}.",
+            leaned.join("; ")
+        )
+    });
     Ok(format!(
         "{}\nRatios per round. The A/A twin is the same code as a second arm: a ratio \
          there is a false verdict. A reader thread's run sends to a socket of the process \
-         that a thread reads. Rounds in which a send took longer with the reader: {}.\n",
+         that a thread reads.{}\n",
         t.to_markdown(),
-        if leaned.is_empty() { "–".to_string() } else { leaned.join(", ") }
+        leaned.unwrap_or_default()
     ))
 }
 
