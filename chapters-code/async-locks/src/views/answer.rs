@@ -177,8 +177,8 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
     "Unresolved: the rounds did not separate the runtimes; see the flavours table",
 )
 .why(Why::Hypothesis(
-    "one thread makes every timeout alone, so the deadlines' span differs between the \
-     runtimes, which moves lateness by itself; this page does not measure that apart. \
+    "design 1's deadlines may span a different time on each runtime (threats table), and \
+     a span that differs moves lateness by itself, whatever the runtime does after. \
      Workers running callbacks side by side is the obvious reading; the threats table \
      tests it without the lock (*task each, no lock* on both runtimes), and it explains \
      this row only where that row separates the runtimes.",

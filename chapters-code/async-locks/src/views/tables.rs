@@ -391,7 +391,7 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
     let work = first.map_or(0, |d| d.work_us);
     // Nine columns: inside `cow-wrap` its cells may break anywhere to fit the column.
     Ok(format!(
-        "<div class=\"cow-wrap\">\n\n{}\n</div>\n\nEach run: {} timeouts of 20 ms, a task per timeout, {} µs of work in each long \
+        "<div class=\"cow-wrap\">\n\n{}\n</div>\n\nEach run: {} timeouts of 20 ms, a task per timeout, {} µs of busy wall time in each long \
          section. A run still going at its bound ({}; the guard arm's {}) is *stalled*: it is \
          left behind and has no lateness. *Lock found taken* counts, over every round, \
          lockings whose `try_lock` failed; *blocked* is the median over rounds of the time a \

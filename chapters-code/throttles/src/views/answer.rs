@@ -73,30 +73,6 @@ pub static NAIVE_1K: Finding<RatesRound> = Finding::new(
     "*waiting per op* in the 1,000/s cost table: each sleep overshoots its 1 ms.",
 ));
 
-pub static STALL_TICKS: Finding<RatesRound> = Finding::new(
-    "throttles-stall-ticks",
-    &RATES,
-    "A stall holds up an `interval` loop at 1,000 ops/s",
-    |r| {
-        Evidence::readings(
-            r,
-            ("Burst", &RatesKey::Stall(Pacer::TokioBurst)),
-            ("Skip", &RatesKey::Stall(Pacer::TokioSkip)),
-        )
-    },
-)
-.better(Better::Higher)
-.advice(
-    "Choose `Skip` for a quota, `Burst` to keep the count",
-    "Choose by job; `Skip` kept the higher rate here",
-    "Choose by job; `Burst` and `Skip` ended alike here",
-)
-.why(Why::Counter(
-    "*back to back after* in the stall table: the missed ticks `Burst` fired at once. \
-     By our arithmetic the run's design sets most of the ratio: its 30 operations span \
-     about 29 ms when the missed ones go at once, about 49 ms when they are skipped.",
-));
-
 pub static OMITTED: Finding<OmissionRound> = Finding::new(
     "throttles-omitted",
     &OMISSION,
@@ -131,8 +107,8 @@ pub static CPU_10K: Finding<RatesRound> = Finding::new(
 )
 .better(Better::Smaller)
 .advice(
-    "Where CPU counts, the deadline throttle costs less per operation",
-    "Where CPU counts, `interval` costs less per operation",
+    "Where CPU counts at this rate, the deadline throttle costs less per operation (not at every rate: CPU table)",
+    "Where CPU counts at this rate, `interval` costs less per operation (not at every rate: CPU table)",
     "Decide on accuracy: CPU per operation came out alike",
 )
 .why(Why::Counter(

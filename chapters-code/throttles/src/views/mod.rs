@@ -10,7 +10,7 @@ mod plots;
 mod reference;
 mod tables;
 
-pub use answer::{CPU_10K, HOLD_1K, HOLD_10K, NAIVE_1K, OMITTED, STALL_TICKS};
+pub use answer::{CPU_10K, HOLD_1K, HOLD_10K, NAIVE_1K, OMITTED};
 
 use crate::Pacer;
 use crate::experiments::{NAIVE, NaiveRound, OMISSION, OmissionRound, RATES, RateRun};

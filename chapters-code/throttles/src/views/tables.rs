@@ -14,7 +14,7 @@ use harness::cells;
 use harness::render::{
     Cell, Table, Tails, fmt_count, fmt_estimate, fmt_ns, fmt_opt_estimate, ratio_cell,
 };
-use harness::stats::Comparison;
+use harness::stats::{Comparison, Pairing};
 use harness::{Dist, Estimate, ReadingKey, Results, Summary, Unit};
 
 /// A comparison's cell: its ratio where the rule finds a difference, else what the rule
@@ -423,6 +423,7 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
         ),
         Unit::OpsPerSec,
     );
+    let mut leaned = Vec::new();
     for (p, target) in READER_ARMS {
         let (with, without) = (RatesKey::reader(p, target), RatesKey::rate(p, target));
         let at = format!("{} at {}", p.label(), per_s(target));
@@ -431,12 +432,17 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
             r.compare(&with, &without),
             Unit::OpsPerSec,
         );
+        let send = r.compare_of(
+            |d| d.control(p, target)?.send_ns_per_op,
+            |d| d.find(p, target)?.send_ns_per_op,
+        );
+        // Where the rule calls no difference, which way the noise leaned.
+        if let Some(Pairing::Paired { above, rounds, .. }) = send.map(|c| c.pairing) {
+            leaned.extend(above.map(|k| format!("{at}, {k} of {rounds}")));
+        }
         pair(
             format!("{at}: time in a send, with a reader thread, without"),
-            r.compare_of(
-                |d| d.control(p, target)?.send_ns_per_op,
-                |d| d.find(p, target)?.send_ns_per_op,
-            ),
+            send,
             Unit::Nanos,
         );
     }
@@ -458,11 +464,18 @@ pub(super) fn checks(r: &Results<RatesRound>) -> anyhow::Result<String> {
         ]);
     }
     anyhow::ensure!(!t.is_empty(), "no check has both arms");
+    let leaned = (!leaned.is_empty()).then(|| {
+        format!(
+            " Rounds a send took longer with the reader: {}.",
+            leaned.join("; ")
+        )
+    });
     Ok(format!(
         "{}\nRatios per round. The A/A twin is the same code as a second arm: a ratio \
          there is a false verdict. A reader thread's run sends to a socket of the process \
-         that a thread reads.\n",
-        t.to_markdown()
+         that a thread reads.{}\n",
+        t.to_markdown(),
+        leaned.unwrap_or_default()
     ))
 }
 
