@@ -500,5 +500,7 @@ mod tests {
     #[test]
     fn the_spread_threshold_is_the_one_the_words_state() {
         assert_eq!(super::SPREAD_SHARE, 0.10);
+        // "woke at least once a lap"
+        assert_eq!(crate::experiments::SPREAD_WAKEUPS_PER_LAP, 1.0);
     }
 }
