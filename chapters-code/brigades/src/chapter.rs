@@ -346,7 +346,7 @@ pub static HANDOFF: Finding<VariantsRound> = Finding::threat(
 fn spread_rounds(
     r: &Results<VariantsRound>,
     k: Kind,
-    what: &str,
+    (what, legend): (&str, &str),
     spread: impl Fn(&VariantsRound) -> Option<(String, bool, String)>,
 ) -> Option<Evidence> {
     let rounds: Vec<(String, bool, String)> = r.data().filter_map(spread).collect();
@@ -355,7 +355,11 @@ fn spread_rounds(
         .map(|(m, _, cost)| format!("{m} at {cost}"))
         .collect();
     Some(Evidence::count(
-        &format!("{}: {what} (by round: {})", k.short(), each.join(", ")),
+        &format!(
+            "{}: {what} (by round, {legend}: {})",
+            k.short(),
+            each.join(", ")
+        ),
         rounds.iter().filter(|x| x.1).count() as u32,
         u32::try_from(rounds.len()).ok().filter(|&n| n > 0)?,
     ))
@@ -379,11 +383,14 @@ pub static RUNTIME_SPREAD: Finding<VariantsRound> = Finding::threat(
             let v = x.find(Kind::AsyncMultiChannelInTask)?;
             let one = x.find(Kind::AsyncCurrentChannelInTask)?.hop_p50_ns;
             let w = v.wakeups_per_hop()? * v.tasks as f64;
-            let cost = format!("{}× the current-thread hop", sig3(v.hop_p50_ns / one));
+            let cost = format!("{}×", sig3(v.hop_p50_ns / one));
             let counts = w >= experiments::SPREAD_WAKEUPS_PER_LAP;
-            Some((format!("{} wake-ups a lap", sig3(w)), counts, cost))
+            Some((sig3(w), counts, cost))
         };
-        let what = "its workers woke at least once a lap";
+        let what = (
+            "its workers woke at least once a lap",
+            "wake-ups a lap at the hop's time ÷ the current-thread hop's",
+        );
         spread_rounds(r, Kind::AsyncMultiChannelInTask, what, wakes)
     },
 );
@@ -407,13 +414,16 @@ pub static RUNTIME_SPREAD_SOCKET: Finding<VariantsRound> = Finding::threat(
         let share = |x: &VariantsRound| {
             let v = x.find(Kind::AsyncMultiSocketInTask)?;
             let s = v.second_worker_share()?;
-            let cost = format!("{} ns a hop", sig3(v.hop_p50_ns));
+            let cost = format!("{} ns", sig3(v.hop_p50_ns));
             Some((format!("{} %", sig3(s * 100.0)), s >= SPREAD_SHARE, cost))
         };
         spread_rounds(
             r,
             Kind::AsyncMultiSocketInTask,
-            "a second worker busy for at least 10 % of the laps",
+            (
+                "a second worker busy for at least 10 % of the laps",
+                "its share at the time a hop",
+            ),
             share,
         )
     },
