@@ -125,8 +125,9 @@ pub static RUNTIME: Finding<VariantsRound> = Finding::new(
 .why(Why::Counter(
     "both arms run every lap inside one task on the runtime, so no lap crosses `block_on`. \
      The threats table counts the rounds in which a second worker ran part of the \
-     multi-thread chain (tokio's busy time per worker); few voluntary switches (*Where the \
-     time goes*) say only that no worker was woken from sleep",
+     multi-thread chain (tokio's busy time per worker, read while every worker was \
+     parked); few voluntary switches (*Where the time goes*) say only that no worker was \
+     woken from sleep",
 ));
 
 /// The advice of both runtime rows (sockets, channels): the same choice of runtime.
@@ -154,11 +155,13 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
 .better(Better::Lower)
 .advice(RUNTIME_ADVICE[0], RUNTIME_ADVICE[1], RUNTIME_ADVICE[2])
 .why(Why::Counter(
-    "both arms run every lap inside one task on the runtime. The threats table counts the \
-     rounds in which a second worker of the multi-thread chain was busy for at least 10 % \
-     of its timed laps (tokio's busy time per worker). *Our hypothesis:* a chain that \
-     spreads pays for handing tasks between workers; the row takes every round, however \
-     many spread",
+    "both arms run every lap inside one task on the runtime. The row pools every round; \
+     the threats table gives each round's wake-ups of the multi-thread runtime's workers \
+     a lap beside its hop's time ÷ the current-thread hop, so a mixture of cheap and dear \
+     rounds shows there. *Our hypothesis:* a round pays for each wake-up: after 3 polls \
+     from a worker's LIFO slot, a woken task goes to its run queue and a parked worker is \
+     notified, which may take the chain over (tokio 1.54.1, `src/runtime/scheduler/\
+     multi_thread/worker.rs`, `Context::run_task` and `Handle::schedule_local`)",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
@@ -337,71 +340,93 @@ pub static HANDOFF: Finding<VariantsRound> = Finding::threat(
 )
 .better(Better::Lower);
 
-/// The rounds in which a multi-thread chain (its laps in a task) spread: its
-/// second-busiest worker busy for at least [`SPREAD_SHARE`] of the timed laps' wall
-/// time, with that worker's median share over rounds.
-fn spread_rounds(r: &Results<VariantsRound>, k: Kind) -> Option<Evidence> {
-    let rounds: Vec<(f64, f64)> = r
-        .data()
-        .filter_map(|x| {
-            let v = x.find(k)?;
-            Some((v.second_worker_share()?, v.busy_lag_share()?))
-        })
-        .collect();
-    let shares: Vec<f64> = rounds.iter().map(|(s, _)| *s).collect();
-    let spread = shares.iter().filter(|&&s| s >= SPREAD_SHARE).count();
-    // Within the counter's lag of the threshold, a round could fall either side.
-    let near = rounds
+/// The rounds in which a multi-thread chain (its laps in a task) spread, by
+/// `spread`: a round's measure, whether it counts, and its cost. Each round's measure
+/// is shown beside its cost, in round order.
+fn spread_rounds(
+    r: &Results<VariantsRound>,
+    k: Kind,
+    (what, legend): (&str, &str),
+    spread: impl Fn(&VariantsRound) -> Option<(String, bool, String)>,
+) -> Option<Evidence> {
+    let rounds: Vec<(String, bool, String)> = r.data().filter_map(spread).collect();
+    let each: Vec<String> = rounds
         .iter()
-        .filter(|(s, lag)| (s - SPREAD_SHARE).abs() <= *lag);
-    let near = match near.count() {
-        0 => "no round".to_string(),
-        1 => "1 round".to_string(),
-        n => format!("{n} rounds"),
-    };
-    let median = harness::stats::Estimate::of_rounds(&shares)?.median;
-    let lags: Vec<f64> = rounds.iter().map(|x| x.1).collect();
-    let lag = harness::stats::Estimate::of_rounds(&lags)?.median;
+        .map(|(m, _, cost)| format!("{m} at {cost}"))
+        .collect();
     Some(Evidence::count(
         &format!(
-            "{}: a second worker busy for at least 10 % of the laps (median share {} %; \
-             {near} within the busy counter's lag, ±{} %, of 10 %, so borderline)",
+            "{}: {what} (by round, {legend}: {})",
             k.short(),
-            sig3(median * 100.0),
-            sig3(lag * 100.0),
+            each.join(", ")
         ),
-        spread as u32,
-        u32::try_from(shares.len()).ok().filter(|&n| n > 0)?,
+        rounds.iter().filter(|x| x.1).count() as u32,
+        u32::try_from(rounds.len()).ok().filter(|&n| n > 0)?,
     ))
 }
 
 /// Where the multi-thread runtime runs a channel chain: on one worker in some rounds,
 /// over two in others. Nothing controls it; the row counts the rounds that spread, by
-/// tokio's busy time per worker over the timed laps.
+/// the workers' wake-ups over the timed laps.
 pub static RUNTIME_SPREAD: Finding<VariantsRound> = Finding::threat(
     "brigades-threat-runtime-spread",
     &VARIANTS,
     "Where the multi-thread runtime runs a channel chain: it may stay on one worker in \
      some rounds and spread over two in others, and a hop may cost differently in each",
     "Nothing keeps it on one worker: the decision row on channel chains takes every \
-     round, spread or not. Shown: the rounds of the chain with its laps in a task in which the \
-     second-busiest worker was busy for at least 10 % of the timed laps' wall time \
-     (tokio's `worker_total_busy_duration`, read around the timed laps), with that \
-     worker's median share. tokio publishes that counter every 61 turns of a worker's \
-     loop, 61 to 244 polls: a round within that lag of 10 % is counted as borderline",
-    |r| spread_rounds(r, Kind::AsyncMultiChannelInTask),
+     round, spread or not. Shown: the rounds of the chain with its laps in a task whose \
+     workers woke at least once a lap (tokio's `worker_park_count`, summed over the \
+     workers and read from the waiting thread while every worker was parked), with each \
+     round's wake-ups a lap beside its cost a hop. A chain that stays on one worker parks it only once the laps end",
+    |r| {
+        let wakes = |x: &VariantsRound| {
+            let v = x.find(Kind::AsyncMultiChannelInTask)?;
+            let one = x.find(Kind::AsyncCurrentChannelInTask)?.hop_p50_ns;
+            let w = v.wakeups_per_hop()? * v.tasks as f64;
+            let cost = format!("{}×", sig3(v.hop_p50_ns / one));
+            let counts = w >= experiments::SPREAD_WAKEUPS_PER_LAP;
+            Some((sig3(w), counts, cost))
+        };
+        let what = (
+            "its workers woke at least once a lap",
+            "wake-ups a lap at the hop's time ÷ the current-thread hop's",
+        );
+        spread_rounds(r, Kind::AsyncMultiChannelInTask, what, wakes)
+    },
 );
 
 /// The same for the socket chain: the reactor's wake-ups go to the queue of the worker
-/// that polled it, so the chain mostly stays on one worker, not always.
+/// that polled it, so the chain mostly stays on one worker, not always. A worker parks
+/// in epoll at every hop of a socket chain (the next byte is not yet there), so parks do
+/// not tell where it ran: the row reads the busy time instead.
 pub static RUNTIME_SPREAD_SOCKET: Finding<VariantsRound> = Finding::threat(
     "brigades-threat-runtime-spread-socket",
     &VARIANTS,
     "Where the multi-thread runtime runs a socket chain: the worker that polls the \
      reactor takes the tasks it wakes, so the chain mostly stays on one worker, not always",
     "Nothing keeps it on one worker: the decision row on socket chains takes every \
-     round, spread or not. Shown: the rounds counted as in the row above",
-    |r| spread_rounds(r, Kind::AsyncMultiSocketInTask),
+     round, spread or not. A worker parks in epoll at every hop here, so parks cannot \
+     tell. Shown: the rounds in which the second-busiest worker was busy for at least \
+     10 % of the timed laps' wall time (tokio's `worker_total_busy_duration`, read while \
+     every worker was parked, when tokio has published it), with each round's share \
+     in % beside its cost a hop",
+    |r| {
+        let share = |x: &VariantsRound| {
+            let v = x.find(Kind::AsyncMultiSocketInTask)?;
+            let s = v.second_worker_share()?;
+            let cost = format!("{} ns", sig3(v.hop_p50_ns));
+            Some((format!("{} %", sig3(s * 100.0)), s >= SPREAD_SHARE, cost))
+        };
+        spread_rounds(
+            r,
+            Kind::AsyncMultiSocketInTask,
+            (
+                "a second worker busy for at least 10 % of the laps",
+                "its share at the time a hop",
+            ),
+            share,
+        )
+    },
 );
 
 /// Creating the members: a thread's or a task's start inside a timed lap would be
@@ -485,5 +510,7 @@ mod tests {
     #[test]
     fn the_spread_threshold_is_the_one_the_words_state() {
         assert_eq!(super::SPREAD_SHARE, 0.10);
+        // "woke at least once a lap"
+        assert_eq!(crate::experiments::SPREAD_WAKEUPS_PER_LAP, 1.0);
     }
 }

@@ -348,13 +348,15 @@ pub struct Variant {
     #[serde(default)]
     pub build_per_member_ns: Option<f64>,
     /// A multi-thread runtime's workers: the time each was busy over the timed laps
-    /// (tokio's `worker_total_busy_duration`), by worker index, in nanoseconds. A
-    /// reading lags a busy worker by up to [`BUSY_LAG_POLLS`] polls (`laps.rs`,
-    /// `busy_now`), so where the laps run in a task the worker running it may also
-    /// count the counters' reads around the laps, and read above the laps' wall time;
-    /// the second-busiest worker is the one that tells.
+    /// (tokio's `worker_total_busy_duration`), by worker index, in nanoseconds. Read
+    /// while every worker was parked, so none lags its work (`laps.rs`, `Probes`);
+    /// `None` where they did not all park.
     #[serde(default)]
     pub worker_busy_ns: Option<Vec<f64>>,
+    /// A multi-thread runtime's workers: how many times each parked over the timed
+    /// laps (tokio's `worker_park_count`), by worker index. A park ends in a wake-up.
+    #[serde(default)]
+    pub worker_parks: Option<Vec<f64>>,
 }
 
 impl Variant {
@@ -380,6 +382,7 @@ impl Variant {
             first_hop_ns: r.first_ns.map(|x| x / n),
             build_per_member_ns: r.build_ns.map(|x| x / n),
             worker_busy_ns: r.worker_busy_ns.clone(),
+            worker_parks: r.worker_parks.clone(),
         })
     }
 
@@ -393,13 +396,13 @@ impl Variant {
         (wall > 0.0).then_some(*busy.get(1)? / wall)
     }
 
-    /// How far [`Variant::second_worker_share`] may be off for the lag of tokio's
-    /// published busy time: [`BUSY_LAG_POLLS`] at each end of the timed laps, each poll
-    /// taken as one hop (a poll runs one member's hand-over), as a share of the laps'
-    /// hops. A round whose share lies within this of [`SPREAD_SHARE`] is borderline.
-    pub fn busy_lag_share(&self) -> Option<f64> {
+    /// Wake-ups of the runtime's workers per hop over the timed laps: their parks,
+    /// summed, ÷ hops. A worker that parks is woken to go on, so a chain that stays
+    /// on one worker reads near 0.
+    pub fn wakeups_per_hop(&self) -> Option<f64> {
+        let parks: f64 = self.worker_parks.as_ref()?.iter().sum();
         let hops = (self.tasks * self.laps) as f64;
-        (hops > 0.0).then(|| 2.0 * BUSY_LAG_POLLS / hops)
+        (hops > 0.0).then(|| parks / hops)
     }
 }
 
@@ -407,13 +410,10 @@ impl Variant {
 /// for at least this share of the timed laps' wall time.
 pub const SPREAD_SHARE: f64 = 0.1;
 
-/// The most polls a worker's published busy time can lag its work: tokio 1.54.1
-/// publishes it every 61st turn of a worker's loop (`event_interval`,
-/// `src/runtime/builder.rs`, `new_multi_thread`), and a turn polls one task and up to 3
-/// more from the LIFO slot (`MAX_LIFO_POLLS_PER_TICK`,
-/// `src/runtime/scheduler/multi_thread/worker.rs`): 61 × 4 polls. See `laps.rs`,
-/// `busy_now`.
-pub const BUSY_LAG_POLLS: f64 = 61.0 * 4.0;
+/// A channel chain counts as spread when its runtime's workers woke (parked, then
+/// went on) at least this many times a lap, summed: a chain that stays on one worker
+/// never parks it, and the others stay parked.
+pub const SPREAD_WAKEUPS_PER_LAP: f64 = 1.0;
 
 /// The limits a round found, read live: how far a brigade could grow here.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -1304,6 +1304,7 @@ mod tests {
             first_hop_ns: None,
             build_per_member_ns: None,
             worker_busy_ns: None,
+            worker_parks: None,
         };
         let round = VariantsRound {
             tasks: 2,

@@ -29,6 +29,9 @@ pub struct Laps {
     /// A multi-thread runtime's workers: the time each was busy over the timed laps
     /// (nanoseconds, by worker index).
     pub worker_busy_ns: Option<Vec<f64>>,
+    /// A multi-thread runtime's workers: how many times each parked over the timed
+    /// laps (tokio's `worker_park_count`), by worker index. Each park ends in a wake-up.
+    pub worker_parks: Option<Vec<f64>>,
 }
 
 fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
@@ -51,15 +54,82 @@ fn round_trip_check(sent: u8, got: u8, tasks: usize) -> io::Result<()> {
 /// `start/end_processing_scheduled_tasks`), not its search for work or its park. It
 /// publishes the total when it parks (`Context::park`) and in `Context::maintenance`,
 /// which acts when its tick count is a multiple of `event_interval` (61 for
-/// `Builder::new_multi_thread`, `src/runtime/builder.rs`). The tick counts turns of
-/// `Context::run`'s loop (`core.tick()`); a turn polls one task, then up to
-/// `MAX_LIFO_POLLS_PER_TICK` (3) more from the LIFO slot (`Context::run_task`). So a
-/// reading lags a busy worker by up to 61 turns: 61 to 244 polls of its work
-/// ([`crate::experiments::BUSY_LAG_POLLS`]).
+/// `Builder::new_multi_thread`, `src/runtime/builder.rs`). So a reading may lag a busy
+/// worker; [`Probes`] reads it only while every worker is parked.
 fn busy_now(rt: &tokio::runtime::RuntimeMetrics) -> Vec<f64> {
     (0..rt.num_workers())
         .map(|w| rt.worker_total_busy_duration(w).as_nanos() as f64)
         .collect()
+}
+
+/// How many times each worker has parked so far. tokio 1.54.1,
+/// `src/runtime/metrics/runtime.rs`, `worker_park_count` (stable on 64-bit targets),
+/// counted in `src/runtime/metrics/batch.rs`, `about_to_park`, and published with the
+/// busy time just before the park (`worker.rs`, `Context::park`).
+fn parks_now(rt: &tokio::runtime::RuntimeMetrics) -> Vec<f64> {
+    (0..rt.num_workers())
+        .map(|w| rt.worker_park_count(w) as f64)
+        .collect()
+}
+
+/// Waits, up to 20 ms, until every worker is parked: tokio 1.54.1 publishes a
+/// worker's counters as it parks, and its park/unpark count is odd while it is parked
+/// (`src/runtime/metrics/runtime.rs`, `worker_park_unpark_count`; the count is published
+/// again at once after the wake-up, `worker.rs`, `Context::park` calls
+/// `Core::maintenance`, which submits). A read taken then lags no work. Says whether
+/// every worker was parked.
+fn all_parked(rt: &tokio::runtime::RuntimeMetrics) -> bool {
+    let until = Instant::now() + Duration::from_millis(20);
+    loop {
+        let parked = (0..rt.num_workers()).all(|w| rt.worker_park_unpark_count(w) % 2 == 1);
+        if parked || Instant::now() >= until {
+            return parked;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// The counters read around the timed laps: the process's usage and, given a
+/// multi-thread runtime, its workers' busy time and parks. Where the laps run in a
+/// task, [`crate::tasks`] reads them from the `block_on` thread, which is none of the
+/// runtime's workers, while every worker is parked.
+pub struct Probes {
+    usage: Option<Usage>,
+    busy: Option<(tokio::runtime::RuntimeMetrics, Vec<f64>, Vec<f64>)>,
+}
+
+impl Probes {
+    pub fn new(busy: Option<tokio::runtime::RuntimeMetrics>) -> Probes {
+        let busy = busy.map(|m| (m, Vec::new(), Vec::new()));
+        Probes { usage: None, busy }
+    }
+
+    /// Just before the first timed lap, from a thread that is none of the runtime's
+    /// workers: lets every worker park, reads their counters, then the process's.
+    pub fn start(&mut self) {
+        if let Some((m, busy, parks)) = &mut self.busy {
+            // A round whose workers did not all park gives no worker readings.
+            if all_parked(m) {
+                (*busy, *parks) = (busy_now(m), parks_now(m));
+            }
+        }
+        self.usage = Usage::now(); // its reads end before the first lap's start
+    }
+
+    /// Just after the last timed lap, into `out`, in the reverse order: the wait for
+    /// the workers to park stays out of the process's window.
+    pub fn finish(self, out: &mut Laps) {
+        out.usage = Usage::since(self.usage); // its reads start after the last lap
+        if let Some((m, busy, parks)) = &self.busy {
+            let parked = all_parked(m) && !busy.is_empty();
+            let went = |a: &[f64], b: Vec<f64>| {
+                let d = b.iter().zip(a).map(|(b, a)| (b - a).max(0.0));
+                (parked && a.len() == b.len()).then(|| d.collect())
+            };
+            out.worker_busy_ns = went(busy, busy_now(m));
+            out.worker_parks = went(parks, parks_now(m));
+        }
+    }
 }
 
 /// The bookkeeping of timed laps, for a loop that runs them one after the other
@@ -69,29 +139,30 @@ pub struct LapLog {
     warmup: usize,
     laps: usize,
     deadline: Instant,
-    busy: Option<(tokio::runtime::RuntimeMetrics, Vec<f64>)>,
+    /// `None` where another thread reads the counters.
+    probes: Option<Probes>,
 }
 
 impl LapLog {
-    /// `busy`: the runtime whose workers' busy time the timed laps are read with.
+    /// `probes`: the counters this loop reads around its timed laps (`None` where
+    /// another thread reads them).
     pub fn new(
         tasks: usize,
         (warmup, laps): (usize, usize),
         deadline: Instant,
-        busy: Option<tokio::runtime::RuntimeMetrics>,
+        probes: Option<Probes>,
     ) -> LapLog {
         let out = Laps {
             tasks,
             ns: Vec::with_capacity(laps),
             ..Laps::default()
         };
-        let busy = busy.map(|m| (m, Vec::new()));
         LapLog {
             out,
             warmup,
             laps,
             deadline,
-            busy,
+            probes,
         }
     }
 
@@ -100,15 +171,15 @@ impl LapLog {
         self.warmup + self.laps
     }
 
+    /// Whether lap `i` is the first timed one.
+    pub fn first_timed(&self, i: usize) -> bool {
+        i == self.warmup
+    }
+
     /// Before lap `i`: the counters are read just before the first timed lap.
     pub fn before(&mut self, i: usize) {
-        if i == self.warmup {
-            self.out.usage = Usage::now(); // its reads end before the first lap's start
-            // Read last: where the laps run in a task, the worker running it also makes
-            // the reads above, which must not count as busy over the laps.
-            if let Some((m, start)) = &mut self.busy {
-                *start = busy_now(m);
-            }
+        if let Some(p) = self.probes.as_mut().filter(|_| i == self.warmup) {
+            p.start();
         }
     }
 
@@ -131,12 +202,9 @@ impl LapLog {
 
     /// The laps, with the counters read just after the last one.
     pub fn finish(mut self) -> Laps {
-        if let Some((m, start)) = &self.busy {
-            let end = busy_now(m); // read first, for the same reason as in `before`
-            let went = end.iter().zip(start).map(|(b, a)| (b - a).max(0.0));
-            self.out.worker_busy_ns = (start.len() == end.len()).then(|| went.collect());
+        if let Some(p) = self.probes.take() {
+            p.finish(&mut self.out);
         }
-        self.out.usage = Usage::since(self.out.usage); // its reads start after the last lap
         self.out
     }
 }
@@ -155,7 +223,7 @@ pub fn drive(
     busy: Option<tokio::runtime::RuntimeMetrics>,
     mut lap: impl FnMut(u8) -> io::Result<u8>,
 ) -> io::Result<Laps> {
-    let mut log = LapLog::new(tasks, (warmup, laps), deadline, busy);
+    let mut log = LapLog::new(tasks, (warmup, laps), deadline, Some(Probes::new(busy)));
     for i in 0..log.total() {
         log.before(i);
         let start = Instant::now();

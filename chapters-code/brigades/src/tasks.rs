@@ -2,7 +2,7 @@
 //! tokio's in-memory pipe, `mpsc` channels), the runtime that runs them, and the
 //! socket brigade spread over two threads.
 
-use crate::laps::{LapLog, Laps, STALL_GRACE, drive, stalled};
+use crate::laps::{LapLog, Laps, Probes, STALL_GRACE, drive, stalled};
 use crate::limits::{Caps, FdReserve, Stop};
 use crate::os;
 #[cfg(unix)]
@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::io;
 use std::time::Instant;
+use tokio::sync::oneshot;
 
 /// A one-way link between async tasks.
 pub trait Link: 'static {
@@ -215,18 +216,23 @@ fn runtime_laps<L: Link>(
 // ANCHOR: laps_in_task
 /// Every lap of a brigade inside one task spawned on its runtime, each timed there:
 /// no lap starts or ends outside the runtime, so on the multi-thread runtime no lap
-/// wakes a worker at its start or the `block_on` thread at its end. The calling thread
-/// waits once for the whole batch, under one bound. Returns the links with the laps.
+/// wakes a worker at its start or the `block_on` thread at its end. Before the first
+/// timed lap the task hands over to the waiting thread, which reads the counters
+/// (none of them on a worker) and lets it go on. Returns the links with the laps.
 async fn laps_in_task<L: Link>(
     (mut head, mut tail): (L::Tx, L::Rx),
     members: usize,
     plan: (usize, usize),
     deadline: Instant,
-    busy: Option<tokio::runtime::RuntimeMetrics>,
+    (ready, go): (oneshot::Sender<()>, oneshot::Receiver<()>),
 ) -> (L::Tx, L::Rx, io::Result<Laps>) {
-    let mut log = LapLog::new(members, plan, deadline, busy);
+    let mut log = LapLog::new(members, plan, deadline, None);
+    let mut gate = Some((ready, go));
     for i in 0..log.total() {
-        log.before(i);
+        if let Some((ready, go)) = gate.take_if(|_| log.first_timed(i)) {
+            let _ = ready.send(());
+            let _ = go.await;
+        }
         let start = Instant::now();
         let lap = async_lap::<L>(&mut head, &mut tail, i as u8).await;
         match lap.and_then(|got| log.after(i, got, start.elapsed())) {
@@ -339,19 +345,38 @@ impl<L: Link> AsyncBrigade<L> {
             return runtime_laps::<L>(&self.rt, (head, tail), n, (warmup, laps), deadline, busy);
         }
         let ends = self.ends.take().ok_or_else(closed)?;
-        let task = self
-            .rt
-            .spawn(laps_in_task::<L>(ends, n, (warmup, laps), deadline, busy));
+        let (ready, at_start) = oneshot::channel();
+        let (go, gate) = oneshot::channel();
+        let task = self.rt.spawn(laps_in_task::<L>(
+            ends,
+            n,
+            (warmup, laps),
+            deadline,
+            (ready, gate),
+        ));
         let abort = task.abort_handle();
         let give_up = tokio::time::Instant::from_std(deadline + STALL_GRACE);
-        // The bound is made inside the runtime, whose timer it needs.
+        let mut probes = Probes::new(busy);
+        // The bound is made inside the runtime, whose timer it needs. The future runs on
+        // this thread, none of the multi-thread runtime's workers (tokio 1.54.1,
+        // `src/runtime/scheduler/multi_thread/mod.rs`, `MultiThread::block_on`).
+        let batch = async {
+            if at_start.await.is_ok() {
+                probes.start();
+                let _ = go.send(());
+            }
+            task.await // the counters' ends are read below, once the task has ended
+        };
         match self
             .rt
-            .block_on(async { tokio::time::timeout_at(give_up, task).await })
+            .block_on(async { tokio::time::timeout_at(give_up, batch).await })
         {
             Ok(Ok((head, tail, laps))) => {
                 self.ends = Some((head, tail));
-                laps
+                laps.map(|mut laps| {
+                    probes.finish(&mut laps);
+                    laps
+                })
             }
             Ok(Err(e)) => Err(io::Error::other(e)),
             Err(_) => {

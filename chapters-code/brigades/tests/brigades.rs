@@ -82,7 +82,7 @@ fn every_kind_measures_and_checks_its_counts() {
     }
 }
 
-/// The multi-thread brigades read every worker's busy time around their timed laps,
+/// The multi-thread brigades read every worker's busy time and parks around their timed laps,
 /// whether each lap is a `block_on` or every lap runs inside one task; a
 /// current-thread brigade reads none. Laps run inside a task hand the links back, so a
 /// second batch of laps runs on the same brigade.
@@ -99,7 +99,12 @@ fn multi_thread_brigades_read_their_workers_busy_time() {
         assert_eq!(b.finish().unwrap(), vec![10; 50], "{kind:?}");
         assert_eq!((r.ns.len(), again.ns.len()), (5, 3), "{kind:?}");
         match (&r.worker_busy_ns, read) {
-            (Some(busy), true) => assert_eq!(busy.len(), brigades::workers(), "{kind:?}"),
+            (Some(busy), true) => {
+                assert_eq!(busy.len(), brigades::workers(), "{kind:?}");
+                // Each worker's parks come with its busy time.
+                let parks = r.worker_parks.as_ref().map(Vec::len);
+                assert_eq!(parks, Some(brigades::workers()), "{kind:?}");
+            }
             (None, false) => {}
             (other, _) => panic!("{kind:?}: worker readings {other:?}"),
         }
