@@ -73,7 +73,9 @@ const HAZARD_TIMEOUTS: Param = Param::int("hazard_timeouts", 1, 100_000)
 const WORK_US: Param = Param::int("work_us", 0, 100_000)
     .defaults(1_000, 1_000)
     .unit("µs")
-    .about("the long critical section: CPU work each callback does (under the lock, or not)");
+    .about(
+        "the long critical section: busy wall time each callback spins (under the lock, or not)",
+    );
 const HAZARD_SLACK_MS: Param = Param::int("hazard_slack_ms", 10, 60_000)
     .defaults(60, 200)
     .unit("ms")

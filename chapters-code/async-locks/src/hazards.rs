@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 // ANCHOR: long_section
 /// Design 1 with a long critical section: each callback holds the std mutex while it
-/// works for `work` (a spin on the clock: CPU work, no sleep), as a callback that did
+/// spins for `work` of wall time (on the clock: busy, no sleep), as a callback that did
 /// real work under the lock would. With `lock: false` the same work runs unlocked.
 /// Each callback also returns when its work ran and, after its sample, its thread.
 pub async fn long_section(
