@@ -320,7 +320,9 @@ pub static HANDOFF: Finding<VariantsRound> = Finding::threat(
     &VARIANTS,
     "A lap driven from outside the multi-thread runtime: each lap wakes a worker at its \
      start and the `block_on` thread at its end, a cost of the lap that the time per hop \
-     shares out over the members",
+     shares out over the members. On a channel chain, driving each lap from outside can \
+     also make the chain spread over both workers, so the pair can mix the hand-off with \
+     where the chain ran (the spread row); it does not size the hand-off alone",
     "The rows that compare the two runtimes run every lap inside one task on the runtime, \
      timed there. Before: the multi-thread channel chain with one `block_on` a lap; after: \
      the same chain with every lap inside one task",
