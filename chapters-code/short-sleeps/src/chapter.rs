@@ -115,8 +115,9 @@ pub static SLACK_BLOCKING: Finding<SweepRound> = Finding::new(
 .always("Expect 1 ns of slack to save about this much per sleep, not a share of it")
 .why(Why::Counter(
     "the sweep table's 1 ms row: where its *thread::sleep* and *slack 1 ns* cells both \
-     show every sleep blocked (after the dot), their difference is the slack's part \
-     alone. Each round's is its own default-slack median less its own 1 ns one.",
+     show every sleep blocked (after the dot), their difference is about the slack; \
+     that it is the slack alone is not shown (a round's can exceed it). Each round's is \
+     its own default-slack median less its own 1 ns one.",
 ))
 .guide("sleeps");
 
