@@ -312,7 +312,9 @@ fn vs_unlocked(r: &Results<HazardsRound>, stalled: usize, fl: Flavour) -> Option
 }
 
 /// Each round's callbacks per thread and how many worked at once: `20+20 (1.98), …`.
-fn splits(runs: &[&HazardRunData]) -> String {
+/// One part per round, so the page may break the cell after each comma (a number cell
+/// does not wrap otherwise: with ten rounds it overflowed the text column).
+fn splits(runs: &[&HazardRunData]) -> Cell {
     let each: Vec<String> = runs
         .iter()
         .filter(|x| !x.per_thread.is_empty())
@@ -322,9 +324,10 @@ fn splits(runs: &[&HazardRunData]) -> String {
             format!("{} ({at_once})", split.join("+"))
         })
         .collect();
-    Some(each.join(", "))
-        .filter(|x| !x.is_empty())
-        .unwrap_or("–".into())
+    if each.is_empty() {
+        return Cell::join([harness::fmt::Formatted::from("–")], ", ");
+    }
+    Cell::join(each.into_iter().map(harness::fmt::Formatted::from), ", ")
 }
 
 /// The hazards per arm and runtime: rounds stalled (left behind at their bound) and how
