@@ -311,23 +311,20 @@ fn vs_unlocked(r: &Results<HazardsRound>, stalled: usize, fl: Flavour) -> Option
     Some(cell.into())
 }
 
-/// Each round's callbacks per thread and how many worked at once: `20+20 (1.98), …`.
-/// One part per round, so the page may break the cell after each comma (a number cell
-/// does not wrap otherwise: with ten rounds it overflowed the text column).
+/// Each round's callbacks per thread and how many worked at once: `20+20 (1.98), …`,
+/// one part a round, so the cell may break after each comma.
 fn splits(runs: &[&HazardRunData]) -> Cell {
-    let each: Vec<String> = runs
+    let mut each: Vec<harness::fmt::Formatted> = runs
         .iter()
         .filter(|x| !x.per_thread.is_empty())
         .map(|x| {
             let split: Vec<String> = x.per_thread.iter().map(u64::to_string).collect();
             let at_once = x.at_once.map_or_else(|| "–".into(), |a| format!("{a:.2}"));
-            format!("{} ({at_once})", split.join("+"))
+            format!("{} ({at_once})", split.join("+")).into()
         })
         .collect();
-    if each.is_empty() {
-        return Cell::join([harness::fmt::Formatted::from("–")], ", ");
-    }
-    Cell::join(each.into_iter().map(harness::fmt::Formatted::from), ", ")
+    each.is_empty().then(|| each.push("–".into()));
+    Cell::join(each, ", ")
 }
 
 /// The hazards per arm and runtime: rounds stalled (left behind at their bound) and how
