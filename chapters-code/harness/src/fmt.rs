@@ -53,9 +53,9 @@ fn round_sig(x: f64, digits: i32) -> f64 {
 }
 
 /// A ratio's bound as an interval writes it: three significant digits, or more (up to
-/// six) where three would round it onto or across an edge of the threshold, 1 + t or
-/// 1 ÷ (1 + t), and so hide which side of it the bound lies on. Beside a 5 % threshold,
-/// 1.054 reads `1.054`, not `1.05`, which would read as within 5 %.
+/// six) where three would round it onto or across an edge the verdict rule reads: 1 (no
+/// difference) or the threshold's 1 + t and 1 ÷ (1 + t). Beside a 5 % threshold, 1.054
+/// reads `1.054`, not `1.05`, and 0.998 reads `0.998`, not `1.00`.
 pub fn ratio_bound(x: f64) -> String {
     if x == 0.0 || !x.is_finite() || x.abs() >= 100.0 {
         return sig3(x);
@@ -72,7 +72,7 @@ pub fn ratio_bound(x: f64) -> String {
         }
     };
     let keeps_side = |v: f64| {
-        [1.0 + t, 1.0 / (1.0 + t)]
+        [1.0, 1.0 + t, 1.0 / (1.0 + t)]
             .iter()
             .all(|&e| side(v, e) == side(x, e))
     };
@@ -335,6 +335,11 @@ mod tests {
         assert_eq!(ratio_bound(1.0499), "1.0499");
         assert_eq!(ratio_bound(1.0461), "1.046");
         assert_eq!(ratio_bound(0.95241), "0.9524");
+        // And onto 1, which decides whether an interval shows a difference at all (the
+        // eighth review read 0.998 printed as `1.00` beside "no clear difference").
+        assert_eq!(ratio_bound(0.998), "0.998");
+        assert_eq!(ratio_bound(1.0004), "1.0004");
+        assert_eq!(ratio_bound(1.0), "1.00");
         let e = Estimate {
             median: 1.05,
             lo: 1.032,
