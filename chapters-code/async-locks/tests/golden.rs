@@ -54,3 +54,38 @@ fn a_count_beyond_its_parameter_is_refused() {
         "{e}"
     );
 }
+
+/// Where the unlocked control ran alone in some rounds, the ÷ same work unlocked cell
+/// adds clauses; each is a part of its own, so the nine-column table can still break
+/// between them (a clean clone's browser test found a cell that could not).
+#[test]
+fn the_control_ran_alone_clause_may_break() {
+    let mut r = harness::fixture::golden_records(&async_locks::CHAPTER)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.experiment == "hazards")
+        .unwrap();
+    // Round 0's control ran slower than the lock; made like the others, so the cell
+    // opens with a figure rather than words.
+    r.rounds[0].data["runs"][2]["p50_ns"] = serde_json::json!(12e6);
+    r.rounds[0].readings[1].value = 12e6;
+    for round in &mut r.rounds[4..] {
+        let run = &mut round.data["runs"][2];
+        assert_eq!(run["hazard"], "long-no-lock");
+        assert_eq!(run["flavour"], "multi-thread");
+        run["at_once"] = serde_json::json!(1.0);
+    }
+    let view = async_locks::CHAPTER
+        .views
+        .iter()
+        .find(|v| v.experiment() == "hazards" && v.name() == "hazards")
+        .unwrap();
+    let out = view.render(&r).unwrap();
+    let may = "<span class=\"cow-may-wrap\">; </span>";
+    assert!(
+        out.contains(&format!(
+            "{may}the control did not run side by side in 2 of 6 rounds{may}the other 4 alone: "
+        )),
+        "{out}"
+    );
+}

@@ -289,26 +289,31 @@ fn overlaps(h: Hazard, runs: &[&HazardRunData]) -> String {
 }
 
 /// The long section under the lock ÷ the same work unlocked, over every round, then
-/// over only the rounds whose control ran its callbacks side by side, labelled so.
+/// over only the rounds whose control ran its callbacks side by side, labelled so; one
+/// part a clause, so the cell may break between them.
 fn vs_unlocked(r: &Results<HazardsRound>, stalled: usize, fl: Flavour) -> Option<Cell> {
     let key = |h| HazardKey::new(h, fl);
-    let all = ratio_cell(&r.compare(&key(Hazard::LongUnderLock), &key(Hazard::LongNoLock))?);
+    let mut parts = vec![ratio_cell(
+        &r.compare(&key(Hazard::LongUnderLock), &key(Hazard::LongNoLock))?,
+    )];
     // A stalled run has no lateness: its round leaves the pair, said.
-    let mut cell = match stalled {
-        0 => all.to_string(),
-        k => format!("{all}; stalled in {k} more"),
-    };
+    if stalled > 0 {
+        parts.push(format!("stalled in {stalled} more").into());
+    }
     let (serial, of) = crate::experiments::control_serial(r, fl);
     if serial > 0 {
         let only = crate::experiments::side_by_side_only(r, fl)
-            .map_or_else(|| "–".to_string(), |c| ratio_cell(&c).to_string());
+            .map_or_else(|| "–".into(), |c| ratio_cell(&c));
         let rest = of - serial;
-        cell = format!(
-            "{cell}; the control did not run side by side in {serial} of {of} rounds; the \
-             other {rest} alone: {only}"
+        parts.push(
+            format!("the control did not run side by side in {serial} of {of} rounds").into(),
         );
+        parts.push(Formatted {
+            value: format!("the other {rest} alone: {}", only.value),
+            interval: only.interval,
+        });
     }
-    Some(cell.into())
+    Some(Cell::join(parts, "; "))
 }
 
 /// Each round's callbacks per thread and how many worked at once: `20+20 (1.98), …`,
