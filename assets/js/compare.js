@@ -59,8 +59,15 @@ function relativeDifference(x, y) {
   var base = Math.min(Math.abs(x), Math.abs(y));
   return base === 0 ? Infinity : d / base;
 }
+// Rounds that drifted over their session count as the independent ones they are
+// worth, as `independent_rounds` in stats.rs: n(1 − ρ)/(1 + ρ), at least two.
+function worth(f) {
+  if (typeof f.drift !== 'number') { return f.rounds; }
+  var m = Math.floor(f.rounds * (1 - f.drift) / (1 + f.drift));
+  return Math.min(f.rounds, Math.max(Math.min(2, f.rounds), m));
+}
 function difference(a, b, rule) {
-  if (a.rounds < rule.min_rounds || b.rounds < rule.min_rounds) {
+  if (worth(a) < rule.min_rounds || worth(b) < rule.min_rounds) {
     return rule.words.unclear;
   }
   if (relativeDifference(a.lo, b.hi) <= rule.threshold
@@ -370,6 +377,9 @@ function problem(doc) {
     }
     if (!Number.isInteger(f.rounds) || f.rounds < 0) {
       return 'the figure ' + f.name + ' does not say how many rounds it rests on';
+    }
+    if (f.drift !== undefined && (typeof f.drift !== 'number' || !(f.drift > 0 && f.drift < 1))) {
+      return 'the figure ' + f.name + ' has a drift that is not between 0 and 1';
     }
     if (!f.params || typeof f.params !== 'object' || Array.isArray(f.params)) {
       return 'the figure ' + f.name + ' has no parameters object';

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 /// The hostile results files (in `tests/fixtures/hostile/`) that the Compare page's
 /// script must refuse, each with words of the reason it gives: the Node test and the
 /// browser test check the same list.
-pub const HOSTILE_COMPARE_FILES: [(&str, &str); 33] = [
+pub const HOSTILE_COMPARE_FILES: [(&str, &str); 34] = [
     ("unknown-unit.json", "unknown unit"),
     ("string-median.json", "not a number"),
     ("absurd-value.json", "not a number"),
@@ -25,6 +25,7 @@ pub const HOSTILE_COMPARE_FILES: [(&str, &str); 33] = [
     ("format-machine.json", "format characters"),
     ("object-param.json", "not a named number"),
     ("confidence-above-one.json", "confidence"),
+    ("drift-above-one.json", "drift"),
     ("no-rounds.json", "how many rounds"),
     ("duplicate-key.json", "twice"),
     ("byte-order-mark.json", "byte-order mark"),

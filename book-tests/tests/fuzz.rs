@@ -254,6 +254,7 @@ fn the_page_and_the_command_line_refuse_and_accept_the_same_files() {
         "good-with-record.json",
         "other-units.json",
         "moved.json",
+        "moved-drifted.json",
         "lying-shown.json",
     ] {
         let theirs = Bundle::read(&dir.join(file))
@@ -264,6 +265,15 @@ fn the_page_and_the_command_line_refuse_and_accept_the_same_files() {
             assert!(
                 !text.starts_with("Cannot compare"),
                 "the page on {file}: {text}"
+            );
+        }
+        // Both readers call the 6-round move and not the drifted one (worth 2 rounds).
+        let beyond = "beyond both intervals";
+        if file == "moved-drifted.json" {
+            assert!(!md.contains(beyond), "{md}");
+            assert!(
+                shown.as_ref().is_none_or(|t| !t.contains(beyond)),
+                "{shown:?}"
             );
         }
         if file == "other-units.json" {

@@ -190,6 +190,9 @@ fn the_compare_page_script_refuses_hostile_files() {
     );
     let few = run("moved-two-rounds.json");
     assert!(!few.contains("beyond"), "{few}");
+    // Ten rounds that drifted (ρ = 0.8) are worth two independent ones: no verdict.
+    let drifted = run("moved-drifted.json");
+    assert!(!drifted.contains("beyond"), "{drifted}");
     for (file, why) in book_tests::HOSTILE_COMPARE_FILES
         .into_iter()
         .chain([book_tests::DEEP_COMPARE_FILE])

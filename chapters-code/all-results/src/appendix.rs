@@ -569,6 +569,7 @@ mod tests {
             hi: 1.0,
             confidence: 0.95,
             rounds: 3,
+            drift: None,
             params: serde_json::Map::new(),
             profile: harness::Profile::Quick,
             measured_at: r.provenance.measured_at.clone(),

@@ -187,6 +187,7 @@ mod tests {
             hi,
             confidence: 0.97,
             rounds: 6,
+            drift: None,
             params: Default::default(),
             profile: Profile::Quick,
             measured_at: "now".into(),

@@ -138,14 +138,24 @@ pub fn aa_view(records: &[Record]) -> String {
         v
     };
     format!(
-        "{verdict}{}\n- With the book's rule for two arms of the same rounds (the interval of their per-round ratio clear of 1 **and** its median more than {} from 1), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the ratio's interval alone, without the threshold, {apart} of {n} would have been ({}).\n- {n} pairs are a small sample: {called} of {n} is consistent with a true false-verdict rate of up to {:.0} % (one-sided 95 % bound), and a rule that misfires {} of the time calls at least {called} of {n} different in {} of builds. The self-test catches a rule that misfires often; it cannot show that the rule misfires less than {} of the time.\n\n{}",
+        "{verdict}{}\n- With the book's rule for two arms of the same rounds (the interval of their per-round ratio clear of 1 **and** its median more than {} from 1), {called} of {n} A/A pairs were called different: a false-verdict rate of **{}** on this build.\n- By the ratio's interval alone, without the threshold, {apart} of {n} would have been ({}).\n- {n} pairs are a small sample: {called} of {n} is consistent with a true false-verdict rate of up to {:.0} % (one-sided 95 % bound), and a rule that misfires {} of the time {} in {} of builds. The self-test catches a rule that misfires often; it cannot show that the rule misfires less than {} of the time.\n\n{}",
         t.to_markdown(),
         threshold_text(),
         percent(called, n),
         percent(apart, n),
         upper_bound(called, n) * 100.0,
         sig3(AA_LIMIT * 100.0).replace(".00", "") + " %",
-        fmt_percent(chance),
+        // "At least 0 of 5" is every build: with none called, the chance of exactly that.
+        if called == 0 {
+            format!("calls none of {n} different")
+        } else {
+            format!("calls at least {called} of {n} different")
+        },
+        fmt_percent(if called == 0 {
+            (1.0 - AA_LIMIT).powi(n as i32)
+        } else {
+            chance
+        }),
         sig3(AA_LIMIT * 100.0).replace(".00", "") + " %",
         summary_provenance(&records_used)
     )

@@ -105,10 +105,10 @@ pub fn comparison_sentence(an: &str, bn: &str, c: &Comparison, better: Better) -
             threshold_text(),
             sig3(c.difference() * 100.0)
         ),
-        (Verdict::Unclear, _) if c.rounds() < VERDICT_MIN_ROUNDS => format!(
+        (Verdict::Unclear, _) if c.too_few_rounds() => format!(
             "there is no clear difference between {an} and {bn} (only {} round(s) behind \
-             {}; the rule needs {VERDICT_MIN_ROUNDS})",
-            c.rounds(),
+             {}; the rule needs {VERDICT_MIN_ROUNDS} independent ones)",
+            c.rounds_text(),
             if c.is_paired() {
                 "the pair"
             } else {
@@ -197,10 +197,10 @@ pub fn fmt_ratio_interval(r: &Estimate) -> String {
 /// difference" beside a ratio that says otherwise.
 pub fn ratio_cell(c: &Comparison) -> Formatted {
     // Below the count the rule needs, the cell says so rather than "no clear difference".
-    if c.verdict == Verdict::Unclear && c.rounds() < VERDICT_MIN_ROUNDS {
+    if c.too_few_rounds() {
         return Formatted::plain(format!(
             "too few rounds ({} of {VERDICT_MIN_ROUNDS})",
-            c.rounds()
+            c.rounds_text()
         ));
     }
     // Apart from 1, but its median within the threshold and its interval past it: a

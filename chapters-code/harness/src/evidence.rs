@@ -77,14 +77,12 @@ impl Evidence {
     }
 
     /// A pair the rule could not judge for want of rounds: fewer than
-    /// [`crate::stats::VERDICT_MIN_ROUNDS`] measured both arms. Its advice is none of
+    /// [`crate::stats::VERDICT_MIN_ROUNDS`] independent ones measured both arms
+    /// ([`crate::stats::Comparison::too_few_rounds`]). Its advice is none of
     /// the three: "neither" would read as "no difference", which nobody measured.
     pub fn too_few_rounds(&self) -> bool {
         match self {
-            Evidence::Pair { comparison, .. } => {
-                comparison.verdict == Verdict::Unclear
-                    && comparison.rounds() < crate::stats::VERDICT_MIN_ROUNDS
-            }
+            Evidence::Pair { comparison, .. } => comparison.too_few_rounds(),
             Evidence::Figure { .. } | Evidence::Count { .. } => false,
         }
     }

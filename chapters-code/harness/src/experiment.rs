@@ -610,6 +610,11 @@ pub struct Figure {
     pub hi: f64,
     pub confidence: f64,
     pub rounds: u32,
+    /// Where the rounds drifted over the session, their correlation ([`crate::stats::drift`]):
+    /// they then count as fewer independent ones for a verdict. Absent otherwise, and in
+    /// files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<f64>,
     pub params: serde_json::Map<String, serde_json::Value>,
     pub profile: Profile,
     pub measured_at: String,
@@ -630,7 +635,7 @@ impl Figure {
             hi: self.hi,
             confidence: self.confidence,
             n: self.rounds,
-            drift: None,
+            drift: self.drift,
         }
     }
 
@@ -660,6 +665,7 @@ impl Figure {
             hi: e.hi,
             confidence: e.confidence,
             rounds: e.n,
+            drift: e.drift,
             params,
             profile: record.profile,
             measured_at: record.provenance.measured_at.clone(),

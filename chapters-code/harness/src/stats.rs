@@ -214,6 +214,13 @@ impl Estimate {
         (self.hi - self.lo) / 2.0 / self.median.abs()
     }
 
+    /// How many independent rounds these are worth: all of them, or fewer where they
+    /// drifted over the session ([`drift`], [`independent_rounds`]).
+    pub fn independent_rounds(&self) -> u32 {
+        self.drift
+            .map_or(self.n, |rho| independent_rounds(self.n, rho))
+    }
+
     /// Whether the interval reaches the book's stated confidence.
     pub fn at_stated_confidence(&self) -> bool {
         self.confidence + 1e-9 >= CONFIDENCE
@@ -451,7 +458,8 @@ pub fn verdict(a: &Estimate, b: &Estimate) -> Verdict {
 pub fn verdict_with(a: &Estimate, b: &Estimate, threshold: f64) -> Verdict {
     // One or two rounds give no interval worth the name (one round's "interval" is a
     // point): no verdict from them, however far apart they are.
-    if a.n < VERDICT_MIN_ROUNDS || b.n < VERDICT_MIN_ROUNDS {
+    // Rounds that drifted count as the independent ones they are worth.
+    if a.independent_rounds() < VERDICT_MIN_ROUNDS || b.independent_rounds() < VERDICT_MIN_ROUNDS {
         return Verdict::Unclear;
     }
     // About the same: every value either interval allows is within the threshold of
@@ -651,6 +659,34 @@ impl Comparison {
         }
     }
 
+    /// The independent rounds those are worth: fewer than [`Self::rounds`] where the
+    /// deciding figures drifted over the session (the per-round ratio when paired).
+    pub fn independent_rounds(&self) -> u32 {
+        match self.pairing {
+            Pairing::Paired { rounds, .. } => self
+                .ratio
+                .drift
+                .map_or(rounds, |rho| independent_rounds(rounds, rho)),
+            Pairing::Unpaired => self.a.independent_rounds().min(self.b.independent_rounds()),
+        }
+    }
+
+    /// The rule left it undecided for want of independent rounds: fewer than
+    /// [`VERDICT_MIN_ROUNDS`], counting rounds that drifted as what they are worth.
+    pub fn too_few_rounds(&self) -> bool {
+        self.verdict == Verdict::Unclear && self.independent_rounds() < VERDICT_MIN_ROUNDS
+    }
+
+    /// The rounds as a page counts them: `5`, or `10 that drifted, worth 4`.
+    pub fn rounds_text(&self) -> String {
+        let (n, m) = (self.rounds(), self.independent_rounds());
+        if m < n {
+            format!("{n} that drifted, worth {m}")
+        } else {
+            n.to_string()
+        }
+    }
+
     /// The interval that decided the verdict reaches the stated confidence (for paired
     /// arms the ratio's, else the less sure of the two arms').
     pub fn confidence(&self) -> f64 {
@@ -684,6 +720,11 @@ impl Comparison {
 
 /// The verdict of paired arms from their per-round ratio a ÷ b (see [`Comparison`]).
 pub fn paired_verdict(ratio: &Estimate, rounds: u32, threshold: f64) -> Verdict {
+    // Ratios that drifted over the session count as the independent rounds they are
+    // worth: the error rate of `VERDICT_MIN_ROUNDS` is known for independent ones only.
+    let rounds = ratio
+        .drift
+        .map_or(rounds, |rho| independent_rounds(rounds, rho));
     if rounds < VERDICT_MIN_ROUNDS {
         return Verdict::Unclear;
     }
@@ -1029,6 +1070,29 @@ mod tests {
         assert_eq!(drift(&[2.0; 8]), None);
         assert_eq!(independent_rounds(15, 0.8), 2);
         assert_eq!(independent_rounds(20, 0.2), 13);
+    }
+
+    /// Ratios that drift count as the rounds they are worth for the verdict too: ten
+    /// rounds whose ratio climbs steadily from 1.5 to 2.4 all favour one arm, but they
+    /// are worth two independent ones, and the rule needs six (the eighth review: a
+    /// drifting run's verdict rested on the raw count).
+    #[test]
+    fn a_drifting_ratio_needs_six_independent_rounds_for_a_verdict() {
+        let b: Vec<f64> = vec![100.0; 10];
+        let a: Vec<f64> = (0..10).map(|i| 150.0 + 10.0 * f64::from(i)).collect();
+        let c = Comparison::paired_with(&a, &b, DEFAULT_THRESHOLD).unwrap();
+        assert!(c.ratio.drift.is_some());
+        assert_eq!((c.rounds(), c.independent_rounds()), (10, 2));
+        assert_eq!(c.verdict, Verdict::Unclear);
+        assert!(c.too_few_rounds());
+        assert_eq!(c.rounds_text(), "10 that drifted, worth 2");
+        // The same ratios in an order with no drift: a difference, 10 of 10.
+        let order = [4, 0, 9, 2, 7, 5, 1, 8, 3, 6];
+        let mixed: Vec<f64> = order.iter().map(|&i| a[i]).collect();
+        let c = Comparison::paired_with(&mixed, &b, DEFAULT_THRESHOLD).unwrap();
+        assert_eq!(c.ratio.drift, None);
+        assert_eq!(c.verdict, Verdict::Above);
+        assert_eq!(c.rounds_text(), "10");
     }
 
     /// The drift rule's two error rates, by simulation (4,000 trials of 15 rounds, as

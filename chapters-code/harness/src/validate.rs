@@ -592,6 +592,12 @@ pub fn figure(f: &Figure) -> Result<(), String> {
             f.confidence
         ));
     }
+    // A drift correlation above zero and below one (`stats::drift` caps it at 0.99).
+    if let Some(rho) = f.drift
+        && !(rho > 0.0 && rho < 1.0)
+    {
+        return Err(format!("{what}: its drift {rho} is not between 0 and 1"));
+    }
     for (k, v) in &f.params {
         check_param_name(&format!("{what}: a parameter"), k)?;
         match v.as_f64() {
@@ -729,6 +735,7 @@ mod tests {
             hi: 6.0,
             confidence: 0.95,
             rounds: 6,
+            drift: None,
             params: serde_json::Map::new(),
             profile: crate::Profile::Quick,
             measured_at: "2026-11-27 14:00:00 UTC".into(),
@@ -739,6 +746,10 @@ mod tests {
         (f.lo, f.median, f.hi) = (-5.4e13, -5.4e13, -5.4e13);
         let e = figure(&f).unwrap_err();
         assert!(e.contains("below zero"), "{e}");
+        (f.lo, f.median, f.hi) = (4.0, 5.0, 6.0);
+        f.drift = Some(1.5);
+        let e = figure(&f).unwrap_err();
+        assert!(e.contains("drift 1.5 is not between 0 and 1"), "{e}");
     }
 
     /// Issue 35, items 5 and 9: a good record with no round, or with a reading below

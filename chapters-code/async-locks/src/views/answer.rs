@@ -17,7 +17,7 @@ const fn on(design: Design, flavour: crate::Flavour) -> DesignKey {
 pub static LOCK: Finding<DesignsRound> = Finding::new(
     "async-locks-brief-std-mutex",
     &DESIGNS,
-    "10,000 timeouts: a sync callback locks a `std::sync::Mutex` briefly",
+    "10,000 timeouts: a sync callback locks a `std::sync::Mutex` briefly (multi-thread runtime)",
     |r| {
         Evidence::readings(
             r,
