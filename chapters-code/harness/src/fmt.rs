@@ -206,6 +206,15 @@ impl Formatted {
             interval: None,
         }
     }
+
+    /// The same figure after a label (`the other 4 alone: 1.90×`), its interval kept
+    /// as an interval, so a page may still put it on a line of its own.
+    pub fn labelled(self, label: &str) -> Formatted {
+        Formatted {
+            value: format!("{label}{}", self.value),
+            ..self
+        }
+    }
 }
 
 impl std::fmt::Display for Formatted {

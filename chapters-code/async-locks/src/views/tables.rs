@@ -288,30 +288,22 @@ fn overlaps(h: Hazard, runs: &[&HazardRunData]) -> String {
     }
 }
 
-/// The long section under the lock ÷ the same work unlocked, over every round, then
-/// over only the rounds whose control ran its callbacks side by side, labelled so; one
-/// part a clause, so the cell may break between them.
+/// The long section under the lock ÷ the same work unlocked, over all rounds, then over
+/// those whose control ran side by side; a part a clause, so the cell breaks between.
 fn vs_unlocked(r: &Results<HazardsRound>, stalled: usize, fl: Flavour) -> Option<Cell> {
     let key = |h| HazardKey::new(h, fl);
-    let mut parts = vec![ratio_cell(
-        &r.compare(&key(Hazard::LongUnderLock), &key(Hazard::LongNoLock))?,
-    )];
+    let all = r.compare(&key(Hazard::LongUnderLock), &key(Hazard::LongNoLock))?;
     // A stalled run has no lateness: its round leaves the pair, said.
-    if stalled > 0 {
-        parts.push(format!("stalled in {stalled} more").into());
-    }
+    let mut parts = vec![ratio_cell(&all)];
+    (stalled > 0).then(|| parts.push(format!("stalled in {stalled} more").into()));
     let (serial, of) = crate::experiments::control_serial(r, fl);
     if serial > 0 {
-        let only = crate::experiments::side_by_side_only(r, fl)
-            .map_or_else(|| "–".into(), |c| ratio_cell(&c));
-        let rest = of - serial;
+        let only = crate::experiments::side_by_side_only(r, fl);
+        let only = only.map_or_else(|| "–".into(), |c| ratio_cell(&c));
         parts.push(
             format!("the control did not run side by side in {serial} of {of} rounds").into(),
         );
-        parts.push(Formatted {
-            value: format!("the other {rest} alone: {}", only.value),
-            interval: only.interval,
-        });
+        parts.push(only.labelled(&format!("the other {} alone: ", of - serial)));
     }
     Some(Cell::join(parts, "; "))
 }
