@@ -158,10 +158,14 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
     "both arms run every lap inside one task on the runtime. The row pools every round; \
      the threats table gives each round's wake-ups of the multi-thread runtime's workers \
      a lap beside its hop's time ÷ the current-thread hop, so a mixture of cheap and dear \
-     rounds shows there. *Our hypothesis:* a round pays for each wake-up: after 3 polls \
-     from a worker's LIFO slot, a woken task goes to its run queue and a parked worker is \
-     notified, which may take the chain over (tokio 1.54.1, `src/runtime/scheduler/\
-     multi_thread/worker.rs`, `Context::run_task` and `Handle::schedule_local`)",
+     rounds shows there: rounds whose workers woke cost more, but not in step with how \
+     often they woke. A current-thread channel chain itself runs at one of two speeds from \
+     one build to the next (the pairs table's A/A row sets one against its twin), which \
+     moves some rounds' ratios too. \
+     *Our hypothesis:* after 3 polls from a worker's LIFO slot, a woken task goes to its \
+     run queue and a parked worker is notified, which may take the chain over (tokio \
+     1.54.1, `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \
+     `Handle::schedule_local`)",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
@@ -462,8 +466,8 @@ pub static FIRST_LAP: Finding<VariantsRound> = Finding::threat(
     "Runs untimed warm-up laps (2 in the quick profile, 20 in the full one) before the \
      timed ones. Each round first builds one brigade it throws away, so no measured \
      brigade is its process's first. Before: the first lap ÷ members of the brigade (named) whose first lap \
-     stood out most, as the median of per-round ratios; after: its median timed lap ÷ \
-     members",
+     stood out most surely (the highest low end of its per-round ratio's interval, so one \
+     noisy round cannot pick it); after: its median timed lap ÷ members",
     |r| {
         let compare = |k: Kind| {
             r.compare_of(|x| x.find(k)?.first_hop_ns, |x| Some(x.find(k)?.hop_p50_ns))
@@ -471,7 +475,7 @@ pub static FIRST_LAP: Finding<VariantsRound> = Finding::threat(
         let (k, c) = experiments::VARIANT_KINDS
             .into_iter()
             .filter_map(|k| Some((k, compare(k)?)))
-            .max_by(|a, b| a.1.ratio.median.total_cmp(&b.1.ratio.median))?;
+            .max_by(|a, b| a.1.ratio.lo.total_cmp(&b.1.ratio.lo))?;
         Some(Evidence::pair(
             &format!("the first lap through {}", k.short()),
             "the timed laps",
