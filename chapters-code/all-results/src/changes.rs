@@ -112,6 +112,9 @@ pub struct Move {
 pub struct Report {
     pub moves: Vec<Move>,
     pub compared: usize,
+    /// Summaries left out of the count: fewer than the rule's independent rounds behind
+    /// one side, so they could not have moved by its rule.
+    pub too_few: usize,
     /// Headline figures compared, and those of them that moved.
     pub headlines: usize,
     pub headlines_moved: Vec<String>,
@@ -151,6 +154,17 @@ impl Report {
 }
 
 const NEW: &str = " (nothing to compare with)";
+
+/// `; 108 more had too few rounds to tell`, or nothing.
+pub fn too_few_text(k: usize) -> String {
+    match k {
+        0 => String::new(),
+        k => format!(
+            "; {k} more had under {} independent rounds on a side, too few to tell",
+            harness::stats::VERDICT_MIN_ROUNDS
+        ),
+    }
+}
 
 /// The headline a reading is, if it is one.
 fn headline_of(chapter: &str, experiment: &str, key: &str) -> Option<&'static str> {
@@ -205,6 +219,12 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             else {
                 continue;
             };
+            // A summary the rule cannot judge could not move: counted apart.
+            let least = harness::stats::VERDICT_MIN_ROUNDS;
+            if ea.independent_rounds() < least || eb.independent_rounds() < least {
+                rep.too_few += 1;
+                continue;
+            }
             rep.compared += 1;
             let headline = headline_of(&a.chapter, &a.experiment, key);
             if headline.is_some() {
@@ -239,9 +259,10 @@ impl Report {
             String::new()
         };
         let mut out = format!(
-            "What changed since the previous run: {} of {} summaries moved{share} — their intervals over rounds (95 %, or less with fewer rounds) do not overlap and their medians differ by more than {}; {} of {} headline figures moved{}.\n",
+            "What changed since the previous run: {} of {} summaries moved{share}{} — their intervals over rounds (95 %, or less with fewer rounds) do not overlap and their medians differ by more than {}; {} of {} headline figures moved{}.\n",
             self.moves.len(),
             self.compared,
+            too_few_text(self.too_few),
             threshold_text(),
             self.headlines_moved.len(),
             self.headlines,
@@ -291,6 +312,9 @@ pub struct TwoRuns {
     pub experiments: usize,
     pub summaries: usize,
     pub moved: usize,
+    /// Summaries left out for want of rounds ([`Report::too_few`]); 0 in older files.
+    #[serde(default)]
+    pub too_few: usize,
     pub headlines: usize,
     pub headlines_moved: Vec<String>,
     /// The practical threshold in force, in percent.
@@ -359,6 +383,7 @@ impl Report {
             experiments: self.experiments,
             summaries: self.compared,
             moved: self.moves.len(),
+            too_few: self.too_few,
             headlines: self.headlines,
             headlines_moved: self.headlines_moved.clone(),
             threshold_percent: harness::stats::threshold() * 100.0,

@@ -199,10 +199,11 @@ pub fn two_runs_view(dir: &Path) -> String {
             escape_html(&r.at),
             escape_html(&r.profiles),
             format!(
-                "{} of {} ({})",
+                "{} of {} ({}){}",
                 r.moved,
                 r.summaries,
-                percent(r.moved, r.summaries)
+                percent(r.moved, r.summaries),
+                crate::changes::too_few_text(r.too_few)
             ),
             if r.headlines_moved.is_empty() {
                 format!("0 of {}", r.headlines)
@@ -221,10 +222,11 @@ pub fn two_runs_view(dir: &Path) -> String {
     }
     let headline = |r: &TwoRuns| {
         format!(
-            "**{} of {} summaries moved ({})** — intervals apart and medians more than {} % apart — and {} of {} headline figures{}",
+            "**{} of {} summaries moved ({})**{} — intervals apart and medians more than {} % apart — and {} of {} headline figures{}",
             r.moved,
             r.summaries,
             percent(r.moved, r.summaries),
+            crate::changes::too_few_text(r.too_few),
             r.threshold_percent,
             r.headlines_moved.len(),
             r.headlines,
@@ -256,6 +258,21 @@ pub fn two_runs_view(dir: &Path) -> String {
             escape_html(&last.at),
             escape_html(&last.profiles),
             headline(last)
+        ));
+    }
+    // Figures measured after the last count (`make build` measures what is missing and
+    // compares nothing): the count is of earlier runs, not of what the pages show.
+    let newest = crate::changes::current(dir)
+        .iter()
+        .map(|r| (r.provenance.measured_unix, r.provenance.measured_at.clone()))
+        .max();
+    if let Some((_, at)) = newest.filter(|(unix, _)| *unix > last.at_unix) {
+        out.push_str(&format!(
+            " Not yet counted: the figures on these pages were measured after it (the \
+             latest {}) by a session that measured only what was missing, which compares \
+             nothing. The count says how an earlier pair of runs on this machine carried, \
+             not these figures.",
+            escape_html(&at)
         ));
     }
     let shown = if all.len() > SHOWN {
@@ -365,6 +382,7 @@ mod tests {
             experiments: 1,
             summaries: 10,
             moved: 1,
+            too_few: 3,
             headlines: 2,
             headlines_moved: vec!["h".into()],
             threshold_percent: 5.0,
@@ -380,6 +398,23 @@ mod tests {
         assert!(v.contains("the machine itself moved"), "{v}");
         assert!(v.contains("moved ×1.25"), "{v}");
         assert!(!v.contains("<script>") && !v.contains("<b>"), "{v}");
+        // Summaries the rule could not judge are counted apart (ninth review: a quarter
+        // of a count could never have moved).
+        assert!(
+            v.contains("1 of 10 (10.0 %); 3 more had under 6 independent rounds"),
+            "{v}"
+        );
+        // Figures measured after the count are not in it, and the page says so.
+        assert!(!v.contains("Not yet counted"), "{v}");
+        let mut newer = record(1, 0);
+        newer.provenance.measured_unix = 100;
+        newer.provenance.measured_at = "2026-01-01 00:00:00 UTC".into();
+        harness::cache::store(dir.path(), &newer).unwrap();
+        let v = two_runs_view(dir.path());
+        assert!(
+            v.contains("Not yet counted") && v.contains("2026-01-01 00:00:00 UTC"),
+            "{v}"
+        );
     }
 
     #[test]

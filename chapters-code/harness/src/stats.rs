@@ -677,7 +677,7 @@ impl Comparison {
         self.verdict == Verdict::Unclear && self.independent_rounds() < VERDICT_MIN_ROUNDS
     }
 
-    /// The rounds as a page counts them: `5`, or `10 that drifted, worth 4`.
+    /// The rounds as a page counts them: `5`, or `15 that drifted, worth 4`.
     pub fn rounds_text(&self) -> String {
         let (n, m) = (self.rounds(), self.independent_rounds());
         if m < n {

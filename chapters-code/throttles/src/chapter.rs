@@ -184,7 +184,7 @@ pub static CPU_PER_SECOND: Finding<RatesRound> = Finding::threat(
     // tokio 1.54.1 `src/time/interval.rs`, `Interval::poll_tick`: a tick under 5 ms late
     // schedules the next at `timeout + period`, so the ticks the first wait made overdue
     // fire at once and the run still ends on its schedule.
-    "CPU per wall second counts tokio's longer wall time in its favour. Its first tick's wait does not lengthen a run at 10,000/s, since the ticks it made overdue fire at once; its last tick's millisecond rounding and its runtime's start-up and shut-down do (deadline ÷ tokio Burst CPU, 10,000/s)",
+    "CPU per wall second counts tokio's longer wall time in its favour. Its first tick's wait does not lengthen a run at 10,000/s, since the ticks it made overdue fire at once; its last tick's millisecond rounding does (deadline ÷ tokio Burst CPU, 10,000/s, each from its throttle's set-up done to its last operation)",
     "CPU is divided by operations, not by wall time; before: the ratio of CPU per wall second, after: of CPU per operation",
     |r| {
         paired(

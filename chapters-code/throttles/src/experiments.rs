@@ -456,10 +456,15 @@ pub struct RateRun {
     pub gap_p50_ns: Option<f64>,
     /// Every gap, pooled with the other rounds' for distributions.
     pub gaps: Dist,
-    /// CPU time of the pacing thread (sends included); `None` where the OS has no
+    /// CPU time of the pacing thread (sends included), from the throttle's set-up done
+    /// to its last operation ([`crate::Run::pacing_ns`]); `None` where the OS has no
     /// per-thread CPU clock.
     pub cpu_ns: Option<f64>,
+    /// The whole run's wall time, set-up included.
     pub wall_ns: f64,
+    /// The wall time `cpu_ns` covers; absent in older records.
+    #[serde(default)]
+    pub paced_ns: Option<f64>,
     /// `None` where nobody reads the datagrams.
     pub datagrams_received: Option<u64>,
     pub send_errors: u64,
@@ -517,8 +522,8 @@ impl RateRun {
         self.ran < self.asked
     }
 
-    /// The pacing thread's CPU time over the run (start-up and sends included), per
-    /// operation.
+    /// The pacing thread's CPU time from its set-up done to its last operation (sends
+    /// included), per operation.
     pub fn cpu_per_op(&self) -> Option<f64> {
         (self.ran > 0).then_some(self.cpu_ns? / self.ran as f64)
     }
@@ -556,11 +561,10 @@ impl RateRun {
         self.gaps.quantile(1.0)
     }
 
-    /// The pacing thread's CPU time over the run's wall time.
+    /// The pacing thread's CPU time over the wall time it covers.
     pub fn cpu_share(&self) -> Option<f64> {
-        self.cpu_ns
-            .filter(|_| self.wall_ns > 0.0)
-            .map(|c| c / self.wall_ns)
+        let wall = self.paced_ns.unwrap_or(self.wall_ns);
+        self.cpu_ns.filter(|_| wall > 0.0).map(|c| c / wall)
     }
 }
 
@@ -852,9 +856,8 @@ pub fn measure_rate(
     let mut op = UdpOp::to(sink)?;
     let start = Instant::now();
     let stop_at = deadline.min(start + 2 * planned + Duration::from_millis(20));
-    let cpu0 = harness::thread_cpu_time();
     let counters0 = Counters::thread();
-    let (starts, waiting, busy, ready) = {
+    let (starts, waiting, busy, ready, (cpu, paced_ns)) = {
         let mut done = 0;
         let mut send = || {
             done += 1;
@@ -865,13 +868,10 @@ pub fn measure_rate(
         };
         let mut run = Run::new(&mut send, ops as usize, stop_at);
         pacer.drive(rate, &mut run)?;
-        let waiting = run.waiting();
-        (run.starts, waiting, run.busy, run.ready)
+        let (waiting, paced) = (run.waiting(), run.pacing_ns());
+        (run.starts, waiting, run.busy, run.ready, paced)
     };
     let counters = Counters::thread().since(&counters0);
-    let cpu = harness::thread_cpu_time()
-        .zip(cpu0)
-        .map(|(b, a)| b.saturating_sub(a).as_nanos() as f64);
     let wall_ns = start.elapsed().as_nanos() as f64;
     let send_errors = op.errors;
     let datagrams_received = op.finish();
@@ -930,6 +930,7 @@ pub fn measure_rate(
         gaps: Dist::from_samples(gaps),
         cpu_ns: cpu,
         wall_ns,
+        paced_ns,
         datagrams_received,
         send_errors,
         stall,

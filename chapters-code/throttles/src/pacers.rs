@@ -20,6 +20,13 @@ pub struct Run<'a> {
     /// When the throttle was set up and about to wait for its first operation (a
     /// runtime built, a schedule made): the first start less this is its first wait.
     pub ready: Option<Instant>,
+    /// The thread's CPU time at [`Run::ready`] and once the last operation is done
+    /// ([`Run::more`] says stop): the pacing's CPU, without the set-up before it (a
+    /// runtime built) or the tear-down after (it dropped).
+    pub cpu_ready: Option<Duration>,
+    pub cpu_done: Option<Duration>,
+    /// When [`Run::more`] first said stop.
+    pub done: Option<Instant>,
 }
 
 impl<'a> Run<'a> {
@@ -32,17 +39,39 @@ impl<'a> Run<'a> {
             busy: Duration::ZERO,
             last_busy: Duration::ZERO,
             ready: None,
+            cpu_ready: None,
+            cpu_done: None,
+            done: None,
         }
     }
 
-    /// Whether to go on: not enough operations yet, and still time.
-    pub fn more(&self) -> bool {
-        self.starts.len() < self.want && Instant::now() < self.stop_at
+    /// Whether to go on: not enough operations yet, and still time. The first "no"
+    /// reads the thread's CPU clock: the pacing is done.
+    pub fn more(&mut self) -> bool {
+        let more = self.starts.len() < self.want && Instant::now() < self.stop_at;
+        if !more && self.done.is_none() {
+            self.cpu_done = harness::thread_cpu_time();
+            self.done = Some(Instant::now());
+        }
+        more
     }
 
     /// Notes that the throttle is set up: what comes next is its first wait.
     pub fn ready(&mut self) {
+        self.cpu_ready = harness::thread_cpu_time();
         self.ready = Some(Instant::now());
+    }
+
+    /// The thread's CPU and the wall time from [`Run::ready`] to the end of its
+    /// pacing, in nanoseconds.
+    pub fn pacing_ns(&self) -> (Option<f64>, Option<f64>) {
+        let ns = |d: Duration| d.as_nanos() as f64;
+        let cpu = self.cpu_ready.zip(self.cpu_done);
+        let wall = self.ready.zip(self.done);
+        (
+            cpu.map(|(a, b)| ns(b.saturating_sub(a))),
+            wall.map(|(a, b)| ns(b.saturating_duration_since(a))),
+        )
     }
 
     /// Runs the operation once, noting its start and how long it took.

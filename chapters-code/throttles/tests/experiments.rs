@@ -61,6 +61,21 @@ fn every_datagram_of_every_run_arrives() {
             );
             assert_eq!(r.gaps.len(), r.ran - 1);
             assert!(r.achieved > 0.0 && r.reading().is_some());
+            // The CPU window runs from the throttle's set-up done (a runtime built) to
+            // its last operation: inside the run's wall time, and at least the span
+            // from its first start to its last (ninth review: tokio's runtime build
+            // and drop were spread over a short run's operations).
+            let paced = r.paced_ns.expect("a paced window");
+            let span = r.drift_ns + (r.ran - 1) as f64 * 1e9 / rate;
+            assert!(
+                paced <= r.wall_ns && paced >= span * 0.99,
+                "{pacer:?}: {paced} {span}"
+            );
+            #[cfg(target_os = "linux")]
+            assert!(
+                r.cpu_ns.is_some_and(|c| c <= paced * 1.01 + 1e5),
+                "{pacer:?}"
+            );
         }
     }
 }

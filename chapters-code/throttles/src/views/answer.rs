@@ -107,8 +107,8 @@ pub static CPU_10K: Finding<RatesRound> = Finding::new(
 )
 .better(Better::Smaller)
 .advice(
-    "Where CPU counts at this rate, the deadline throttle costs less per operation (not at every rate: CPU table)",
-    "Where CPU counts at this rate, `interval` costs less per operation (not at every rate: CPU table)",
+    "Where CPU counts at this rate, the deadline throttle costs less per operation (the CPU table gives the other rates)",
+    "Where CPU counts at this rate, `interval` costs less per operation (the CPU table gives the other rates)",
     "Decide on accuracy: CPU per operation came out alike",
 )
 .why(Why::Counter(

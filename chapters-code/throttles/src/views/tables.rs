@@ -356,8 +356,9 @@ pub(super) fn cpu(r: &Results<RatesRound>) -> anyhow::Result<String> {
     })?;
     anyhow::ensure!(any, "this OS has no per-thread CPU clock the chapter reads");
     Ok(format!(
-        "{}\nCPU time of the pacing thread over a run (start-up and sends included), \
-         divided by its operations.\n",
+        "{}\nCPU time of the pacing thread from its throttle's set-up done to its last \
+         operation (sends included; a runtime's building and dropping left out), divided by \
+         its operations.\n",
         t.to_markdown()
     ))
 }
