@@ -13,8 +13,7 @@ use harness::render::{
 };
 use harness::{Dist, Estimate, Results, Summary, Unit};
 
-/// Summed as 64-bit: a round's count of 2³²−1 (the most a stored `u32` holds) summed
-/// over rounds overflowed (issue 35, item 3).
+/// Summed as 64-bit: rounds' counts of up to 2³²−1 each overflowed a `u32` (issue 35).
 fn lost(r: &Results<Runs>, key: &RunKey) -> u64 {
     r.data()
         .filter_map(|x| x.find(key))
@@ -204,7 +203,7 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
 }
 
 pub(super) fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
-    let mut t = Table::new("transport · wait | gap | gap as it happened | median latency | receiver blocked | receiver CPU per message".split(" | "));
+    let mut t = Table::new("transport · wait | gap | gap as it happened | median latency | receiver blocked | receiver CPU per message | on the sender's CPU".split(" | "));
     for tr in SWEPT {
         // The bounded receive runs on the channel only.
         for wait in [Wait::Block, Wait::Spin, Wait::Hybrid, Wait::BlockBounded] {
@@ -218,13 +217,15 @@ pub(super) fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
                     fmt_estimate(&e, Unit::Nanos),
                     counter_cell(r, &k, |x| x.voluntary_per_message, Unit::Number),
                     counter_cell(r, &k, |x| x.receiver_cpu_per_message_ns, Unit::Nanos),
+                    per_run(r, &k, |x| x.same_cpu).map_or_else(|| "–".into(), |e| fmt_share(&e)),
                 ]);
             }
         }
     }
     let mut notes = format!(
         "\n*Receiver CPU* is the receiving thread's own, including its probe reads after \
-         each message. The hybrid spins for {} (`hybrid_spin_us`) before it blocks on \
+         each message. *On the sender's CPU*: the share of messages taken there, median \
+         over rounds (a receiver there waits for the sender to give the CPU up). The hybrid spins for {} (`hybrid_spin_us`) before it blocks on \
          the channel; over UDP, where each try is a system call and it reads the clock \
          every 1,024 tries, it spins longer (its receiver CPU shows how long). The \
          bounded receive (`recv_timeout`) runs at every gap under {}.",
@@ -242,8 +243,7 @@ pub(super) fn gaps_table(r: &Results<Runs>) -> anyhow::Result<String> {
     Ok(format!("{}{notes}", t.to_markdown()))
 }
 
-/// The rows of the gap-why table: every gap with a sleeping sender, and the gaps where
-/// a busy-waiting sender ran too.
+/// The gap-why table's rows: every gap with a sleeping sender, and with a busy one.
 fn gap_rows() -> Vec<(u64, bool)> {
     let mut rows = Vec::new();
     for g in GAPS_US {
