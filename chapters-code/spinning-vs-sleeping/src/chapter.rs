@@ -33,7 +33,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             .about("median one-way hand-over between two spinning threads through one atomic"),
     ],
     findings: [
-        views::SPIN_OR_BLOCK, views::CPU, views::GAP, views::PLACEMENT, FLOOR_FIGURE,
+        views::SPIN_OR_BLOCK, views::CPU, views::GAP, PLACEMENT, FLOOR_FIGURE,
         views::TOKIO_TASK, PLACEMENT_MIX, GAP_PLACEMENT, PROBE_READS, FIRST_MESSAGE, CLOCK_STEP,
         FLOOR_OUTLIER,
     ],
@@ -148,6 +148,33 @@ pub static FIRST_MESSAGE: Finding<Runs> = Finding::threat(
     },
 );
 
+/// Where a blocking receiver is woken, with both threads pinned.
+pub static PLACEMENT: Finding<Runs> = Finding::new(
+    "blocking-placement",
+    &PINNING,
+    "A blocking receiver on the sender's CPU, or another (pinned; the sender sleeps right after it sends)",
+    |r| {
+        let k = |p| RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Block).placed(p);
+        Evidence::readings(
+            r,
+            ("same CPU", &k(Placement::SameCpu)),
+            ("different CPUs", &k(Placement::OtherCpu)),
+        )
+    },
+)
+.better(Better::Lower)
+.advice(
+    "Where the waiter's latency matters more than the waker's time and the waker blocks right \
+     after waking, pin waker and waiter to one CPU",
+    "Give a blocking receiver a CPU of its own",
+    "Placement gave no clear gain; leave it to the scheduler",
+)
+.why(Why::Hypothesis(
+    "an interrupt wakes the other CPU, maybe from idle. On one CPU none is needed: the woken \
+     receiver may preempt the sender inside its send call, which then takes longer (the waker \
+     pays), or run once the sender sleeps. A waker that keeps its CPU busy makes the waiter wait",
+));
+
 /// The least a hand-over costs: two spinning threads and one atomic, on two CPUs
 /// where pinning is possible.
 pub static FLOOR_FIGURE: Finding<FloorRound> = Finding::new(
@@ -163,10 +190,14 @@ pub static FLOOR_FIGURE: Finding<FloorRound> = Finding::new(
         .or_else(|| Evidence::reading(r, "one way, unpinned", &FloorKey(Placement::Unpinned)))
     },
 )
-.always("Expect about this per hand-over here; rounds may split by vCPU placement")
+.always(
+    "No hand-over between two threads costs less than about this here (a channel's costs more: \
+     the decision rows above); rounds may split by vCPU placement",
+)
 .why(Why::Hypothesis(
     "a cache line moving between two logical CPUs (the host decides whether they are separate \
-     cores); the floor table gives what the clock adds to each sample",
+     cores), plus the pause (`spin_loop`) each loop takes between two looks, which is not \
+     measured apart; the floor table gives what the clock adds to each sample",
 ));
 
 /// The floor is a few tens of nanoseconds, about what a clock read costs: each sample

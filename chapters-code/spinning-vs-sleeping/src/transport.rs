@@ -267,8 +267,9 @@ impl Drop for UdpSender {
 /// The tokio receivers. Blocking is an `.await` that parks the task; spinning calls
 /// `attempt` in a loop that never yields. For sockets, `try_read` and `try_recv` make
 /// no system call until tokio's reactor has seen the socket become readable: the spin
-/// polls tokio's readiness flag, which another worker thread must set after waking
-/// from `epoll_wait`. `try_recv` on a channel needs no reactor and does not use
+/// polls tokio's readiness flag, which a worker that parks holding the I/O driver sets
+/// after `epoll_wait` returns: another worker, or the sender's own (tokio 1.54.1,
+/// `runtime/io/registration.rs`, `try_io`). `try_recv` on a channel needs no reactor and does not use
 /// tokio's cooperative budget, so a spin on it never yields to the scheduler. It can
 /// park the thread only while it catches a send half done (tokio 1.54.1,
 /// `sync/mpsc/chan.rs`, `TryPopResult::Busy`).

@@ -2,7 +2,7 @@
 //! experiment's rounds. The harness picks each row's advice from the verdict rule.
 
 use super::{chan, compare_runs};
-use crate::experiments::{Arm, PINNING, Run, RunKey, Runs, VARIANTS};
+use crate::experiments::{Arm, Run, RunKey, Runs, VARIANTS};
 use crate::{Placement, Runtime, Transport, Wait};
 use harness::render::Better;
 use harness::{Evidence, Finding, Unit, Why};
@@ -79,33 +79,10 @@ pub static GAP: Finding<Runs> = Finding::new(
     "Unclear here; allow for a slower message after idle",
 )
 .why(Why::Hypothesis(
-    "most of what the gap adds is inside the sender's send call (gap-why table), also with a busy-waiting \
-     sender, which never idles. Untested: the send path going cold in the caches, or the host using that core",
-));
-
-/// Where a blocking receiver is woken, with both threads pinned.
-pub static PLACEMENT: Finding<Runs> = Finding::new(
-    "blocking-placement",
-    &PINNING,
-    "A blocking receiver on the sender's CPU, or another (pinned; the sender sleeps right after it sends)",
-    |r| {
-        let k = |p| chan(Wait::Block).placed(p);
-        Evidence::readings(
-            r,
-            ("same CPU", &k(Placement::SameCpu)),
-            ("different CPUs", &k(Placement::OtherCpu)),
-        )
-    },
-)
-.better(Better::Lower)
-.advice(
-    "Where wake-up latency matters and the waker blocks right after waking, pin waker and waiter to one CPU",
-    "Give a blocking receiver a CPU of its own",
-    "Placement gave no clear gain; leave it to the scheduler",
-)
-.why(Why::Hypothesis(
-    "an interrupt wakes the other CPU, maybe from idle; on one CPU the receiver runs once the \
-     sender sleeps or is preempted. A waker that keeps its CPU makes the waiter wait",
+    "the gap slows the sender's send call. The gap-why table shows that call growing with the \
+     gap, with a sleeping sender and with a busy-waiting one, which never idles; its share of \
+     the added latency varies by gap and round. Why the call grows is untested: the send path \
+     going cold in the caches, or the host using that core",
 ));
 
 /// A blocking tokio receiver as a spawned task against the same in `block_on`.

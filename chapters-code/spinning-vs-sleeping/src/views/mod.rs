@@ -10,7 +10,7 @@ mod plots;
 mod reference;
 mod tables;
 
-pub use answer::{CPU, GAP, PLACEMENT, SPIN_OR_BLOCK, TOKIO_TASK};
+pub use answer::{CPU, GAP, SPIN_OR_BLOCK, TOKIO_TASK};
 
 use crate::experiments::{Arm, FLOOR, FloorRound, GAPS, PINNING, Run, RunKey, Runs, VARIANTS};
 use crate::{Runtime, Transport, Wait};
