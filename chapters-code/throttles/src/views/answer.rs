@@ -33,7 +33,8 @@ pub static HOLD_1K: Finding<RatesRound> = Finding::new(
 )
 .better(Better::Smaller)
 .advice(
-    "Use the deadline throttle: its operations kept closer to their slots than `interval`'s",
+    "Outside async code, use the deadline throttle: its operations kept closer to their slots \
+     than `interval`'s (in async code tokio's own sleeps round to its millisecond too)",
     "Use tokio's `interval`: its operations kept closer to their slots than the deadline throttle's",
     "Unresolved: the rounds named no winner here; see the 1,000/s timing table",
 )
@@ -59,7 +60,8 @@ pub static HOLD_10K: Finding<RatesRound> = Finding::new(
 )
 .why(Why::Hypothesis(
     "tokio parks a whole number of milliseconds, counted from when it parks, so by our reading its starts \
-     drift late and catch up in a sawtooth whose place in a short run sets its rate. A run that stalled (§ in the rates table) can block a verdict.",
+     drift late and catch up in a sawtooth whose place in a short run sets its rate; no arm \
+     varies the run's length to test it. A run that stalled (§ in the rates table) can block a verdict.",
 ));
 
 pub static NAIVE_1K: Finding<RatesRound> = Finding::new(

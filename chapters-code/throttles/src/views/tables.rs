@@ -206,7 +206,7 @@ fn stalled(found: &[Stalled], total: usize) -> String {
     said.extend((found.len() > 6).then(|| format!("and {} more", found.len() - 6)));
     format!(
         " A § marks a figure with a stall inside a run: a gap between two starts that overran the period \
-         by over 3× as much, and 1 ms more, than the longest gap in the arm's median round, or a latest \
+         by over 3× as much, and 1 ms more, than the median over the arm's rounds of each one's longest gap, or a latest \
          start over 3×, and 1 ms, later than the arm's median. Those runs: {} of {total}{}{}.",
         found.len(),
         if said.is_empty() { "" } else { ": " },
