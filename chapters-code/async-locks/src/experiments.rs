@@ -126,7 +126,22 @@ pub struct HazardRunData {
     /// The runtime's worker threads (0: not recorded, or the run stalled).
     #[serde(default)]
     pub workers: u64,
+    /// What *at once* cannot see (long sections of a finished run; absent in older
+    /// records): from the first timeout due to the first callback's work, and the time
+    /// no callback worked between the first start and the last end ([`crate::late_and_idle`]).
+    #[serde(default)]
+    pub first_late_ns: Option<f64>,
+    #[serde(default)]
+    pub idle_ns: Option<f64>,
+    /// The callbacks' work on the clock over the work asked ([`crate::stretch`]).
+    #[serde(default)]
+    pub stretch: Option<f64>,
 }
+
+/// How far a control's work may run over its time on the clock, summed over its
+/// callbacks, and still count as side by side on CPUs of their own: the practical
+/// threshold's 5 %.
+pub const STRETCH_AT_MOST: f64 = 1.05;
 
 impl HazardRunData {
     /// The reading: the median lateness of a run that handled every expiry.
@@ -135,13 +150,24 @@ impl HazardRunData {
             .filter(|_| !self.stalled && self.handled as usize == self.n)
     }
 
-    /// Whether the run's callbacks worked side by side: on average at least halfway
-    /// between one at a time and one per worker ([`Self::side_by_side_from`]). `None`
-    /// where it was not recorded (a stalled run, the guard arm, an older record) or
-    /// the runtime has one worker.
+    /// Whether the run's callbacks worked side by side, each on a CPU of its own: on
+    /// average at least halfway between one at a time and one per worker
+    /// ([`Self::side_by_side_from`]), and their work on the clock within
+    /// [`STRETCH_AT_MOST`] of the work asked (workers sharing a CPU still overlap on
+    /// the clock, but a spin whose time runs out while its thread waits runs late).
+    /// `None` where it was not recorded (a stalled run, the guard arm, an older record)
+    /// or the runtime has one worker.
     pub fn side_by_side(&self) -> Option<bool> {
         let from = self.side_by_side_from()?;
-        Some(self.at_once? >= from)
+        let kept_time = self.stretch.is_none_or(|x| x <= STRETCH_AT_MOST);
+        Some(self.at_once? >= from && kept_time)
+    }
+
+    /// `, work ×1.20` where the callbacks' work ran over [`STRETCH_AT_MOST`] of its
+    /// time on the clock, else nothing: the hazards table's note on a round.
+    pub fn over_time(&self) -> String {
+        let over = self.stretch.filter(|s| *s > STRETCH_AT_MOST);
+        over.map_or_else(String::new, |s| format!(", work ×{s:.2}"))
     }
 
     /// Halfway between 1 and the worker count: `(1 + workers) / 2`, for two or more.
@@ -300,6 +326,9 @@ fn hazards(ctx: &mut Ctx) -> anyhow::Result<HazardsRound> {
             per_thread: run.per_thread,
             at_once: run.at_once,
             workers: run.workers as u64,
+            first_late_ns: run.late_and_idle.map(|(l, _)| ns(l)),
+            idle_ns: run.late_and_idle.map(|(_, i)| ns(i)),
+            stretch: run.stretch,
         });
     }
     Ok(HazardsRound {

@@ -42,12 +42,14 @@ pub async fn long_section(
                 let worked = (began, Instant::now());
                 drop(guard);
                 handled.fetch_add(1, Ordering::Relaxed);
-                let sample = Sample::new(start, timeout.deadline(), None, Instant::now());
+                let due = timeout.deadline();
+                let sample = Sample::new(start, due, None, Instant::now());
                 let thread = std::thread::current().id();
                 Callback {
                     sample,
                     thread,
                     worked,
+                    due,
                 }
             });
             task.await.ok()
@@ -64,6 +66,8 @@ pub struct Callback {
     pub sample: Sample,
     pub thread: ThreadId,
     pub worked: Worked,
+    /// When its timeout was due.
+    pub due: Instant,
 }
 
 /// How many callbacks worked at once, on average over the time any worked: their work
@@ -80,6 +84,37 @@ pub fn at_once(worked: &[Worked]) -> Option<f64> {
         reach = reach.max(b);
     }
     (v.len() > 1 && !union.is_zero()).then(|| total.as_secs_f64() / union.as_secs_f64())
+}
+
+/// What `at_once` cannot see: how long after the first timeout was due the first
+/// callback began, and how long no callback worked between the first start and the
+/// last end (the span less the union of the work intervals). `None` without callbacks.
+pub fn late_and_idle(
+    worked: &[Worked],
+    first_due: Option<Instant>,
+) -> Option<(Duration, Duration)> {
+    let mut v = worked.to_vec();
+    v.sort_unstable();
+    let (first, _) = *v.first()?;
+    let (mut union, mut reach) = (Duration::ZERO, first);
+    for (a, b) in v.iter().copied() {
+        union += b.saturating_duration_since(a.max(reach));
+        reach = reach.max(b);
+    }
+    let idle = reach.saturating_duration_since(first).saturating_sub(union);
+    Some((first.saturating_duration_since(first_due?), idle))
+}
+
+/// The callbacks' work on the clock over the work asked of them: 1 when every spin
+/// ended on time; above 1 when spins ran past their time because their thread was off
+/// its CPU as the time ran out (waiting for a CPU, or the host's). `None` without any.
+pub fn stretch(worked: &[Worked], work: Duration) -> Option<f64> {
+    let total: Duration = worked
+        .iter()
+        .map(|(a, b)| b.saturating_duration_since(*a))
+        .sum();
+    let asked = work.as_secs_f64() * worked.len() as f64;
+    (asked > 0.0).then(|| total.as_secs_f64() / asked)
 }
 
 /// What the guard arm counts as it happens, so that a stalled run has its counts too:
@@ -206,16 +241,21 @@ pub struct HazardRun {
     /// The runtime's worker threads (`RuntimeMetrics::num_workers`; 1 on the
     /// current-thread runtime, whose one thread is the `block_on` thread).
     pub workers: usize,
+    /// From the first timeout due to the first callback's work, and the time no callback
+    /// worked between the first start and the last end ([`late_and_idle`]).
+    pub late_and_idle: Option<(Duration, Duration)>,
+    /// The callbacks' work on the clock over the work asked ([`stretch`]).
+    pub stretch: Option<f64>,
 }
 
 /// When a callback's work began and ended.
 pub type Worked = (Instant, Instant);
 
 /// A long section's callbacks as samples, and each one's thread and work interval.
-fn split(callbacks: Vec<Callback>) -> (Vec<Sample>, Vec<(ThreadId, Worked)>) {
+fn split(callbacks: Vec<Callback>) -> (Vec<Sample>, Vec<(ThreadId, Worked, Instant)>) {
     callbacks
         .into_iter()
-        .map(|c| (c.sample, (c.thread, c.worked)))
+        .map(|c| (c.sample, (c.thread, c.worked, c.due)))
         .unzip()
 }
 
@@ -279,14 +319,27 @@ pub fn run_hazard(
             let end = Instant::now();
             let per_thread = callbacks_per_thread(callbacks.iter().map(|c| c.0));
             let worked: Vec<_> = callbacks.iter().map(|c| c.1).collect();
-            let _ = tx.send((samples, per_thread, at_once(&worked), workers, end));
+            let gaps = late_and_idle(&worked, callbacks.iter().map(|c| c.2).min());
+            let stretched = stretch(&worked, work);
+            let at = at_once(&worked);
+            let _ = tx.send((samples, per_thread, at, workers, end, gaps, stretched));
             rt.shutdown_timeout(Duration::from_millis(100));
         })?;
     let left = give_up.saturating_duration_since(Instant::now());
-    let (samples, per_thread, at_once, workers, stalled, end) = match rx.recv_timeout(left) {
-        Ok((s, t, a, w, end)) => (s, t, a, w, false, end),
-        Err(_) => (Vec::new(), Vec::new(), None, 0, true, Instant::now()),
-    };
+    let (samples, per_thread, at_once, workers, stalled, end, late_and_idle, stretch) =
+        match rx.recv_timeout(left) {
+            Ok((s, t, a, w, end, g, x)) => (s, t, a, w, false, end, g, x),
+            Err(_) => (
+                Vec::new(),
+                Vec::new(),
+                None,
+                0,
+                true,
+                Instant::now(),
+                None,
+                None,
+            ),
+        };
     let run = HazardRun {
         samples,
         handled: handled.load(Ordering::Relaxed),
@@ -297,6 +350,8 @@ pub fn run_hazard(
         per_thread,
         at_once,
         workers,
+        late_and_idle,
+        stretch,
     };
     if stalled {
         // A run slow rather than deadlocked still handles expiries past its bound, and

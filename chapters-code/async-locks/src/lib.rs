@@ -35,8 +35,8 @@ pub use designs::{
     tokio_mutex_channel, two_runtimes,
 };
 pub use hazards::{
-    Callback, Counts, HOLD_PAST, Hazard, HazardRun, at_once, guard_across_await, long_section,
-    run_hazard, spin_for,
+    Callback, Counts, HOLD_PAST, Hazard, HazardRun, at_once, guard_across_await, late_and_idle,
+    long_section, run_hazard, spin_for, stretch,
 };
 pub use run::{Flavour, Run, run_design};
 pub use timeout::{Sample, TIMEOUT, Timeout, extended_timeout};

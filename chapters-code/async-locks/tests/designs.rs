@@ -2,7 +2,8 @@
 
 use async_locks::experiments::{DESIGNS, DesignKey, DesignRun, HAZARDS, SWEEP, UNIT_CHECK, sizes};
 use async_locks::{
-    CHAPTER, Design, Flavour, Hazard, Timeout, at_once, extended_timeout, run_design,
+    CHAPTER, Design, Flavour, Hazard, Timeout, at_once, extended_timeout, late_and_idle,
+    run_design, stretch,
 };
 use harness::experiment::AnyExperiment;
 use harness::params::Override;
@@ -324,4 +325,25 @@ fn at_once_is_work_over_the_time_any_worked() {
     assert!(near(at_once(&[(ms(0), ms(2)), (ms(0), ms(1))]), 1.5));
     assert_eq!(at_once(&[(ms(0), ms(1))]), None);
     assert_eq!(at_once(&[]), None);
+}
+
+/// What *at once* cannot see: a late first start, idle time between callbacks, and
+/// work that ran over its time (the ninth review's slow control rounds).
+#[test]
+fn late_idle_and_stretch_are_what_at_once_leaves_out() {
+    let t = Instant::now();
+    let ms = |k| t + Duration::from_millis(k);
+    // Due at 0, first work at 2, idle from 3 to 5: late 2 ms, idle 2 ms.
+    let worked = [(ms(2), ms(3)), (ms(5), ms(6)), (ms(5), ms(6))];
+    assert_eq!(
+        late_and_idle(&worked, Some(ms(0))),
+        Some((Duration::from_millis(2), Duration::from_millis(2)))
+    );
+    assert_eq!(late_and_idle(&[], Some(ms(0))), None);
+    // 1 ms asked of each: on time, and one spin 2 ms long (4 ms over 3 asked).
+    let one = Duration::from_millis(1);
+    assert_eq!(stretch(&worked, one), Some(1.0));
+    let long = [(ms(0), ms(1)), (ms(0), ms(2)), (ms(2), ms(3))];
+    assert!((stretch(&long, one).unwrap() - 4.0 / 3.0).abs() < 1e-9);
+    assert_eq!(stretch(&[], one), None);
 }

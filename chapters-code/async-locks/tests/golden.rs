@@ -69,6 +69,10 @@ fn the_control_ran_alone_clause_may_break() {
     // opens with a figure rather than words.
     r.rounds[0].data["runs"][2]["p50_ns"] = serde_json::json!(12e6);
     r.rounds[0].readings[1].value = 12e6;
+    // Every round's control kept its work to its time: only the two below ran alone.
+    for round in &mut r.rounds {
+        round.data["runs"][2]["stretch"] = serde_json::json!(1.0);
+    }
     for round in &mut r.rounds[4..] {
         let run = &mut round.data["runs"][2];
         assert_eq!(run["hazard"], "long-no-lock");

@@ -317,7 +317,7 @@ fn splits(runs: &[&HazardRunData]) -> Cell {
         .map(|x| {
             let split: Vec<String> = x.per_thread.iter().map(u64::to_string).collect();
             let at_once = x.at_once.map_or_else(|| "–".into(), |a| format!("{a:.2}"));
-            format!("{} ({at_once})", split.join("+")).into()
+            format!("{} ({at_once}{})", split.join("+"), x.over_time()).into()
         })
         .collect();
     each.is_empty().then(|| each.push("–".into()));
@@ -394,8 +394,10 @@ pub fn hazards_table(r: &Results<HazardsRound>) -> anyhow::Result<String> {
          lockings whose `try_lock` failed; *blocked* is the median over rounds of the time a \
          run's lockings then spent in `lock()`. *Callbacks per thread* gives, round by round, \
          how many callbacks each thread ran, most first, and in brackets how many worked at \
-         once: their work summed over the time any worked (1: one at a time). Side by side \
-         means at least halfway from 1 to the worker count. The guard's holder takes it before \
+         once: their work summed over the time any worked (1: one at a time); *work ×k* \
+         where their work took over 5 % more time on the clock than asked (spins that ran \
+         past their time while their thread waited for a CPU). Side by side means at least \
+         halfway from 1 to the worker count, and no *work ×k*. The guard's holder takes it before \
          any deadline and lets go {hold} ms after them, so the last column counts callbacks \
          that came due while it was held and then tried to lock.\n",
         t.to_markdown(),
