@@ -354,8 +354,10 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                         // The ratio is named here, so its interval cell stays a number
                         // (a long label there would widen the table past the column).
                         if c.is_paired() {
+                            // The median of per-round ratios, named so: it can fall on
+                            // the other side of 1 from the two medians' ratio.
                             format!(
-                                "{what}: {a} {va}, {b} {vb} ({a} ÷ {b} = {})",
+                                "{what}: {a} {va}, {b} {vb} ({a} ÷ {b}, median per round: {})",
                                 fmt_ratio(Some(c.ratio.median))
                             )
                         } else {
