@@ -232,7 +232,7 @@ pub static SLEEP_OVERSHOOT: Finding<RatesRound> = Finding::threat(
 pub static READER_THREAD: Finding<RatesRound> = Finding::threat(
     "throttles-threat-reader-thread",
     &RATES,
-    "A send to a socket that a thread of the process reads may cost other than a send to a closed port, as the write-up's did: waking the reader is added, and the kernel's 'port unreachable' answer, built inside each send to the closed port, is gone, so the row gives the net of the two (deadline, 1,000/s). Where it calls no difference, the checks table counts the rounds in which a send took longer with the reader",
+    "Sending to a socket a thread of ours reads, not to a closed port as the write-up did, adds waking the reader and drops the kernel's 'port unreachable' reply built in each send: the row is the net of the two (deadline, 1,000/s). Where it calls no difference, the checks table counts the rounds a send took longer with the reader",
     "Runs send to a port nobody holds, as the write-up did; control arms send to a reader thread. Before: time in a send with that thread, after: without",
     |r| {
         let t = WRITEUP_RATE;
