@@ -259,11 +259,11 @@ impl Report {
             String::new()
         };
         let mut out = format!(
-            "What changed since the previous run: {} of {} summaries moved{share}{} — their intervals over rounds (95 %, or less with fewer rounds) do not overlap and their medians differ by more than {}; {} of {} headline figures moved{}.\n",
+            "What changed since the previous run: {} of {} summaries moved{share} — their intervals over rounds (95 %, or less with fewer rounds) do not overlap and their medians differ by more than {}{}; {} of {} headline figures moved{}.\n",
             self.moves.len(),
             self.compared,
-            too_few_text(self.too_few),
             threshold_text(),
+            too_few_text(self.too_few),
             self.headlines_moved.len(),
             self.headlines,
             if self.headlines_moved.is_empty() {

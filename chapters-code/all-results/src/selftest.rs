@@ -222,12 +222,12 @@ pub fn two_runs_view(dir: &Path) -> String {
     }
     let headline = |r: &TwoRuns| {
         format!(
-            "**{} of {} summaries moved ({})**{} — intervals apart and medians more than {} % apart — and {} of {} headline figures{}",
+            "**{} of {} summaries moved ({})** — intervals apart and medians more than {} % apart{} — and {} of {} headline figures{}",
             r.moved,
             r.summaries,
             percent(r.moved, r.summaries),
-            crate::changes::too_few_text(r.too_few),
             r.threshold_percent,
+            crate::changes::too_few_text(r.too_few),
             r.headlines_moved.len(),
             r.headlines,
             match (&r.machine_speed, r.machine_speed_moved) {
