@@ -410,11 +410,6 @@ impl Variant {
 /// for at least this share of the timed laps' wall time.
 pub const SPREAD_SHARE: f64 = 0.1;
 
-/// A channel chain counts as spread when its runtime's workers woke (parked, then
-/// went on) at least this many times a lap, summed: a chain that stays on one worker
-/// never parks it, and the others stay parked.
-pub const SPREAD_WAKEUPS_PER_LAP: f64 = 1.0;
-
 /// The limits a round found, read live: how far a brigade could grow here.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RoundLimits {

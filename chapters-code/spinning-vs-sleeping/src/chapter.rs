@@ -155,24 +155,26 @@ pub static PLACEMENT: Finding<Runs> = Finding::new(
     "A blocking receiver on the sender's CPU, or another (pinned; the sender sleeps right after it sends)",
     |r| {
         let k = |p| RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Block).placed(p);
+        // The gap is the run's, in the evidence, as the other rows give theirs.
+        let same = format!("same CPU ({} ms gap)", r.param("gap_ms")?);
         Evidence::readings(
             r,
-            ("same CPU", &k(Placement::SameCpu)),
+            (&same, &k(Placement::SameCpu)),
             ("different CPUs", &k(Placement::OtherCpu)),
         )
     },
 )
 .better(Better::Lower)
 .advice(
-    "Where the waiter's latency matters more than the waker's time and the waker blocks right \
-     after waking, pin waker and waiter to one CPU",
+    "Where wake-up latency matters and the waker blocks right after waking, pin waker and \
+     waiter to one CPU",
     "Give a blocking receiver a CPU of its own",
     "Placement gave no clear gain; leave it to the scheduler",
 )
 .why(Why::Hypothesis(
     "an interrupt wakes the other CPU, maybe from idle. On one CPU none is needed: the woken \
-     receiver may preempt the sender inside its send call, which then takes longer (the waker \
-     pays), or run once the sender sleeps. A waker that keeps its CPU busy makes the waiter wait",
+     receiver may run inside the sender's send call, preempting it, or once the sender sleeps. \
+     A waker that keeps its CPU busy makes the waiter wait",
 ));
 
 /// The least a hand-over costs: two spinning threads and one atomic, on two CPUs
@@ -191,8 +193,9 @@ pub static FLOOR_FIGURE: Finding<FloorRound> = Finding::new(
     },
 )
 .always(
-    "No hand-over between two threads costs less than about this here (a channel's costs more: \
-     the decision rows above); rounds may split by vCPU placement",
+    "A hand-over through one atomic, with a pause per look, costs about this here; a bare \
+     cache-line move may cost less, a channel's costs more (the rows above); rounds may split \
+     by vCPU placement",
 )
 .why(Why::Hypothesis(
     "a cache line moving between two logical CPUs (the host decides whether they are separate \

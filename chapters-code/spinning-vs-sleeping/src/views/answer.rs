@@ -31,8 +31,10 @@ pub static SPIN_OR_BLOCK: Finding<Runs> = Finding::new(
     "Block; spinning gave no clear gain here",
 )
 .why(Why::Counter(
-    "receiver blocked, receiver preempted and run-queue delay in the cost table's different \
-     CPUs rows (message to message, gap included); the unpinned rows' same CPU gives their mix",
+    "the cost tables' different CPUs rows: the blocking receiver blocks once a message and \
+     waits little for a CPU, while the sender's send call, which wakes it, is longer than \
+     the spinner's by much of the difference; the rest is untimed (our hypothesis: the \
+     idle CPU coming back). The unpinned rows' same CPU gives their mix",
 ))
 .guide("waiting");
 
