@@ -30,7 +30,7 @@ pub static LOCK: Finding<DesignsRound> = Finding::new(
 .advice(
     "Keep the brief `std::sync::Mutex`: it cost nothing here",
     "Hold the lock for less: it added lateness here",
-    "Keep the brief `std::sync::Mutex`: the waits table shows how long its lockings blocked",
+    "Keep the brief `std::sync::Mutex` where the waits table shows its lockings seldom blocked",
 )
 .why(Why::Counter(
     "each locking is one push or one pop; the waits table counts how often design 1 found the \
