@@ -163,8 +163,8 @@ pub static YIELD: Finding<CallsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Yield (`std::thread::yield_now`), not sleep 1 ns: it never gave the CPU away here, \
-     but a loop of yields keeps its CPU busy",
+    "Yield (`std::thread::yield_now`), not sleep 1 ns (the calls table's *blocked* shows \
+     whether it gave the CPU up), but a loop of yields keeps its CPU busy",
     "Sleep 1 ns: the yield took longer here",
     "Either: neither returned sooner here",
 )
@@ -289,11 +289,12 @@ pub static THREAT_FIRST_CALL: Finding<CallsRound> = Finding::threat(
     "sleeps-threat-first-call",
     &CALLS_EXP,
     "The first call of a sleep in a round can cost more than the later ones",
-    "Makes three single calls before each loop, to size it; they warm the call up, and \
-     the loops leave them out. Before: the first single call of the sleep (named) whose \
-     first call stands out most clearly, by the lower end of the interval of its \
-     per-round ratios; after: its loop's time per call. tokio's first sleep has a row of \
-     its own",
+    "Makes three single calls before each loop, to size it, and the loops leave them out. \
+     Before: the first of those calls, timed alone, of the sleep (named) whose first call \
+     stands out most clearly of all the sleeps, by the lower end of the interval of its \
+     per-round ratios; after: its loop's mean per call. A lone call also differs from a \
+     loop's by more than being first, so the row bounds the cost the loops leave out, not \
+     first use alone. tokio's first sleep has a row of its own",
     |r| {
         let low = low_slack(r);
         let (key, c) = crate::experiments::plan()

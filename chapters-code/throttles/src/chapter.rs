@@ -55,9 +55,10 @@ pub static STALL_TICKS: Finding<RatesRound> = Finding::new(
     },
 )
 .better(Better::Higher)
-// tokio 1.54.1 `src/time/interval.rs`, `Interval::poll_tick`: a tick is missed only past 5 ms late.
+// tokio 1.54.1 `src/time/interval.rs`, `Interval::poll_tick`: a tick is missed when it is
+// polled over 5 ms after its deadline, its own lateness included.
 .advice(
-    "For stalls over 5 ms, choose `Skip` for a quota, `Burst` to keep the count; shorter ones are caught up at once whatever the behaviour",
+    "For stalls of a few ms or more, choose `Skip` for a quota, `Burst` to keep the count; a tick counts as missed once polled 5 ms past its deadline, its own lateness included",
     "Choose by job; `Skip` kept the higher rate here",
     "Choose by job; `Burst` and `Skip` ended alike here",
 )
