@@ -125,9 +125,28 @@ pub struct Report {
     /// The machine's speed (a system call's time, over every round of the experiments
     /// compared) before and after; `None` where a run has no probe.
     pub machine: Option<(Estimate, Estimate)>,
+    /// The earlier run's records compared: the first and the last finished (seconds since
+    /// 1970). A snapshot can hold records of several sessions (`make build` measures only
+    /// what is missing).
+    pub before_finished: Option<(u64, u64)>,
+}
+
+/// How far apart the earlier run's records may have finished and still be one session:
+/// about the longest a session of each profile runs (its hard bounds, 147 s quick and
+/// 1,350 s full, with room to spare).
+fn one_session_s(full: bool) -> u64 {
+    if full { 1_800 } else { 300 }
 }
 
 impl Report {
+    /// Minutes between the earlier run's first and last record, where that is longer
+    /// than a session of its profile runs.
+    pub fn before_sessions_min(&self) -> Option<u64> {
+        let (lo, hi) = self.before_finished?;
+        let full = self.profiles.iter().any(|(b, _)| *b == Profile::Full);
+        (hi - lo > one_session_s(full)).then(|| (hi - lo).div_ceil(60))
+    }
+
     /// Whether the machine itself moved between the runs, by the same rule as a summary.
     pub fn machine_moved(&self) -> bool {
         self.machine.is_some_and(|(b, a)| moved(&a, &b))
@@ -209,6 +228,11 @@ pub fn compare(before: &[Record], after: &[Record]) -> Report {
             ));
         }
         rep.experiments += 1;
+        let t = b.provenance.measured_unix;
+        rep.before_finished = Some(
+            rep.before_finished
+                .map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))),
+        );
         noise_before.extend(b.rounds.iter().map(|x| &x.noise));
         noise_after.extend(a.rounds.iter().map(|x| &x.noise));
         if !rep.profiles.contains(&(b.profile, a.profile)) {
@@ -315,6 +339,10 @@ pub struct TwoRuns {
     /// Summaries left out for want of rounds ([`Report::too_few`]); 0 in older files.
     #[serde(default)]
     pub too_few: usize,
+    /// Minutes between the first and the last of the earlier run's records, where that is
+    /// longer than one session ([`Report::before_finished`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_sessions_min: Option<u64>,
     pub headlines: usize,
     pub headlines_moved: Vec<String>,
     /// The practical threshold in force, in percent.
@@ -384,6 +412,7 @@ impl Report {
             summaries: self.compared,
             moved: self.moves.len(),
             too_few: self.too_few,
+            before_sessions_min: self.before_sessions_min(),
             headlines: self.headlines,
             headlines_moved: self.headlines_moved.clone(),
             threshold_percent: harness::stats::threshold() * 100.0,
@@ -459,6 +488,24 @@ mod tests {
         let rep = compare(std::slice::from_ref(&before), std::slice::from_ref(&before));
         assert_eq!((rep.compared, rep.moves.len()), (0, 0));
         assert!(rep.notes[0].contains("not measured again"));
+    }
+
+    /// An earlier run whose records finished in two sessions (`make build` measured
+    /// some later) is said so; one session is not (the tenth review).
+    #[test]
+    fn an_earlier_run_over_several_sessions_is_named() {
+        let v = [10.0, 11.0, 12.0, 10.5, 11.5, 10.8];
+        let mut other = record(&v, 1_000);
+        other.experiment = "other".into();
+        let before = [record(&v, 40), other];
+        let mut after_other = record(&v, 5_000);
+        after_other.experiment = "other".into();
+        let after = [record(&v, 5_000), after_other];
+        let rep = compare(&before, &after);
+        assert_eq!(rep.before_finished, Some((40, 1_000)));
+        assert_eq!(rep.before_sessions_min(), Some(16));
+        let rep = compare(&before[..1], &after[..1]);
+        assert_eq!(rep.before_sessions_min(), None);
     }
 
     #[test]

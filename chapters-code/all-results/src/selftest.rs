@@ -236,8 +236,13 @@ pub fn two_runs_view(dir: &Path) -> String {
                     escape_html(m)
                 ),
                 _ => String::new(),
-            }
-        )
+            },
+        ) + &r.before_sessions_min.map_or_else(String::new, |m| {
+            format!(
+                ". The earlier run's records finished up to {m} minutes apart, in more than \
+                 one session, so the count spans those sessions too"
+            )
+        })
     };
     // A comparison across profiles also counts what the profiles change.
     let mut out = match all.iter().rev().find(|r| r.same_profile()) {
@@ -383,6 +388,7 @@ mod tests {
             summaries: 10,
             moved: 1,
             too_few: 3,
+            before_sessions_min: Some(16),
             headlines: 2,
             headlines_moved: vec!["h".into()],
             threshold_percent: 5.0,
@@ -404,6 +410,7 @@ mod tests {
             v.contains("1 of 10 (10.0 %); 3 more had under 6 independent rounds"),
             "{v}"
         );
+        assert!(v.contains("finished up to 16 minutes apart"), "{v}");
         // Figures measured after the count are not in it, and the page says so.
         assert!(!v.contains("Not yet counted"), "{v}");
         let mut newer = record(1, 0);
