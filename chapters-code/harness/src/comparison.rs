@@ -210,7 +210,7 @@ pub fn ratio_cell(c: &Comparison) -> Formatted {
             format!(
                 "under {} apart: {}×",
                 threshold_text(),
-                sig3(c.ratio.median)
+                ratio_bound(c.ratio.median)
             ),
             format!("{}–{}", ratio_bound(c.ratio.lo), ratio_bound(c.ratio.hi)),
         );
@@ -330,7 +330,7 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                     [
                         format!(
                             "{w} {}× {} than {l} ({vw} against {vl})",
-                            sig3(r.median),
+                            ratio_bound(r.median),
                             better_word(better)
                         ),
                         if c.is_paired() {
@@ -561,7 +561,8 @@ mod tests {
         assert!(text.contains("excludes 1"), "{text}");
         assert!(!text.contains("holds 1"), "{text}");
         let cell = ratio_cell(&reaching).to_string();
-        assert!(cell.starts_with("under 5 % apart: 1.00×"), "{cell}");
+        // A median of 1.002 keeps its side of 1: `1.002×`, not `1.00×`.
+        assert!(cell.starts_with("under 5 % apart: 1.002×"), "{cell}");
         let within = Comparison::paired(&[0.99, 1.01, 1.03, 0.98, 1.0, 1.02], &b).unwrap();
         assert_eq!(within.verdict, Verdict::Same);
         let beyond = Comparison::paired(&[1.2, 1.3, 1.25, 1.1, 1.4, 1.22], &b).unwrap();

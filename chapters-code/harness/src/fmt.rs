@@ -52,9 +52,9 @@ fn round_sig(x: f64, digits: i32) -> f64 {
     (x * scale).round() / scale
 }
 
-/// A ratio's bound as an interval writes it: three significant digits, or more (up to
-/// six) where three would round it onto or across an edge the verdict rule reads: 1 (no
-/// difference) or the threshold's 1 + t and 1 ÷ (1 + t). Beside a 5 % threshold, 1.054
+/// A ratio (its median or an interval's bound) as the book writes it: three significant
+/// digits, or more (up to six) where three would round it onto or across an edge the
+/// verdict rule reads: 1 (no difference) or the threshold's 1 + t and 1 ÷ (1 + t). Beside a 5 % threshold, 1.054
 /// reads `1.054`, not `1.05`, and 0.998 reads `0.998`, not `1.00`.
 pub fn ratio_bound(x: f64) -> String {
     if x == 0.0 || !x.is_finite() || x.abs() >= 100.0 {
@@ -121,7 +121,7 @@ pub fn fmt_percent(fraction: f64) -> String {
 /// A ratio such as a speedup: `48.3×`.
 pub fn fmt_ratio(r: Option<f64>) -> String {
     match r {
-        Some(r) if r.is_finite() => format!("{}×", sig3(r)),
+        Some(r) if r.is_finite() => format!("{}×", ratio_bound(r)),
         _ => "–".into(),
     }
 }
@@ -294,7 +294,7 @@ pub fn fmt_opt_estimate(e: Option<Estimate>, unit: Unit) -> Formatted {
 /// A ratio estimate: `9.61× (8.10–11.2)`.
 pub fn fmt_ratio_estimate(e: &Estimate) -> Formatted {
     Formatted::with_interval(
-        format!("{}×", sig3(e.median)),
+        format!("{}×", ratio_bound(e.median)),
         format!("{}–{}", ratio_bound(e.lo), ratio_bound(e.hi)),
     )
 }
