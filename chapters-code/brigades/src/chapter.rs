@@ -199,7 +199,7 @@ pub static SPAWN: Finding<VariantsRound> = Finding::new(
 pub static MEMORY: Finding<SweepRound> = Finding::new(
     "brigades-memory",
     &SWEEP,
-    "Thousands of idle waiters, as tasks or as threads",
+    "Many idle waiters, as tasks or as threads (memory per member, from a slope over sizes)",
     |r: &Results<SweepRound>| {
         Evidence::readings(
             r,
