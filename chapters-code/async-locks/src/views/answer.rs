@@ -143,18 +143,19 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Choose for clarity: design 4 was quicker here, but the two set their deadlines at \
-     different moments (threats table), so the design is not shown to be why",
-    "Choose for clarity: design 1 was quicker here, but the two set their deadlines at \
-     different moments (threats table), so the design is not shown to be why",
+    "Choose for clarity: design 4 was quicker here, but the two differ in more than the \
+     message (why, below), so the design is not shown to be why",
+    "Choose for clarity: design 1 was quicker here, but the two differ in more than the \
+     message (why, below), so the design is not shown to be why",
     "Unresolved: the rounds did not separate them; choose for clarity",
 )
 .why(Why::Counter(
-    "the two differ in more than the message. Design 1 sets each deadline before it spawns \
-     its task, design 4 in its task, so their deadlines can spread differently, and a wider \
-     spread can lower lateness by itself (the threats table's span row for design 4). This row's \
-     arm spawns from the `block_on` thread, as design 1 does; design 4 spawned from a task \
-     is the spawn-site row.",
+    "the two differ in more than the message, and none of the differences is controlled: \
+     design 4's expiry is handled after a channel hand-over to one handler, design 1's inside \
+     its callback; design 1 sets each deadline before it spawns its task, design 4 in its \
+     task (the threats table's span row for design 4 compares the spreads); and where design \
+     4 spawns its tasks moves it by itself (the spawn-site row). This row's arm spawns from \
+     the `block_on` thread, as design 1 does.",
 ));
 
 /// Design 1 on the two runtime flavours.
