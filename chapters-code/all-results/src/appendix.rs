@@ -141,14 +141,19 @@ pub fn summary_provenance(records: &[&Record]) -> String {
     let profiles: std::collections::BTreeSet<&str> =
         records.iter().map(|r| r.profile.name()).collect();
     let rounds: usize = records.iter().map(|r| r.rounds.len()).sum();
+    // One record, or records finished in the same second: one time, not "between".
+    let (a, b) = (times[0], times[times.len() - 1]);
+    let when = if a == b {
+        format!("finished {a}")
+    } else {
+        format!("finished between {a} and {b}")
+    };
     let text = format!(
-        "Measured on {} · {} build · profile {} · {} rounds in all · finished between {} and {}",
+        "Measured on {} · {} build · profile {} · {} rounds in all · {when}",
         machine_line(&first.provenance.machine),
         first.build,
         profiles.into_iter().collect::<Vec<_>>().join(" and "),
         fmt_count(rounds as u64),
-        times[0],
-        times[times.len() - 1],
     );
     format!("<p class=\"cow-provenance\">{}</p>\n", escape_html(&text))
 }

@@ -127,9 +127,9 @@ pub static RUNTIME: Finding<VariantsRound> = Finding::new(
      The threats table counts the rounds in which a second worker ran part of the \
      multi-thread chain (tokio's busy time per worker, read while every worker was \
      parked); few voluntary switches (*Where the time goes*) say only that no worker was \
-     woken from sleep. The current-thread socket chain itself can run at one of two \
-     speeds from one build to the next, which moves rounds' ratios as much (its hop per \
-     round is in the records; *our hypothesis*, as for the channel chain's)",
+     woken from sleep. The current-thread socket chain's own hop can differ by more \
+     between rounds than the runtimes do (its hop per round is in the records); what \
+     sets it is not measured here",
 ));
 
 /// The advice of both runtime rows (sockets, channels): the same choice of runtime.
@@ -162,10 +162,11 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
      beside its hop's time ÷ the current-thread hop, so a mixture of cheap and dear rounds \
      shows there. A current-thread channel chain itself runs at one of two speeds from one \
      build to the next (the pairs table's A/A row sets one against its twin), which moves \
-     some rounds' ratios too. *Our hypothesis:* a round pays for waking a parked worker, \
-     whether or not it takes the chain over: after 3 polls from a worker's LIFO slot, a \
-     woken task goes to its run queue and a parked worker is notified (tokio 1.54.1, \
-     `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \
+     some rounds' ratios too. The dearer rounds tend to have more wake-ups, but a round \
+     with almost none can cost more than the current-thread hop too, so the wake-ups are \
+     not the whole of it. *Our hypothesis* for part of it: after 3 polls from a worker's \
+     LIFO slot, a woken task goes to its run queue and a parked worker is notified (tokio \
+     1.54.1, `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \
      `Handle::schedule_local`)",
 ));
 

@@ -163,8 +163,8 @@ pub static YIELD: Finding<CallsRound> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Yield (`std::thread::yield_now`), not sleep 1 ns (the calls table's *blocked* shows \
-     whether it gave the CPU up), but a loop of yields keeps its CPU busy",
+    "Yield (`std::thread::yield_now`), not sleep 1 ns (the calls table's *blocked / \
+     preempted* shows whether it gave the CPU up), but a loop of yields keeps its CPU busy",
     "Sleep 1 ns: the yield took longer here",
     "Either: neither returned sooner here",
 )

@@ -33,8 +33,8 @@ pub static SPIN_OR_BLOCK: Finding<Runs> = Finding::new(
 .why(Why::Counter(
     "the cost tables' different CPUs rows: the blocking receiver blocks once a message and \
      waits little for a CPU, while the sender's send call, which wakes it, is longer than \
-     the spinner's by much of the difference; the rest is untimed (our hypothesis: the \
-     idle CPU coming back). The unpinned rows' same CPU gives their mix",
+     the spinner's, by less than the latency differs; the rest is untimed (our hypothesis: \
+     the idle CPU coming back). The unpinned rows' same CPU gives their mix",
 ))
 .guide("waiting");
 

@@ -58,10 +58,12 @@ pub static HOLD_10K: Finding<RatesRound> = Finding::new(
     "tokio's `interval` ran faster: the rates table shows which kept to the target",
     "No winner by the rule: `interval` in async code, the deadline throttle elsewhere",
 )
-.why(Why::Hypothesis(
-    "tokio parks a whole number of milliseconds, counted from when it parks, so by our reading its starts \
-     drift late and catch up in a sawtooth whose place in a short run sets its rate; no arm \
-     varies the run's length to test it. A run that stalled (§ in the rates table) can block a verdict.",
+.why(Why::Counter(
+    "the § marks in the rates table: a run with a stall inside it moves its round's ratio, \
+     and one or two such rounds can set this row's interval and block a verdict. *Our \
+     hypothesis* for the rest: tokio parks a whole number of milliseconds, counted from when \
+     it parks, so its starts drift late and catch up in a sawtooth whose place in a short \
+     run sets its rate; no arm varies the run's length to test it.",
 ));
 
 pub static NAIVE_1K: Finding<RatesRound> = Finding::new(
