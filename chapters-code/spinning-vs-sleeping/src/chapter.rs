@@ -138,7 +138,9 @@ pub static FIRST_MESSAGE: Finding<Runs> = Finding::threat(
     "A channel's first message pays for first use (allocation, cold caches)",
     "Each run sends one warm-up message first, untimed; the gap-why table shows it. \
      The back-to-back spinning std channel pinned to different CPUs (no gap and one \
-     placement, so first use differs, and possibly the receiver's start-up): its first message, then its timed median",
+     placement, so first use differs, and possibly the receiver's start-up): its first message, then its timed median. \
+     Timed latencies are pooled, not kept in order, so whether the first timed message is \
+     still special is not shown",
     |r| {
         let k = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin)
             .placed(Placement::OtherCpu)
