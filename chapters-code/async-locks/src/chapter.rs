@@ -46,8 +46,8 @@ pub static LOCK_SPAN: Finding<DesignsRound> = Finding::threat(
     "The push could spread design 1's deadlines wider than its control's, so fewer fall \
      due together and its lateness reads lower for a reason that is not the lock",
     "Records each run's deadline span, its last deadline minus its first, per round \
-     (multi-thread runtime, as the decision table's row). A span that differs moves \
-     lateness by itself; where this row cannot separate the spans and its interval is wide, \
+     (multi-thread runtime, as the decision table's row). A span that differs can move \
+     lateness by itself (not measured here); where this row cannot separate the spans and its interval is wide, \
      it cannot rule the cause out. Deadlines fixed by construction are not measured",
     |r| {
         let span = |design| {
@@ -283,7 +283,7 @@ pub static FLAVOUR_SPAN: Finding<DesignsRound> = Finding::threat(
     "async-locks-threat-flavour-span",
     &DESIGNS,
     "Design 1's deadlines could spread differently on the two runtimes, and a span that \
-     differs moves lateness by itself, not through the runtime's workers",
+     differs can move lateness by itself (not measured here), not through the runtime's workers",
     "Records design 1's deadline span per round on both runtimes, in the same rounds: \
      current-thread, then multi-thread. Where the spans differ, the runtime row in the \
      decision table names no cause",

@@ -160,9 +160,9 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
     "both arms run every lap inside one task on the runtime. The row pools every round; \
      the threats table gives each round's second-worker busy share and wake-ups a lap \
      beside its hop's time ÷ the current-thread hop, so a mixture of cheap and dear rounds \
-     shows there. A current-thread channel chain itself runs at one of two speeds from one \
-     build to the next (the pairs table's A/A row sets one against its twin), which moves \
-     some rounds' ratios too. The dearer rounds tend to have more wake-ups, but a round \
+     shows there. A current-thread channel chain's own hop moves too, between rounds and \
+     within one brigade's laps (the pairs table's A/A row sets one against its twin), which \
+     moves some rounds' ratios; what moves it is not measured. The dearer rounds tend to have more wake-ups, but a round \
      with almost none can cost more than the current-thread hop too, so the wake-ups are \
      not the whole of it. *Our hypothesis* for part of it: after 3 polls from a worker's \
      LIFO slot, a woken task goes to its run queue and a parked worker is notified (tokio \
@@ -505,7 +505,8 @@ pub static ONE_SIZE: Finding<SweepRound> = Finding::threat(
      allocator already held, moves a small brigade's figure up or down",
     "Fits a line through three or more sizes per round and reports its slope. Before: \
      resident memory added ÷ members at 100 members (tasks on one thread, socket \
-     pairs); after: the slope",
+     pairs); after: the slope. Resident memory moves in whole 4 KiB pages, 41 B a member \
+     at 100 members: rounds closer than that are ties the reading cannot resolve",
     |r: &Results<SweepRound>| {
         let k = Kind::AsyncCurrentSocket;
         let c = r.compare_of(

@@ -208,7 +208,7 @@ pub fn ratio_cell(c: &Comparison) -> Formatted {
     if c.is_paired() && c.apart_but_unresolved() {
         return Formatted::with_interval(
             format!(
-                "under {} apart: {}×",
+                "apart from 1, median within {}: {}×",
                 threshold_text(),
                 ratio_bound(c.ratio.median)
             ),
@@ -346,7 +346,7 @@ pub fn evidence_cells(e: &Evidence, better: Better) -> [String; 3] {
                         "too few rounds to tell".to_string()
                     } else if c.is_paired() && c.apart_but_unresolved() {
                         // Apart from 1 with its median within the threshold.
-                        format!("under {} apart", threshold_text())
+                        format!("apart from 1, median within {}", threshold_text())
                     } else {
                         undecided_text(c.verdict).unwrap_or_default()
                     };
@@ -562,7 +562,10 @@ mod tests {
         assert!(!text.contains("holds 1"), "{text}");
         let cell = ratio_cell(&reaching).to_string();
         // A median of 1.002 keeps its side of 1: `1.002×`, not `1.00×`.
-        assert!(cell.starts_with("under 5 % apart: 1.002×"), "{cell}");
+        assert!(
+            cell.starts_with("apart from 1, median within 5 %: 1.002×"),
+            "{cell}"
+        );
         let within = Comparison::paired(&[0.99, 1.01, 1.03, 0.98, 1.0, 1.02], &b).unwrap();
         assert_eq!(within.verdict, Verdict::Same);
         let beyond = Comparison::paired(&[1.2, 1.3, 1.25, 1.1, 1.4, 1.22], &b).unwrap();

@@ -291,8 +291,9 @@ pub static THREAT_FIRST_CALL: Finding<CallsRound> = Finding::threat(
     "The first call of a sleep in a round can cost more than the later ones",
     "Makes three single calls before each loop, to size it, and the loops leave them out. \
      Before: the first of those calls, timed alone, of the sleep (named) whose first call \
-     stands out most clearly of all the sleeps, by the lower end of the interval of its \
-     per-round ratios; after: its loop's mean per call. A lone call also differs from a \
+     stands out most clearly of the sleeps with a non-zero request, by the lower end of \
+     the interval of its per-round ratios (picked after the fact, as the largest of them); \
+     after: its loop's mean per call. A lone call also differs from a \
      loop's by more than being first, so the row bounds the cost the loops leave out, not \
      first use alone. tokio's first sleep has a row of its own",
     |r| {
@@ -371,7 +372,8 @@ fn waits(d: &CallsRound, low: u64) -> Option<(Vec<f64>, bool)> {
 pub static THREAT_CPU_WAIT: Finding<CallsRound> = Finding::threat(
     "sleeps-threat-cpu-wait",
     &CALLS_EXP,
-    "Load on the other CPUs: a woken sleeper may wait for a CPU, inside its figure",
+    "Another thread can take the measuring thread's CPU: a woken sleeper waits for it, or \
+     a running loop is preempted; either wait lands inside the figure",
     "Reads the thread's wait for a CPU (`/proc/thread-self/schedstat`) around each loop, \
      outside its window: the calls table's *run-queue wait*. The sleeper is not pinned \
      here; the yield table times it pinned, alone and beside a busy thread. Shown: each \

@@ -90,7 +90,7 @@ pub static DESIGN2: Finding<DesignsRound> = Finding::new(
 .better(Better::Lower)
 .advice(
     "The tokio mutex and channel paid off here",
-    "Keep the std mutex: the redesign handled timeouts later (its one-slot channel, next row)",
+    "Keep design 1; give a channel room (next row: its one slot made the redesign late)",
     "Keep the simpler std mutex: the redesign gained nothing",
 )
 .why(Why::Counter(
@@ -179,8 +179,8 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
 )
 .why(Why::Hypothesis(
     "design 1's deadlines may span a different time on each runtime (threats table), and \
-     a span that differs moves lateness by itself, whatever the runtime does after. \
-     Workers running callbacks side by side is the obvious reading; the threats table \
+     a span that differs can move lateness by itself (not measured here), whatever the \
+     runtime does after. Workers running callbacks side by side is the obvious reading; the threats table \
      tests it without the lock (*task each, no lock* on both runtimes), and it explains \
      this row only where that row separates the runtimes.",
 ));
