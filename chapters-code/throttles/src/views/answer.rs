@@ -59,11 +59,11 @@ pub static HOLD_10K: Finding<RatesRound> = Finding::new(
     "No winner by the rule: `interval` in async code, the deadline throttle elsewhere",
 )
 .why(Why::Counter(
-    "the § marks in the rates table: a run with a stall inside it moves its round's ratio, \
-     and one or two such rounds can set this row's interval and block a verdict. *Our \
-     hypothesis* for the rest: tokio parks a whole number of milliseconds, counted from when \
-     it parks, so its starts drift late and catch up in a sawtooth whose place in a short \
-     run sets its rate; no arm varies the run's length to test it.",
+    "the rates table: a run with a stall inside it (§) moves its round's ratio and can set \
+     this row's interval; where neither arm has one, the interval is the arms' own spread \
+     between rounds. *Our hypothesis* for tokio's: it parks a whole number of milliseconds, \
+     counted from when it parks, so its starts drift late and catch up in a sawtooth whose \
+     place in a short run sets its rate; no arm varies the run's length to test it.",
 ));
 
 pub static NAIVE_1K: Finding<RatesRound> = Finding::new(
