@@ -506,16 +506,20 @@ pub static ONE_SIZE: Finding<SweepRound> = Finding::threat(
     "Fits a line through three or more sizes per round and reports its slope. Before: \
      resident memory added ÷ members at 100 members (tasks on one thread, socket \
      pairs); after: the slope. Resident memory moves in whole 4 KiB pages, 41 B a member \
-     at 100 members: rounds closer than that are ties the reading cannot resolve",
+     at 100 members: a round whose two figures lie closer than that is a tie the reading \
+     cannot resolve, and leaves the pair",
     |r: &Results<SweepRound>| {
         let k = Kind::AsyncCurrentSocket;
-        let c = r.compare_of(
-            |x| {
-                let p = x.find(k)?.at(100)?;
-                Some(p.resident_delta? / p.tasks as f64)
-            },
-            |x| x.find(k)?.bytes_per_task(),
-        )?;
+        // One page over the members: the least difference resident memory can show.
+        let one_size = |x: &SweepRound| {
+            let p = x.find(k)?.at(100)?;
+            let (at, slope) = (
+                p.resident_delta? / p.tasks as f64,
+                x.find(k)?.bytes_per_task()?,
+            );
+            ((at - slope).abs() >= 4096.0 / p.tasks as f64).then_some(at)
+        };
+        let c = r.compare_of(one_size, |x| x.find(k)?.bytes_per_task())?;
         Some(Evidence::pair("one size", "the slope", Unit::Bytes, c))
     },
 )
