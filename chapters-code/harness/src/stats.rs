@@ -170,7 +170,7 @@ impl Estimate {
         v.sort_by(f64::total_cmp);
         let n = v.len() as u32;
         // As many independent rounds as the rounds are worth.
-        let m = drift.map_or(n, |rho| independent_rounds(n, rho));
+        let m = rounds_worth(n, drift);
         // The interval [x(k), x(m+1-k)] (1-based) of m independent rounds misses the
         // median with probability 2·P(B ≤ k-1). Take the largest k that still reaches
         // the confidence. The tail P(B ≤ k-1) grows one term per step, as
@@ -217,8 +217,7 @@ impl Estimate {
     /// How many independent rounds these are worth: all of them, or fewer where they
     /// drifted over the session ([`drift`], [`independent_rounds`]).
     pub fn independent_rounds(&self) -> u32 {
-        self.drift
-            .map_or(self.n, |rho| independent_rounds(self.n, rho))
+        rounds_worth(self.n, self.drift)
     }
 
     /// Whether the interval reaches the book's stated confidence.
@@ -254,6 +253,13 @@ pub fn independent_rounds(n: u32, rho: f64) -> u32 {
     // Two at least: one "independent round" would make the whole range a point
     // estimate covering nothing, which says less than the rounds do.
     ((f64::from(n) * (1.0 - rho) / (1.0 + rho)).floor() as u32).clamp(2.min(n), n)
+}
+
+/// What `n` rounds are worth as independent ones: all of them, or fewer where they
+/// drifted with correlation `drift` ([`independent_rounds`]). The one place the
+/// estimate, the comparison and the paired rule count them.
+pub fn rounds_worth(n: u32, drift: Option<f64>) -> u32 {
+    drift.map_or(n, |rho| independent_rounds(n, rho))
 }
 
 /// Whether rounds, in the order they ran, drifted: their lag-1 autocorrelation (of
@@ -663,10 +669,7 @@ impl Comparison {
     /// deciding figures drifted over the session (the per-round ratio when paired).
     pub fn independent_rounds(&self) -> u32 {
         match self.pairing {
-            Pairing::Paired { rounds, .. } => self
-                .ratio
-                .drift
-                .map_or(rounds, |rho| independent_rounds(rounds, rho)),
+            Pairing::Paired { rounds, .. } => rounds_worth(rounds, self.ratio.drift),
             Pairing::Unpaired => self.a.independent_rounds().min(self.b.independent_rounds()),
         }
     }
@@ -722,9 +725,7 @@ impl Comparison {
 pub fn paired_verdict(ratio: &Estimate, rounds: u32, threshold: f64) -> Verdict {
     // Ratios that drifted over the session count as the independent rounds they are
     // worth: the error rate of `VERDICT_MIN_ROUNDS` is known for independent ones only.
-    let rounds = ratio
-        .drift
-        .map_or(rounds, |rho| independent_rounds(rounds, rho));
+    let rounds = rounds_worth(rounds, ratio.drift);
     if rounds < VERDICT_MIN_ROUNDS {
         return Verdict::Unclear;
     }
