@@ -75,15 +75,41 @@ pub struct Callback {
 /// at a time (as under the lock), up to the worker count when all ran side by side.
 /// `None` for fewer than two callbacks.
 pub fn at_once(worked: &[Worked]) -> Option<f64> {
+    let (total, span) = (work_total(worked), spans(worked)?);
+    (worked.len() > 1 && !span.union.is_zero())
+        .then(|| total.as_secs_f64() / span.union.as_secs_f64())
+}
+
+/// The callbacks' work intervals taken together: the first start, the last end, and the
+/// length of their union (the time any worked).
+struct Spans {
+    first: Instant,
+    last: Instant,
+    union: Duration,
+}
+
+fn spans(worked: &[Worked]) -> Option<Spans> {
     let mut v = worked.to_vec();
     v.sort_unstable();
-    let total: Duration = v.iter().map(|(a, b)| b.saturating_duration_since(*a)).sum();
-    let (mut union, mut reach) = (Duration::ZERO, v.first()?.0);
-    for (a, b) in v.iter().copied() {
+    let first = v.first()?.0;
+    let (mut union, mut reach) = (Duration::ZERO, first);
+    for (a, b) in v {
         union += b.saturating_duration_since(a.max(reach));
         reach = reach.max(b);
     }
-    (v.len() > 1 && !union.is_zero()).then(|| total.as_secs_f64() / union.as_secs_f64())
+    Some(Spans {
+        first,
+        last: reach,
+        union,
+    })
+}
+
+/// Every callback's work on the clock, summed.
+fn work_total(worked: &[Worked]) -> Duration {
+    worked
+        .iter()
+        .map(|(a, b)| b.saturating_duration_since(*a))
+        .sum()
 }
 
 /// What `at_once` cannot see: how long after the first timeout was due the first
@@ -93,28 +119,20 @@ pub fn late_and_idle(
     worked: &[Worked],
     first_due: Option<Instant>,
 ) -> Option<(Duration, Duration)> {
-    let mut v = worked.to_vec();
-    v.sort_unstable();
-    let (first, _) = *v.first()?;
-    let (mut union, mut reach) = (Duration::ZERO, first);
-    for (a, b) in v.iter().copied() {
-        union += b.saturating_duration_since(a.max(reach));
-        reach = reach.max(b);
-    }
-    let idle = reach.saturating_duration_since(first).saturating_sub(union);
-    Some((first.saturating_duration_since(first_due?), idle))
+    let s = spans(worked)?;
+    let idle = s
+        .last
+        .saturating_duration_since(s.first)
+        .saturating_sub(s.union);
+    Some((s.first.saturating_duration_since(first_due?), idle))
 }
 
 /// The callbacks' work on the clock over the work asked of them: 1 when every spin
 /// ended on time; above 1 when spins ran past their time because their thread was off
 /// its CPU as the time ran out (waiting for a CPU, or the host's). `None` without any.
 pub fn stretch(worked: &[Worked], work: Duration) -> Option<f64> {
-    let total: Duration = worked
-        .iter()
-        .map(|(a, b)| b.saturating_duration_since(*a))
-        .sum();
     let asked = work.as_secs_f64() * worked.len() as f64;
-    (asked > 0.0).then(|| total.as_secs_f64() / asked)
+    (asked > 0.0).then(|| work_total(worked).as_secs_f64() / asked)
 }
 
 /// What the guard arm counts as it happens, so that a stalled run has its counts too:
