@@ -160,11 +160,10 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
     "both arms run every lap inside one task on the runtime. The row pools every round; \
      the threats table gives each round's second-worker busy share and wake-ups a lap \
      beside its hop's time ÷ the current-thread hop, so a mixture of cheap and dear rounds \
-     shows there. A current-thread channel chain's own hop moves too, between rounds and \
-     within one brigade's laps (the pairs table's A/A row sets one against its twin), which \
-     moves some rounds' ratios; what moves it is not measured. The dearer rounds tend to have more wake-ups, but a round \
-     with almost none can cost more than the current-thread hop too, so the wake-ups are \
-     not the whole of it. *Our hypothesis* for part of it: after 3 polls from a worker's \
+     shows there, and whether the dear rounds are those with many wake-ups. A current-thread \
+     channel chain's own hop moves between rounds too (the pairs table's A/A row sets one \
+     brigade against its twin in the same round), which moves some rounds' ratios; what \
+     moves it is not measured. *Our hypothesis* for the dear rounds: after 3 polls from a worker's \
      LIFO slot, a woken task goes to its run queue and a parked worker is notified (tokio \
      1.54.1, `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \
      `Handle::schedule_local`)",
@@ -326,9 +325,9 @@ pub static HANDOFF: Finding<VariantsRound> = Finding::threat(
     &VARIANTS,
     "A lap driven from outside the multi-thread runtime: each lap wakes a worker at its \
      start and the `block_on` thread at its end, a cost of the lap that the time per hop \
-     shares out over the members. On a channel chain, driving each lap from outside can \
-     also make the chain spread over both workers, so the pair can mix the hand-off with \
-     where the chain ran (the spread row); it does not size the hand-off alone",
+     shares out over the members. On a channel chain the chain can spread over both workers \
+     in either arm (the spread row counts the rounds of the laps-in-a-task arm), so the pair \
+     can mix the hand-off with where the chain ran; it does not size the hand-off alone",
     "The rows that compare the two runtimes run every lap inside one task on the runtime, \
      timed there. Before: the multi-thread channel chain with one `block_on` a lap; after: \
      the same chain with every lap inside one task",
