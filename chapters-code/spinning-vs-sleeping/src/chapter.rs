@@ -168,8 +168,8 @@ pub static PLACEMENT: Finding<Runs> = Finding::new(
 )
 .better(Better::Lower)
 .advice(
-    "Where wake-up latency matters and the waker blocks right after waking, pin waker and \
-     waiter to one CPU",
+    "If you pin a waker that blocks right after waking, pin its waiter to the same CPU, not \
+     another. Against no pinning this row judges nothing (the pinning table's unpinned rows)",
     "Give a blocking receiver a CPU of its own",
     "Placement gave no clear gain; leave it to the scheduler",
 )

@@ -108,7 +108,8 @@ pub static TOKIO_TASK: Finding<Runs> = Finding::new(
     "Either; spawning gave no clear gain here",
 )
 .why(Why::Hypothesis(
-    "the send wakes the task on the sender's worker, so the receiver needs no thread wake-up \
-     (same CPU, cost table). Its next-task slot is never stolen: a sender that kept running \
-     would delay it (not tested)",
+    "the send wakes the task onto the sender's own worker, which runs it once the sending \
+     task sleeps; no thread is woken. The `block_on` receiver is a thread to wake, which can \
+     wait for the worker's busy CPU (the cost table's *run-queue delay*). The task's \
+     next-task slot is never stolen: a sender that kept running would delay it (not tested)",
 ));
