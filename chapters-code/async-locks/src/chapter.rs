@@ -334,8 +334,8 @@ pub static SERIAL_CONTROL: Finding<HazardsRound> = Finding::threat(
     "The long section's unlocked control beats the lock only if its callbacks work side by \
      side, each on a CPU of its own. Where one worker runs most of them, it runs them in turn \
      as the lock does. Where two workers share a CPU, their spins (1 ms of busy wall time, \
-     `spin_for`) still overlap on the clock, but one whose time runs out while its thread \
-     waits for the CPU ends late. Either way the ÷ same work unlocked cell reads nearer 1",
+     `spin_for`) run in turn, or overlap on the clock, where one whose time runs out while \
+     its thread waits for the CPU ends late. Either way the ÷ same work unlocked cell reads nearer 1",
     "Records which thread ran each callback and when its work began and ended \
      (multi-thread runtime). *At once* is their work summed over the time any worked: 1 one \
      at a time, 2 on two workers side by side. This row counts the rounds whose control \

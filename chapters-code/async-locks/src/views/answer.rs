@@ -178,9 +178,9 @@ pub static FLAVOUR: Finding<DesignsRound> = Finding::new(
     "Unresolved: the rounds did not separate the runtimes; see the flavours table",
 )
 .why(Why::Hypothesis(
-    "design 1's deadlines may span a different time on each runtime (threats table), and \
-     a span that differs can move lateness by itself (not measured here), whatever the \
-     runtime does after. Workers running callbacks side by side is the obvious reading; the threats table \
-     tests it without the lock (*task each, no lock* on both runtimes), and it explains \
-     this row only where that row separates the runtimes.",
+    "a gap here would not name the runtime alone: design 1's deadlines may span a different \
+     time on each runtime (threats table), and a span that differs can move lateness by \
+     itself (not controlled here). Workers running callbacks side by side is the obvious \
+     reading of a gap; the threats table tests it without the lock (*task each, no lock* on \
+     both runtimes), and it explains a gap here only where that row separates them too.",
 ));
