@@ -104,6 +104,16 @@ mod tests {
         crate::fixture::record_of_readings("ch", "exp", rounds)
     }
 
+    /// A difference pairs the two readings by round: a round that lacks one is left
+    /// out, and the rounds keep the order they ran in.
+    #[test]
+    fn a_difference_pairs_its_readings_by_round() {
+        let r = record(&[10.0, 12.0, 30.0], &[4.0, 5.0, 6.0]);
+        let d = r.difference("x", &format!("x{}", crate::AA_TWIN)).unwrap();
+        assert_eq!((d.median, d.lo, d.hi, d.n), (7.0, 6.0, 24.0, 3));
+        assert!(r.difference("x", "absent").is_none());
+    }
+
     #[test]
     fn pairs_are_found_by_their_key_and_judged_by_the_rule() {
         let same = record(

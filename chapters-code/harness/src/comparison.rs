@@ -523,6 +523,31 @@ mod tests {
         );
     }
 
+    /// A figure that is a difference (what a setting saved) chooses its advice only when
+    /// its interval lies on one side of zero (a review found "Expect 1 ns of slack to
+    /// save about this much" beside an interval from −291 to 68.3 µs).
+    #[test]
+    fn a_figure_whose_interval_reaches_both_sides_of_zero_chooses_neither() {
+        let advice = crate::evidence::Advice {
+            a: "saves this",
+            b: "saves this",
+            neither: "no clear saving",
+        };
+        let of = |v: &[f64]| {
+            let e = Estimate::of_rounds(v).unwrap();
+            Evidence::figure("saved", crate::Unit::Nanos, e)
+        };
+        let mixed = of(&[-290e3, 48e3, 49e3, 61e3, 68e3, 49e3, 61e3]);
+        assert_eq!(
+            advice.chosen(mixed.favours(Better::Lower)),
+            "no clear saving"
+        );
+        let signed = of(&[29e3, 48e3, 49e3, 61e3, 68e3, 49e3, 61e3, 78e3]);
+        assert_eq!(advice.chosen(signed.favours(Better::Lower)), "saves this");
+        // A figure that is no difference (a time, a size) is never below zero.
+        assert_eq!(of(&[0.0, 0.0, 0.0]).favours(Better::Lower), Some(true));
+    }
+
     /// A pair with fewer rounds than the rule needs is not "no difference": it says
     /// too few rounds, and its advice is none of the finding's three (a page read
     /// "Capacity made no difference" beside a 49× ratio from 4 rounds).

@@ -60,8 +60,9 @@ impl Evidence {
 
     /// Which arm the rounds favour: `Some(true)` for `a`, `Some(false)` for `b`, `None`
     /// when the rule decides neither (no clear difference, or within the threshold).
-    /// A figure favours `a` (its one piece of advice); a count favours `a` when it
-    /// happened in any round, and neither when it never did.
+    /// A figure favours `a` (its one piece of advice) unless its interval reaches both
+    /// sides of zero; a count favours `a` when it happened in any round, and neither
+    /// when it never did.
     pub fn favours(&self, better: Better) -> Option<bool> {
         match self {
             Evidence::Pair { comparison, .. } => match (comparison.verdict, better) {
@@ -71,7 +72,11 @@ impl Evidence {
                 (Verdict::Below, Better::Higher) => Some(false),
                 (Verdict::Same | Verdict::Unclear, _) => None,
             },
-            Evidence::Figure { .. } => Some(true),
+            // A figure favours its advice unless its interval reaches both sides of
+            // zero (a difference the rounds cannot sign): then the `neither` advice.
+            Evidence::Figure { estimate, .. } => {
+                (!(estimate.lo < 0.0 && estimate.hi > 0.0)).then_some(true)
+            }
             Evidence::Count { k, .. } => (*k > 0).then_some(true),
         }
     }
@@ -93,8 +98,9 @@ pub const TOO_FEW_ROUNDS_ADVICE: &str =
     "None yet: too few rounds ran to judge; measure again (`make regenerate`)";
 
 /// The advice for each outcome. For a pair: `a` when the rounds favour `a`, `b` when
-/// they favour `b`, `neither` when the rule decides nothing. For a figure: `a`. For a
-/// count: `a` when it happened in any round, else `neither`.
+/// they favour `b`, `neither` when the rule decides nothing. For a figure: `a`, or
+/// `neither` when its interval reaches both sides of zero. For a count: `a` when it
+/// happened in any round, else `neither`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Advice {
     pub a: &'static str,

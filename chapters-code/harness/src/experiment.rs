@@ -436,6 +436,11 @@ impl<R: Keyed> Results<'_, R> {
         self.record.ratio(&num.stored(), &den.stored())
     }
 
+    /// The per-round difference `a − b` of two readings (see [`Record::difference`]).
+    pub fn difference(&self, a: &R::Key, b: &R::Key) -> Option<Estimate> {
+        self.record.difference(&a.stored(), &b.stored())
+    }
+
     /// Two readings judged on their pairs (see [`Record::compare`]).
     pub fn compare(&self, a: &R::Key, b: &R::Key) -> Option<Comparison> {
         self.record.compare(&a.stored(), &b.stored())

@@ -257,6 +257,14 @@ impl Record {
         paired_ratio(&a, &b)
     }
 
+    /// The per-round difference `a − b` over the rounds that have both, in the order
+    /// they ran: an amount where a ratio would show a share (what a setting saved).
+    pub fn difference(&self, a: &str, b: &str) -> Option<Estimate> {
+        let (va, vb) = aligned(&self.values(a), &self.values(b));
+        let d: Vec<f64> = va.iter().zip(&vb).map(|(x, y)| x - y).collect();
+        Estimate::of_rounds(&d)
+    }
+
     /// Two readings of the same rounds judged on their pairs ([`Comparison::paired`]):
     /// round i of `a` against round i of `b`, in the order the rounds ran; a round
     /// that lacks one of them is left out of the pairs.

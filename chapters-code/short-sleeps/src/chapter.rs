@@ -39,10 +39,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
     ],
 );
 
-/// The low slack a result was measured with (1 ns unless set).
-fn low_slack<R>(r: &Results<R>) -> u64 {
-    r.param("low_slack_ns").map_or(1, |v| v as u64)
-}
+use views::low_slack;
 
 /// The shortest sleep a Rust program asks for, on every system.
 const SLEEP_1NS: CallsKey = CallsKey::of(Call::StdSleep(NS1));
@@ -92,32 +89,36 @@ pub static SLACK: Finding<CallsRound> = Finding::new(
      not a share of the sleep. At 1 ns of slack these 1 ns calls stop blocking (*blocked* \
      column), so the saving also holds a block and a wake-up. For sleeps that block with \
      either slack, the row *Your sleeps block with either slack* gives the saving, from \
-     the sweep.",
+     a 1 ms sleep.",
 ))
 .guide("sleeps");
 
 /// The 1 ms request of the sweep: long enough that a sleep blocks with either slack.
 const SWEEP_1MS: f64 = 1e6;
 
-/// What 1 ns of slack saves a sleep that blocks with either slack: the sweep's 1 ms
-/// `thread::sleep`, the default slack's lateness less the low slack's, paired by round.
-pub static SLACK_BLOCKING: Finding<SweepRound> = Finding::new(
+/// What 1 ns of slack saves a sleep that blocks with either slack: a 1 ms
+/// `thread::sleep`, each round's time with the default slack less its time with the
+/// low slack (the slack table's *default − low*).
+pub static SLACK_BLOCKING: Finding<CallsRound> = Finding::new(
     "sleeps-slack-blocking",
-    &SWEEP_EXP,
-    "Your sleeps block with either slack (Linux; the sweep's 1 ms `thread::sleep`)",
-    |r: &Results<SweepRound>| {
-        let late = |x: &SweepRound, m| x.find(m, SWEEP_1MS)?.late_p50_ns;
-        let saved = r.estimate_of(|x| Some(late(x, Mode::Sleep)? - late(x, Mode::SleepLowSlack)?));
+    &CALLS_EXP,
+    "Your sleeps block with either slack (Linux; measured on a 1 ms `thread::sleep`)",
+    |r| {
         let what = format!("slack {} saved, per sleep:", fmt_slack(low_slack(r)));
-        Some(Evidence::figure(&what, Unit::Nanos, saved?))
+        let saved = views::slack_saving(r, Call::StdSleep(MS1))?;
+        Some(Evidence::figure(&what, Unit::Nanos, saved))
     },
 )
-.always("Expect 1 ns of slack to save about this much per sleep, not a share of it")
+.advice(
+    "Expect 1 ns of slack to save about this much per sleep, not a share of it",
+    "Expect 1 ns of slack to save about this much per sleep, not a share of it",
+    "Expect no clear saving here: the rounds' savings reach both sides of zero",
+)
 .why(Why::Counter(
-    "the sweep table's 1 ms row: where its *thread::sleep* and *slack 1 ns* cells both \
-     show every sleep blocked (after the dot), their difference is about the slack; \
-     that it is the slack alone is not shown (a round's can exceed it). Each round's is \
-     its own default-slack median less its own 1 ns one.",
+    "the slack table's *thread::sleep(1 ms)* row: its *blocked* column shows the call \
+     blocking with either slack, and its *default − low* column is this figure, each \
+     round's own difference. That the slack alone makes it is not shown (a round's can \
+     exceed the slack).",
 ))
 .guide("sleeps");
 

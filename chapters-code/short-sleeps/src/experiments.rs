@@ -202,6 +202,21 @@ impl CallsKey {
     }
 }
 
+/// The low slack the result was measured with (1 ns unless set).
+pub fn low_slack<R>(r: &harness::Results<R>) -> u64 {
+    r.param("low_slack_ns").map_or(1, |v| v as u64)
+}
+
+/// What the low slack saved `call` per call: each round's time with the thread's own
+/// slack less its time with the low slack, over the rounds that measured both (an
+/// amount, which a ratio would show as a share).
+pub fn slack_saving(r: &harness::Results<CallsRound>, call: Call) -> Option<harness::Estimate> {
+    r.difference(
+        &CallsKey::of(call),
+        &CallsKey::low_slack(call, low_slack(r)),
+    )
+}
+
 impl ReadingKey for CallsKey {
     fn stored(&self) -> String {
         let call = self.call.name();

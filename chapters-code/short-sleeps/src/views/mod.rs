@@ -28,10 +28,7 @@ pub static TOKIO_PLOT: View<MsRound> = View::plot("tokio-phase", &MS_EXP, plots:
 pub static TOKIO_TABLE: View<MsRound> = View::table("tokio-phase", &MS_EXP, tables::tokio).brief();
 pub static YIELD_TABLE: View<YieldRound> = View::table("yield", &YIELD_EXP, tables::yields);
 
-/// The low slack the result was measured with (1 ns unless set).
-fn low_slack<R>(r: &Results<R>) -> u64 {
-    r.param("low_slack_ns").map_or(1, |v| v as u64)
-}
+pub(crate) use crate::experiments::{low_slack, slack_saving};
 
 /// A parameter's value as a count: `3,000`.
 fn param_count<R>(r: &Results<R>, name: &str) -> String {

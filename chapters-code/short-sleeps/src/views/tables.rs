@@ -1,7 +1,7 @@
 //! The chapter's tables other than the write-up's (`reference.rs`). Each caption says
 //! what its cells are, in short sentences.
 
-use super::{count, est, low_slack, param_count, per_loop, request_label, sparse};
+use super::{count, est, low_slack, param_count, per_loop, request_label, slack_saving, sparse};
 use crate::experiments::{CallsKey, CallsRound, MsRound, SweepKey, SweepRound};
 use crate::experiments::{YieldKey, YieldRound};
 use crate::{Mode, MsArm, Sample, Slack, VARIANTS, fmt_slack, sweep_requests};
@@ -9,7 +9,7 @@ use harness::cells;
 use harness::render::{
     Cell, Formatted, Table, Tails, fmt_ns, fmt_opt_estimate, fmt_percent, ratio_cell,
 };
-use harness::{ReadingKey, Results, Unit};
+use harness::{Results, Unit};
 
 /// The sleeping variants with the thread's slack and with the low slack.
 pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
@@ -39,10 +39,6 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
         let ratio = r
             .compare(&dk, &lk)
             .map_or_else(|| Formatted::plain("–"), |c| ratio_cell(&c));
-        let (dv, lv) = (r.record.values(&dk.stored()), r.record.values(&lk.stored()));
-        let diffs: Vec<f64> = (dv.iter())
-            .filter_map(|(i, d)| lv.iter().find(|(j, _)| j == i).map(|(_, l)| d - l))
-            .collect();
         let blocked = |k: &CallsKey| {
             Formatted::plain(count(per_loop(r, k, |s| s.voluntary)).unwrap_or("–".into()))
         };
@@ -51,7 +47,7 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
             est(&de),
             est(&le),
             ratio,
-            fmt_opt_estimate(harness::Estimate::of_rounds(&diffs), Unit::Nanos),
+            fmt_opt_estimate(slack_saving(r, v.call), Unit::Nanos),
             Cell::join([blocked(&dk), blocked(&lk)], " · ")
         ]);
     }
