@@ -114,7 +114,9 @@ pub fn verdict_rates() -> String {
          <em>At most</em>: one minus the coverage of the interval the rule judges, for independent \
          rounds. <em>Simulated</em> when this page was built: {} runs per count, paired rounds \
          whose shared round effect has σ {} (log-normal) and whose arms add σ {} each, \
-         judged at the default 5 % threshold; noisier arms approach the bound.</p>\n",
+         judged at the default 5 % threshold. The round effect cancels in each round's \
+         ratio, so it is the arms' own noise that the paired rule meets; noisier arms \
+         approach the bound.</p>\n",
         t.to_markdown(),
         fmt_count(u64::from(TRIALS)),
         SIMULATED_ROUND_SIGMA,
