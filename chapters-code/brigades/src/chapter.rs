@@ -161,9 +161,9 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
      the threats table gives each round's second-worker busy share and wake-ups a lap \
      beside its hop's time ÷ the current-thread hop, so a mixture of cheap and dear rounds \
      shows there, and whether the dear rounds are those with many wake-ups. A current-thread \
-     channel chain's own hop moves between rounds too (the pairs table's A/A row sets one \
-     brigade against its twin in the same round), which moves some rounds' ratios; what \
-     moves it is not measured. *Our hypothesis* for the dear rounds: after 3 polls from a worker's \
+     channel chain's own hop moves between rounds too (its interval under *Every brigade*), \
+     and between two brigades of one round (the pairs table's A/A row), which moves some \
+     rounds' ratios; what moves it is not measured. *Our hypothesis* for the dear rounds: after 3 polls from a worker's \
      LIFO slot, a woken task goes to its run queue and a parked worker is notified (tokio \
      1.54.1, `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \
      `Handle::schedule_local`)",

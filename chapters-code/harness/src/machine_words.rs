@@ -165,7 +165,7 @@ pub fn facts() -> Vec<Fact> {
         fact(
             "vm.max_map_count",
             num(l.max_map_count),
-            "memory mappings per process; every thread stack takes two",
+            "memory mappings per process; a thread's stack and its guard take two (a Rust std thread four, with its signal stack and guard)",
         ),
         fact(
             "kernel.pid_max",

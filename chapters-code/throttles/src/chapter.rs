@@ -139,14 +139,14 @@ pub static RUN_LENGTH_1K: Finding<RatesRound> = Finding::threat(
 )
 .better(Better::Smaller);
 
-/// The whole start-up at 10,000/s (tokio's first tick, then the burst of ticks it made
-/// overdue) in a rate: the same operations over the time from set-up, against the
-/// steady state, which leaves both out.
+/// A rate between two instants of a short run at 10,000/s: from set-up (the first
+/// tick's wait, which the burst repays) to the last start (its lateness, which nothing
+/// repays), against the steady state, which no single start decides.
 pub static RUN_LENGTH_10K: Finding<RatesRound> = Finding::threat(
     "throttles-threat-run-length-10k",
     &RATES,
-    "A short run at 10,000/s is much start-up: tokio's first tick waits about a millisecond, ten periods, then a burst sends the ticks it made overdue (tokio Burst, 10,000/s, ops/s)",
-    "Every rate is a steady-state pace through the starts from 2 ms after the first on, so neither the first tick nor the burst counts in it, and each run lasts `run_ms` (20 ms quick, 150 ms full). Before: the operations after the first over the time from set-up to the last start; after: the steady-state rate",
+    "A short run's rate between two instants carries their lateness, divided by the run's length. At 10,000/s tokio's first tick waits about a millisecond, ten periods, which a burst of the ticks it made overdue repays; the last tick can be late by the sawtooth's depth, about a millisecond, which nothing repays (tokio Burst, 10,000/s, ops/s)",
+    "Every rate is a steady-state pace through the starts from 2 ms after the first on, so no single start's lateness decides it, and each run lasts `run_ms` (20 ms quick, 150 ms full). Before: the operations after the first over the time from set-up to the last start; after: the steady-state rate",
     |r| {
         paired(
             r,
