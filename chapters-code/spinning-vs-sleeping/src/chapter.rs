@@ -93,17 +93,17 @@ pub static PLACEMENT_MIX: Finding<Runs> = Finding::threat(
 pub static GAP_PLACEMENT: Finding<Runs> = Finding::threat(
     "threat-gap-placement",
     &VARIANTS,
-    "Back-to-back against after the gap: unpinned, a round can put one arm on the \
+    "No added gap against after the gap: unpinned, a round can put one arm on the \
      sender's CPU and the other not, so the pair compares two placements",
     "Both arms run pinned to different CPUs (the decision row) and both on the sender's \
      CPU, in the same rounds; the unpinned pair's same CPU share per round is under the \
-     speedups table. On the sender's CPU: back-to-back, then after the gap",
+     speedups table. On the sender's CPU: no added gap, then after the gap",
     |r| {
         let spin = RunKey::variant(Runtime::Std, Transport::Mpsc, Wait::Spin);
         let same = spin.placed(Placement::SameCpu);
         Evidence::readings(
             r,
-            ("back-to-back", &same.arm(Arm::NoGap)),
+            ("no added gap", &same.arm(Arm::NoGap)),
             ("after the gap", &same),
         )
     },
@@ -137,8 +137,8 @@ pub static FIRST_MESSAGE: Finding<Runs> = Finding::threat(
     &VARIANTS,
     "A channel's first message pays for first use (allocation, cold caches)",
     "Each run sends one warm-up message first, untimed; the gap-why table shows it. \
-     The back-to-back spinning std channel pinned to different CPUs (no gap and one \
-     placement, so first use differs, and possibly the receiver's start-up): its first message, then its timed median. \
+     The spinning std channel with no added gap, pinned to different CPUs (one placement, \
+     so first use differs, and possibly the receiver's start-up): its first message, then its timed median. \
      Timed latencies are pooled, not kept in order, so whether the first timed message is \
      still special is not shown",
     |r| {
@@ -175,8 +175,7 @@ pub static PLACEMENT: Finding<Runs> = Finding::new(
 )
 .why(Why::Hypothesis(
     "an interrupt wakes the other CPU, maybe from idle. On one CPU none is needed: the woken \
-     receiver may run inside the sender's send call, preempting it, or once the sender sleeps. \
-     A waker that keeps its CPU busy makes the waiter wait",
+     receiver may run inside the sender's send call, preempting it, or once the sender sleeps",
 ));
 
 /// The least a hand-over costs: two spinning threads and one atomic, on two CPUs

@@ -68,10 +68,10 @@ pub static CPU: Finding<Runs> = Finding::new(
 pub static GAP: Finding<Runs> = Finding::new(
     "idle-gap-spinning",
     &VARIANTS,
-    "A spinning receiver: a message after idle, or back-to-back (pinned to different CPUs)",
+    "A spinning receiver: a message after idle, or with no added gap (pinned to different CPUs)",
     |r| {
         let after = format!("after {} ms idle", r.param("gap_ms")?);
-        Evidence::readings(r, ("back-to-back", &SPIN.arm(Arm::NoGap)), (&after, &SPIN))
+        Evidence::readings(r, ("no added gap", &SPIN.arm(Arm::NoGap)), (&after, &SPIN))
     },
 )
 .better(Better::Lower)

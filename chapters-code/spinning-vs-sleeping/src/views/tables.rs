@@ -194,7 +194,7 @@ pub(super) fn speedups_table(r: &Results<Runs>) -> anyhow::Result<String> {
     let mix = match r.record.provenance.machine.target_os() {
         harness::machine::TargetOs::Linux => format!(
             "\nUnpinned, the spinning std channel's messages taken on the sender's CPU, in % \
-             per round (after the gap/back-to-back): {}.\n",
+             per round (after the gap/no added gap): {}.\n",
             mix.join(", ")
         ),
         _ => "\nWhere the unpinned messages ran is read on Linux only.\n".to_string(),
