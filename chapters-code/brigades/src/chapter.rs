@@ -159,14 +159,16 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
 .why(Why::Counter(
     "both arms run every lap inside one task on the runtime. The row pools every round; \
      the threats table gives each round's second-worker busy share and wake-ups a lap \
-     beside its hop's time ÷ the current-thread hop, so a mixture of cheap and dear rounds \
+     beside its time a hop, so a mixture of cheap and dear rounds \
      shows there, and whether the dear rounds are those with many wake-ups. A current-thread \
      channel chain's own hop moves between rounds too (its interval under *Every brigade*), \
      and between two brigades of one round (the pairs table's A/A row), which moves some \
-     rounds' ratios; what moves it is not measured. *Our hypothesis* for the dear rounds: after 3 polls from a worker's \
-     LIFO slot, a woken task goes to its run queue and a parked worker is notified (tokio \
-     1.54.1, `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \
-     `Handle::schedule_local`)",
+     rounds' ratios; what moves it is not measured. *Our hypothesis* for the dear rounds: \
+     after 3 polls from a worker's LIFO slot, a woken task goes to its run queue and a \
+     parked worker is woken, if none is searching for work already (tokio 1.54.1, \
+     `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \
+     `Handle::schedule_local`; `idle.rs`, `Idle::worker_to_notify`); why that lands in \
+     some rounds and not others is not measured",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
@@ -385,17 +387,16 @@ pub static RUNTIME_SPREAD: Finding<VariantsRound> = Finding::threat(
      round, spread or not. Shown: the rounds of the chain with its laps in a task in \
      which the second-busiest worker was busy for at least 10 % of the timed laps' wall \
      time (tokio's `worker_total_busy_duration`), with each round's share, its workers' \
-     wake-ups a lap (`worker_park_count`, summed) and its cost a hop ÷ the current-thread \
-     hop's; both read while every worker was parked. A worker can be woken without \
-     taking the chain over",
+     wake-ups a lap (`worker_park_count`, summed) and its time a hop (not divided by the \
+     current-thread hop, whose own hop moves between brigades); both counters read while \
+     every worker was parked. A worker can be woken without taking the chain over",
     |r| {
         let share = |x: &VariantsRound| {
             let v = x.find(Kind::AsyncMultiChannelInTask)?;
-            let one = x.find(Kind::AsyncCurrentChannelInTask)?.hop_p50_ns;
             let s = v.second_worker_share()?;
             let woke = v.wakeups_per_hop().map(|w| w * v.tasks as f64);
             let woke = woke.map_or_else(String::new, |w| format!(", {} wake-ups", sig3(w)));
-            let cost = format!("{}×", sig3(v.hop_p50_ns / one));
+            let cost = format!("{} ns", sig3(v.hop_p50_ns));
             Some((
                 format!("{} %{woke}", sig3(s * 100.0)),
                 s >= SPREAD_SHARE,
@@ -404,7 +405,7 @@ pub static RUNTIME_SPREAD: Finding<VariantsRound> = Finding::threat(
         };
         let what = (
             "a second worker busy for at least 10 % of the laps",
-            "its share and wake-ups a lap at the hop's time ÷ the current-thread hop's",
+            "its share and wake-ups a lap at its time a hop",
         );
         spread_rounds(r, Kind::AsyncMultiChannelInTask, what, share)
     },
