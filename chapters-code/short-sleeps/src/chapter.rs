@@ -29,7 +29,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
             .params(&["calls"])
             .about("time per call of sched_yield()"),
         Headline::new(headline::THREAD_SLEEP_1MS_LATE, &SWEEP_EXP, &SweepKey::late(Mode::Sleep, 1_000_000, 0))
-            .params(&["sleeps"])
+            .params(&["sleeps", "min_sleeps", "point_ms"])
             .about("how much later than asked a 1 ms std::thread::sleep returns, from the sweep designed to measure it"),
     ],
     findings: [
@@ -199,8 +199,8 @@ pub static ONE_MS: Finding<SweepRound> = Finding::new(
 )
 .always("Expect it to end this much later than asked")
 .why(Why::Hypothesis(
-    "the timer slack plus the wake-up. The sweep table's *slack 1 ns* column shows the \
-     slack's part. The figure is the median over rounds of each round's median of its \
+    "the timer slack plus a remainder that grows with the requested length (the sweep \
+     table's *slack 1 ns* column); neither part is measured alone. The figure is the median over rounds of each round's median of its \
      single sleeps at 1 ms, a small batch (the figure's cell gives how many).",
 ));
 

@@ -36,9 +36,10 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
         let (Some(de), Some(le)) = (r.estimate(&dk), r.estimate(&lk)) else {
             continue;
         };
-        let ratio = r
-            .compare(&dk, &lk)
-            .map_or_else(|| Formatted::plain("–"), |c| ratio_cell(&c));
+        // A call of a millisecond or more blocks with either slack: its saving is an
+        // amount, which a ratio would show as a share of a few percent.
+        let c = (!v.call.slow()).then(|| r.compare(&dk, &lk)).flatten();
+        let ratio = c.map_or_else(|| Formatted::plain("–"), |c| ratio_cell(&c));
         let blocked = |k: &CallsKey| {
             Formatted::plain(count(per_loop(r, k, |s| s.voluntary)).unwrap_or("–".into()))
         };
@@ -55,8 +56,8 @@ pub fn slack(r: &Results<CallsRound>) -> anyhow::Result<String> {
     Ok(format!(
         "{}\nEach round runs every call twice: with the thread's own slack, and after \
          `prctl(PR_SET_TIMERSLACK, {low})`. *Default ÷ low* is the median of the rounds' own \
-         ratios; *default − low* the median of their own differences, a fixed amount that a \
-         ratio would show as a share. *Blocked* counts voluntary context switches per call; 0.00 means under one \
+         ratios, left out for calls of a millisecond or more; *default − low* the median \
+         of their own differences, a fixed amount that a ratio would show as a share. *Blocked* counts voluntary context switches per call; 0.00 means under one \
          call in 200.\n",
         t.to_markdown()
     ))
@@ -78,14 +79,23 @@ pub fn yields(r: &Results<YieldRound>) -> anyhow::Result<String> {
         let f = |g: &dyn Fn(&Sample) -> Option<f64>| {
             r.estimate_of(|x| x.find(&busy).and_then(|l| g(&l.sample)))
         };
-        let per_switch = f(&|s| Some(s.ns / s.involuntary.filter(|i| *i > 0.0)?));
+        // Where under half the rounds switched at all, a few preemptions would stand
+        // for the call: the cell says how many rounds instead.
+        let n = r.rounds.len();
+        let per_switch = match f(&|s| Some(s.ns / s.involuntary.filter(|i| *i > 0.0)?)) {
+            Some(e) if 2 * e.n as usize >= n => fmt_opt_estimate(Some(e), Unit::Nanos),
+            e => Formatted::plain(format!(
+                "switched in {} of {n} rounds",
+                e.map_or(0, |e| e.n)
+            )),
+        };
         t.row(cells![
             call.name(),
             est(&a),
             est(&b),
             ratio_cell(&c),
             count(f(&|s| s.involuntary)).unwrap_or_else(|| "–".into()),
-            fmt_opt_estimate(per_switch, Unit::Nanos),
+            per_switch,
         ]);
     }
     if t.is_empty() && !cfg!(target_os = "linux") {
@@ -98,7 +108,7 @@ pub fn yields(r: &Results<YieldRound>) -> anyhow::Result<String> {
          alone, and with a second thread spinning on that CPU. Time per call: medians over \
          the {} rounds, with their intervals. *Switches away* are the involuntary context \
          switches per call beside the busy thread. *Time per switch away* is the loop's time \
-         divided by them. A loop makes {} calls, fewer where it would outrun {} ms.\n",
+         divided by them, over the rounds that switched, where at least half did. A loop makes {} calls, fewer where it would outrun {} ms.\n",
         t.to_markdown(),
         r.rounds.len(),
         param_count(r, "yield_calls"),
