@@ -235,7 +235,8 @@ pub static SPAWN_SITE: Finding<DesignsRound> = Finding::threat(
      spawner task on the runtime",
     "Design 4 spawns from a spawner task; *4, spawned in block_on* spawns from where \
      design 1 does, in the same rounds (multi-thread runtime). The decision row on design \
-     4 uses that arm, so both sides spawn alike",
+     4 uses that arm, so both sides spawn from the same thread, though not alike: design 1 \
+     from inside its `join_all` futures, between its locked pushes, design 4 in a plain loop",
     |r| {
         Evidence::readings(
             r,
