@@ -102,7 +102,7 @@ pub static FIRST_TICK_RATE: Finding<RatesRound> = Finding::threat(
     "throttles-threat-first-tick-rate",
     &RATES,
     "tokio's first `interval` tick waits about a millisecond, as any of its ticks does: the driver parks whole milliseconds counted from when it parks. A rate timed from the set-up counts that wait (tokio Burst, 1,000/s)",
-    "Every rate is a steady-state pace, with the start-up left out. Before: the operations after the first over the time from set-up to the last start; after: the same operations from the first start to the last",
+    "Every rate is a steady-state pace, with the start-up left out. This row shows the first wait alone. Before: the operations after the first over the time from set-up to the last start; after: the same operations from the first start to the last",
     |r| {
         let t = WRITEUP_RATE;
         paired(
