@@ -158,12 +158,11 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
 .advice(RUNTIME_ADVICE[0], RUNTIME_ADVICE[1], RUNTIME_ADVICE[2])
 .why(Why::Counter(
     "both arms run every lap inside one task on the runtime. The row pools every round; \
-     the threats table gives each round's second-worker busy share and wake-ups a lap \
-     beside its time a hop, so a mixture of cheap and dear rounds \
-     shows there, and whether the dear rounds are those with many wake-ups. A current-thread \
-     channel chain's own hop moves between rounds too (its interval under *Every brigade*), \
-     and between two brigades of one round (the pairs table's A/A row), which moves some \
-     rounds' ratios; what moves it is not measured. *Our hypothesis* for the dear rounds: \
+     the threats table gives each round's second-worker busy share, wake-ups a lap and \
+     time a hop, so it shows whether the dear rounds are those with many wake-ups. The \
+     current-thread hop also moves between rounds (its interval under *Every brigade*) and \
+     between two brigades of one round (the pairs table's A/A row); what moves it is not \
+     measured. *Our hypothesis* for the dear rounds: \
      after 3 polls from a worker's LIFO slot, a woken task goes to its run queue and a \
      parked worker is woken, if none is searching for work already (tokio 1.54.1, \
      `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \

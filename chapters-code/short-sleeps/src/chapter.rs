@@ -53,10 +53,9 @@ pub static SHORTEST: Finding<CallsRound> = Finding::new(
 )
 .always("Expect this, not 1 ns, from the shortest sleep")
 .why(Why::Counter(
-    "by our reading of the kernel, a sleeper may wake as late as the thread's timer \
-     slack (the slack table's header). The slack table's *default − low* column is what \
-     setting the slack to 1 ns saves; where its *blocked* column reads 0.00 at 1 ns, \
-     that saving also holds a block and wake-up the call no longer makes.",
+    "by our reading of the kernel, a sleeper's timer may fire up to the thread's timer \
+     slack after its deadline (the slack table's header), and the wake-up comes after \
+     that; the slack table's *default − low* column is what 1 ns of slack saves.",
 ));
 
 /// The same sleep with the thread's slack set to 1 ns (Linux).
@@ -85,11 +84,9 @@ pub static SLACK: Finding<CallsRound> = Finding::new(
     "Keep the default slack: 1 ns bought no clear gain here",
 )
 .why(Why::Counter(
-    "the slack table: its *default − low* column is the time saved per call, an amount, \
-     not a share of the sleep. At 1 ns of slack these 1 ns calls stop blocking (*blocked* \
-     column), so the saving also holds a block and a wake-up. For sleeps that block with \
-     either slack, the row *Your sleeps block with either slack* gives the saving, from \
-     a 1 ms sleep.",
+    "the slack table's *default − low* column, an amount saved per call, not a share. At \
+     1 ns of slack these calls stop blocking (*blocked*), so the saving also holds a block \
+     and a wake-up; the next row gives it for a sleep that blocks either way.",
 ))
 .guide("sleeps");
 

@@ -131,7 +131,7 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
         Evidence::readings(
             r,
             (
-                "one handler, data in the message (design 4, spawned as design 1)",
+                "one handler, data in the message (design 4, spawned from the `block_on` thread)",
                 &on(Design::FixBlockOn, MT),
             ),
             (

@@ -42,10 +42,9 @@ pub static HOLD_1K: Finding<RatesRound> = Finding::new(
     "*late, median* (from the first start) plus *first wait* (set-up to the first start) \
      in the 1,000/s timing table. tokio parks a whole number of milliseconds, counted from when it parks, \
      so each tick overshoots like a 1 ms sleep (*median gap*). Its ticks drift late until one falls a \
-     whole millisecond behind and fires at once. Each run builds its runtime just before its \
-     `interval`, so the first tick starts at the start of a driver millisecond; on a runtime \
-     that has run a while it can start anywhere in one, and *by our arithmetic* tokio's \
-     lateness would be lower there (not measured). The rate each held over a run is in the rates table.",
+     whole millisecond behind and fires at once. Each run's `interval` starts at a fresh \
+     runtime's first millisecond; on an older runtime it would start anywhere in one, and \
+     run less late by our arithmetic (not measured). The rate each held is in the rates table.",
 ))
 .guide("throttles");
 
