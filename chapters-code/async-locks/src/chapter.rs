@@ -332,11 +332,11 @@ pub static SPREAD_FLAVOUR: Finding<DesignsRound> = Finding::threat(
 pub static SERIAL_CONTROL: Finding<HazardsRound> = Finding::threat(
     "async-locks-threat-serial-control",
     &HAZARDS,
-    "The long section's unlocked control beats the lock only if its callbacks work side by \
-     side, each on a CPU of its own. Where one worker runs most of them, it runs them in turn \
-     as the lock does. Where two workers share a CPU, their spins (1 ms of busy wall time, \
-     `spin_for`) run in turn, or overlap on the clock, where one whose time runs out while \
-     its thread waits for the CPU ends late. Either way the ÷ same work unlocked cell reads nearer 1",
+    "The long section's unlocked control beats the lock by the most where its callbacks \
+     work side by side, each on a CPU of its own. Where one worker runs most of them, it runs \
+     them in turn as the lock does. Where a spin's thread loses its CPU for a while \
+     (preempted, or sharing it), the spin (1 ms of busy wall time, `spin_for`) runs over its \
+     time. Either way the ÷ same work unlocked cell reads nearer 1",
     "Records which thread ran each callback and when its work began and ended \
      (multi-thread runtime). *At once* is their work summed over the time any worked: 1 one \
      at a time, 2 on two workers side by side. This row counts the rounds whose control \
@@ -345,7 +345,7 @@ pub static SERIAL_CONTROL: Finding<HazardsRound> = Finding::threat(
     |r| {
         let (serial, of) = crate::experiments::control_serial(r, MT);
         let (k, n) = (serial as u32, of as u32);
-        let what = "the control did not run side by side on CPUs of its own";
+        let what = "the control ran its callbacks mostly in turn, or its spins over their time";
         (of > 0).then(|| Evidence::count(what, k, n))
     },
 );
@@ -355,15 +355,15 @@ pub static SERIAL_CONTROL: Finding<HazardsRound> = Finding::threat(
 pub static SIDE_BY_SIDE_ONLY: Finding<HazardsRound> = Finding::threat(
     "async-locks-threat-side-by-side-only",
     &HAZARDS,
-    "The ÷ same work unlocked cell mixes rounds in which the control ran side by side on \
-     CPUs of its own with rounds in which it did not",
+    "The ÷ same work unlocked cell mixes rounds in which the control ran side by side \
+     within its time with rounds in which it ran mostly in turn or over its time",
     "Compares 1 ms of busy wall time under the std mutex with the same work unlocked \
-     (multi-thread runtime) over only the rounds whose control ran side by side on CPUs of \
-     its own (previous row)",
+     (multi-thread runtime) over only the rounds whose control ran side by side within its \
+     time (previous row)",
     |r| {
         let c = crate::experiments::side_by_side_only(r, MT)?;
         Some(Evidence::pair(
-            "std mutex, rounds whose control had CPUs of its own",
+            "std mutex, rounds whose control ran side by side",
             "no lock",
             Unit::Nanos,
             c,

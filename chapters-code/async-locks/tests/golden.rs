@@ -88,7 +88,7 @@ fn the_control_ran_alone_clause_may_break() {
     let may = "<span class=\"cow-may-wrap\">; </span>";
     assert!(
         out.contains(&format!(
-            "{may}the control did not run side by side in 2 of 6 rounds{may}the other 4 alone: "
+            "{may}the control ran in turn or over its time in 2 of 6 rounds{may}the other 4 alone: "
         )),
         "{out}"
     );

@@ -154,7 +154,7 @@ pub static DESIGN4: Finding<DesignsRound> = Finding::new(
      design 4's expiry is handled after a channel hand-over to one handler, design 1's inside \
      its callback; design 1 sets each deadline before it spawns its task, design 4 in its \
      task (the threats table's span row for design 4 compares the spreads); and where design \
-     4 spawns its tasks moves it by itself (the spawn-site row). This row's arm spawns from \
+     4 spawns its tasks can move it too (the spawn-site row measures that). This row's arm spawns from \
      the `block_on` thread, as design 1 does.",
 ));
 

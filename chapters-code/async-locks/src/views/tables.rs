@@ -301,7 +301,7 @@ fn vs_unlocked(r: &Results<HazardsRound>, stalled: usize, fl: Flavour) -> Option
         let only = crate::experiments::side_by_side_only(r, fl);
         let only = only.map_or_else(|| "–".into(), |c| ratio_cell(&c));
         parts.push(
-            format!("the control did not run side by side in {serial} of {of} rounds").into(),
+            format!("the control ran in turn or over its time in {serial} of {of} rounds").into(),
         );
         parts.push(only.labelled(&format!("the other {} alone: ", of - serial)));
     }
