@@ -195,10 +195,12 @@ pub static ONE_MS: Finding<SweepRound> = Finding::new(
     },
 )
 .always("Expect it to end this much later than asked")
-.why(Why::Hypothesis(
-    "the timer slack plus a remainder that grows with the requested length (the sweep \
-     table's *slack 1 ns* column); neither part is measured alone. The figure is the median over rounds of each round's median of its \
-     single sleeps at 1 ms, a small batch (the figure's cell gives how many).",
+.why(Why::Counter(
+    "the sweep table splits it: its *thread::sleep* cell less its *slack 1 ns* cell is the \
+     timer slack's part, and the *slack 1 ns* cell the rest, which grows with the requested \
+     length (why is *our hypothesis*, in depth under *Requested vs actual*). The figure is the median over rounds \
+     of each round's median of its single sleeps at 1 ms, a small batch (the cell says how \
+     many).",
 ));
 
 /// `tokio::time::sleep(1 ms)`, back to back.
