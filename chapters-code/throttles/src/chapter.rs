@@ -229,7 +229,7 @@ pub static SLEEP_OVERSHOOT: Finding<RatesRound> = Finding::threat(
     "throttles-threat-sleep-overshoot",
     &RATES,
     "Every sleep ends late (timer slack, the wake-up), and a loop that sleeps a period per operation pays that, and the operation's own time, every time (1,000/s)",
-    "The throttles keep an absolute schedule that absorbs the overshoot; the sweep measures the overshoot and reads the timer slack. Before: the naive loop's rate, after: the deadline throttle's",
+    "The throttles that keep an absolute schedule (the deadline throttle, the compensating loop, tokio's `interval`) absorb the overshoot, governor with a burst of one does not; the sweep measures the overshoot and reads the timer slack. Before: the naive loop's rate, after: the deadline throttle's",
     |r| {
         let t = WRITEUP_RATE;
         Evidence::readings(
