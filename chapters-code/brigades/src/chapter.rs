@@ -160,14 +160,14 @@ pub static RUNTIME_CHANNEL: Finding<VariantsRound> = Finding::new(
     "both arms run every lap inside one task on the runtime. The row pools every round; \
      the threats table gives each round's second-worker busy share, wake-ups a lap and \
      time a hop, so it shows whether the dear rounds are those with many wake-ups. The \
-     current-thread hop also moves between rounds (its interval under *Every brigade*) and \
-     between two brigades of one round (the pairs table's A/A row); what moves it is not \
-     measured. *Our hypothesis* for the dear rounds: \
-     after 3 polls from a worker's LIFO slot, a woken task goes to its run queue and a \
-     parked worker is woken, if none is searching for work already (tokio 1.54.1, \
+     current-thread hop also moves between rounds (its interval under *Every brigade*); \
+     what moves it is not measured. *Our hypothesis* for the dear rounds: after 3 polls \
+     from a worker's LIFO slot, a woken task goes to its run queue and a parked worker is \
+     woken, if none is searching for work already (tokio 1.54.1, \
      `src/runtime/scheduler/multi_thread/worker.rs`, `Context::run_task` and \
-     `Handle::schedule_local`; `idle.rs`, `Idle::worker_to_notify`); why that lands in \
-     some rounds and not others is not measured",
+     `Handle::schedule_local`; `idle.rs`, `Idle::worker_to_notify`). By that rule a wake-up \
+     is tried about every fourth hop; the threats table's wake-ups a lap show how few land, \
+     and why more land in some rounds is not measured",
 ));
 
 /// Starting one: a thread (spawn and join) against a task on tokio's default runtime
