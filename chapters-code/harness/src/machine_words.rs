@@ -60,7 +60,7 @@ pub fn facts() -> Vec<Fact> {
             "virtual machine",
             m.virtualised
                 .map(|v| if v { "yes" } else { "no" }.to_string()),
-            "a hypervisor adds its own scheduling to every wake-up",
+            "a hypervisor adds its own work to every wake-up that must bring a halted virtual CPU back (the halt-poll and exit rows)",
         ),
         fact("operating system", Some(m.os.clone()), ""),
         fact(
@@ -127,7 +127,7 @@ pub fn facts() -> Vec<Fact> {
         fact(
             "CPU frequency governor",
             governor,
-            "`powersave` lets an idle core slow down, which a wake-up then pays for",
+            "`powersave` may run a woken thread at a low clock until it ramps up (under `acpi-cpufreq` it keeps the lowest clock throughout)",
         ),
         fact("memory", bytes(l.memory_total), ""),
         fact(

@@ -30,7 +30,7 @@ pub static CHAPTER: harness::Chapter = harness::chapter!(
         Headline::new(headline::STD_UDP_SPINNING_P50, &VARIANTS, &RunKey::variant(Runtime::Std, Transport::Udp, Wait::Spin)).params(&["gap_ms"]),
         Headline::new(headline::ATOMIC_FLOOR_ONE_WAY, &FLOOR, &FloorKey(Placement::Unpinned))
             .params(&["round_trips"])
-            .about("median one-way hand-over between two spinning threads through one atomic"),
+            .about("median one-way hand-over between two spinning threads through one atomic, unpinned"),
     ],
     findings: [
         views::SPIN_OR_BLOCK, views::CPU, views::GAP, PLACEMENT, FLOOR_FIGURE,

@@ -109,7 +109,9 @@ pub static TOKIO_TASK: Finding<Runs> = Finding::new(
 )
 .why(Why::Hypothesis(
     "the send wakes the task onto the sender's own worker, which runs it once the sending \
-     task sleeps; no thread is woken. The `block_on` receiver is a thread to wake, which can \
-     wait for the worker's busy CPU (the cost table's *run-queue delay*). The task's \
-     next-task slot is never stolen: a sender that kept running would delay it (not tested)",
+     task sleeps; the receiver's thread is not woken (the sender's sleep, registered in the \
+     window, may still wake tokio's driver). The `block_on` receiver is a thread to wake, \
+     which can wait for the worker's busy CPU (the cost table's *run-queue delay*). The \
+     task's next-task slot is never stolen: a sender that kept running would delay it (not \
+     tested)",
 ));
