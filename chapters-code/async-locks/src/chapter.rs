@@ -332,11 +332,11 @@ pub static SPREAD_FLAVOUR: Finding<DesignsRound> = Finding::threat(
 pub static SERIAL_CONTROL: Finding<HazardsRound> = Finding::threat(
     "async-locks-threat-serial-control",
     &HAZARDS,
-    "The long section's unlocked control beats the lock by the most where its callbacks \
+    "The long section's unlocked control should beat the lock by more where its callbacks \
      work side by side, each on a CPU of its own. Where one worker runs most of them, it runs \
-     them in turn as the lock does. Where a spin's thread loses its CPU for a while \
-     (preempted, or sharing it), the spin (1 ms of busy wall time, `spin_for`) runs over its \
-     time. Either way the ÷ same work unlocked cell reads nearer 1",
+     them in turn as the lock does. Where the control's spins (1 ms of busy wall time, \
+     `spin_for`) run over their time more than the lock's, a spin's thread having lost its \
+     CPU for a while, it gains less. Either way the ÷ same work unlocked cell can read nearer 1",
     "Records which thread ran each callback and when its work began and ended \
      (multi-thread runtime). *At once* is their work summed over the time any worked: 1 one \
      at a time, 2 on two workers side by side. This row counts the rounds whose control \
