@@ -519,10 +519,16 @@ fn paired_quantities_agree_or_say_what_differed() {
                 || r.contains("about the same (within")
         })
         .count();
+    // A run cut short by its budget (a loaded machine: CI's gave the gaps experiment 5
+    // rounds) judges nothing, and says so.
+    let too_few = pairs
+        .iter()
+        .filter(|r| r.contains("too few rounds to judge"))
+        .count();
     assert_eq!(
-        differ + agree,
+        differ + agree + too_few,
         pairs.len(),
-        "a pair without a verdict: {pairs:?}"
+        "a pair without a verdict or a reason for none: {pairs:?}"
     );
     let rest = &block[table_end..];
     let explained = rest.matches("differs between the two experiments").count();
