@@ -605,18 +605,6 @@ fn every_guide_section_ends_in_a_recommendation() {
 /// What a reader meets on a chapter page, measured as `shared/tools/reader-metrics.py`
 /// measures it: the prose blocks (paragraphs and list items outside tables, code, plots,
 /// provenance lines and noise notes).
-/// The labels a run's notes are rendered under (`> **Noise:** …`), every kind.
-fn note_labels() -> Vec<&'static str> {
-    use harness::record::NoteKind::{self, *};
-    // A match, so that a new kind of note does not compile here until it is listed.
-    let _every = |k: NoteKind| match k {
-        Limit | Timeout | Unsupported | Noise | Info => (),
-    };
-    [Limit, Timeout, Unsupported, Noise, Info]
-        .map(|k| k.label())
-        .to_vec()
-}
-
 fn prose_blocks(main: &str) -> Vec<String> {
     let drop = [
         Regex::new(r"(?s)<svg\b.*?</svg>").unwrap(),
@@ -633,7 +621,7 @@ fn prose_blocks(main: &str) -> Vec<String> {
         // past the limit below where a quiet build of the same code passed.
         Regex::new(&format!(
             r"(?s)<blockquote>\s*<p><strong>(?:{}):</strong>.*?</blockquote>",
-            note_labels().join("|")
+            harness::record::NoteKind::ALL.map(|k| k.label()).join("|")
         ))
         .unwrap(),
     ];

@@ -28,6 +28,15 @@ pub enum NoteKind {
 }
 
 impl NoteKind {
+    /// Every kind, in declaration order (a test checks that none is missing).
+    pub const ALL: [NoteKind; 5] = [
+        NoteKind::Limit,
+        NoteKind::Timeout,
+        NoteKind::Unsupported,
+        NoteKind::Noise,
+        NoteKind::Info,
+    ];
+
     pub fn label(self) -> &'static str {
         match self {
             NoteKind::Limit => "Limit reached",
@@ -309,4 +318,26 @@ pub fn aligned(a: &[(u32, f64)], b: &[(u32, f64)]) -> (Vec<f64>, Vec<f64>) {
     let pick =
         |m: &std::collections::BTreeMap<u32, f64>, i: u32| m.get(&i).copied().unwrap_or(f64::NAN);
     idx.iter().map(|&i| (pick(&ma, i), pick(&mb, i))).unzip()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NoteKind;
+
+    /// `NoteKind::ALL` holds every kind once, in order. The match has no wildcard, so a
+    /// kind added to the enum does not compile here until it is listed.
+    #[test]
+    fn every_note_kind_is_listed() {
+        let index = |k: NoteKind| match k {
+            NoteKind::Limit => 0,
+            NoteKind::Timeout => 1,
+            NoteKind::Unsupported => 2,
+            NoteKind::Noise => 3,
+            NoteKind::Info => 4,
+        };
+        for (i, k) in NoteKind::ALL.iter().enumerate() {
+            assert_eq!(index(*k), i);
+        }
+        assert_eq!(NoteKind::ALL.len(), 5);
+    }
 }

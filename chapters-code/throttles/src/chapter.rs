@@ -94,6 +94,23 @@ fn tokio_at(d: &RatesRound, target: f64) -> Option<&RateRun> {
     d.find(Pacer::TokioBurst, target)
 }
 
+/// tokio Burst's rate at `target` from its set-up, against another reading of the same
+/// runs (`after`, named `after_name`), round by round.
+fn from_setup_against(
+    r: &Results<RatesRound>,
+    target: f64,
+    after_name: &str,
+    after: fn(&RateRun) -> Option<f64>,
+) -> Option<Evidence> {
+    paired(
+        r,
+        ("from the set-up", after_name),
+        Unit::OpsPerSec,
+        |d| from_setup_rate(tokio_at(d, target)?),
+        |d| after(tokio_at(d, target)?),
+    )
+}
+
 /// tokio's first tick (tokio 1.54.1: see the comment in `pacers.rs`, `tokio_interval`),
 /// in a rate: the same operations over the time from set-up and from the first start,
 /// so the ratio isolates the first wait (the steady state also moves the last start's
@@ -104,14 +121,9 @@ pub static FIRST_TICK_RATE: Finding<RatesRound> = Finding::threat(
     "tokio's first `interval` tick waits about a millisecond, as any of its ticks does: the driver parks whole milliseconds counted from when it parks. A rate timed from the set-up counts that wait (tokio Burst, 1,000/s)",
     "Every rate is a steady-state pace, with the start-up left out. This row shows the first wait alone. Before: the operations after the first over the time from set-up to the last start; after: the same operations from the first start to the last",
     |r| {
-        let t = WRITEUP_RATE;
-        paired(
-            r,
-            ("from the set-up", "from the first start"),
-            Unit::OpsPerSec,
-            |d| from_setup_rate(tokio_at(d, t)?),
-            |d| Some(tokio_at(d, t)?.achieved).filter(|v| *v > 0.0),
-        )
+        from_setup_against(r, WRITEUP_RATE, "from the first start", |x| {
+            Some(x.achieved).filter(|v| *v > 0.0)
+        })
     },
 )
 .better(Better::Higher);
@@ -147,15 +159,7 @@ pub static RUN_LENGTH_10K: Finding<RatesRound> = Finding::threat(
     &RATES,
     "A short run's rate between two instants carries their lateness, divided by the run's length. At 10,000/s tokio's first tick waits about a millisecond, ten periods, which a burst of the ticks it made overdue repays; the last tick can be late by the sawtooth's depth, about a millisecond, which nothing repays (tokio Burst, 10,000/s, ops/s)",
     "Every rate is a steady-state pace through the starts from 2 ms after the first on, so no single start's lateness decides it, and each run lasts `run_ms` (20 ms quick, 150 ms full). Before: the operations after the first over the time from set-up to the last start; after: the steady-state rate",
-    |r| {
-        paired(
-            r,
-            ("from the set-up", "steady state"),
-            Unit::OpsPerSec,
-            |d| from_setup_rate(tokio_at(d, 10_000.0)?),
-            |d| tokio_at(d, 10_000.0)?.reading(),
-        )
-    },
+    |r| from_setup_against(r, 10_000.0, "steady state", RateRun::reading),
 )
 .better(Better::Higher);
 
