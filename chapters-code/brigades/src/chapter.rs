@@ -504,9 +504,9 @@ pub static ONE_SIZE: Finding<SweepRound> = Finding::threat(
      allocator already held, moves a small brigade's figure up or down",
     "Fits a line through three or more sizes per round and reports its slope. Before: \
      resident memory added ÷ members at 100 members (tasks on one thread, socket \
-     pairs); after: the slope. Resident memory moves in whole 4 KiB pages, 41 B a member \
-     at 100 members: a round whose two figures lie closer than that is a tie the reading \
-     cannot resolve, and leaves the pair",
+     pairs); after: the slope. Resident memory moves in whole pages (each round records its \
+     page size; 4 KiB is 41 B a member at 100 members): a round whose two figures lie closer \
+     than one page over the members is a tie the reading cannot resolve, and leaves the pair",
     |r: &Results<SweepRound>| {
         let k = Kind::AsyncCurrentSocket;
         // One page over the members: the least difference resident memory can show.
@@ -516,7 +516,8 @@ pub static ONE_SIZE: Finding<SweepRound> = Finding::threat(
                 p.resident_delta? / p.tasks as f64,
                 x.find(k)?.bytes_per_task()?,
             );
-            ((at - slope).abs() >= 4096.0 / p.tasks as f64).then_some(at)
+            let page = x.page_bytes.unwrap_or(4096) as f64;
+            ((at - slope).abs() >= page / p.tasks as f64).then_some(at)
         };
         let c = r.compare_of(one_size, |x| x.find(k)?.bytes_per_task())?;
         Some(Evidence::pair("one size", "the slope", Unit::Bytes, c))

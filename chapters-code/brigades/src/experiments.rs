@@ -697,6 +697,10 @@ impl SweepSeries {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepRound {
     pub series: Vec<SweepSeries>,
+    /// The page size resident memory moves by (`sysconf(_SC_PAGESIZE)`), the least
+    /// difference it can show; `None` where not read (records from before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_bytes: Option<u64>,
 }
 
 /// A sweep round holds at most one series per brigade kind, one point per size its
@@ -705,6 +709,9 @@ pub struct SweepRound {
 impl RoundBounds for SweepRound {
     fn check_bounds(&self, p: &Params) -> Result<(), String> {
         Limit::count(SWEEP_KINDS.len(), "brigades").len("series", "series", &self.series)?;
+        if let Some(b) = self.page_bytes {
+            Limit::new(1 << 30, "a page of at most 1 GiB").check("the round", "page bytes", b)?;
+        }
         let hops = p.limit(&HOPS);
         for s in &self.series {
             let largest = if s.kind.uses_fds() {
@@ -897,7 +904,10 @@ fn sweep(ctx: &mut Ctx) -> anyhow::Result<SweepRound> {
     }
     series.sort_by_key(|s| SWEEP_KINDS.iter().position(|k| *k == s.kind));
     os::trim_heap();
-    Ok(SweepRound { series })
+    Ok(SweepRound {
+        series,
+        page_bytes: os::page_bytes(),
+    })
 }
 
 // ---------------------------------------------------------------------------------

@@ -157,6 +157,20 @@ pub fn resident_bytes() -> Option<u64> {
     harness::machine::resident_bytes()
 }
 
+/// The page size, the unit resident memory moves by (`None` where not read).
+#[cfg(unix)]
+pub fn page_bytes() -> Option<u64> {
+    // SAFETY: sysconf reads a configuration value; it has no pointer arguments.
+    let b = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(b).ok().filter(|b| *b > 0)
+}
+
+/// The page size: not read on this system.
+#[cfg(not(unix))]
+pub fn page_bytes() -> Option<u64> {
+    None
+}
+
 /// Returns freed heap to the OS so the next resident-memory reading starts clean.
 pub fn trim_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -40,3 +40,34 @@ fn a_count_beyond_its_parameter_is_refused() {
     .unwrap_err();
     assert!(e.contains("a round (hops_per_point = "), "{e}");
 }
+
+/// The one-size threat leaves out the rounds whose two figures lie within one page over
+/// the members, by the page size each round recorded: the larger the page, the fewer
+/// rounds resolve; with pages larger than any difference none does, and the row has no
+/// pair.
+#[test]
+fn one_size_ties_follow_the_recorded_page_size() {
+    use harness::AnyFinding;
+    let mut records = harness::fixture::golden_records(&brigades::CHAPTER).unwrap();
+    let sweep = records
+        .iter_mut()
+        .find(|r| r.experiment == "sweep")
+        .unwrap();
+    let pairs = |r: &mut harness::Record, page: u64| {
+        for round in &mut r.rounds {
+            round.data["page_bytes"] = page.into();
+        }
+        match brigades::chapter::ONE_SIZE.evidence(r).unwrap() {
+            Some(harness::Evidence::Pair { comparison, .. }) => comparison.rounds(),
+            _ => 0,
+        }
+    };
+    let resolved: Vec<u32> = [1, 4096, 100_000, 110_000, 1 << 30]
+        .iter()
+        .map(|&page| pairs(sweep, page))
+        .collect();
+    assert!(resolved[0] > 0, "{resolved:?}");
+    assert!(resolved.windows(2).all(|w| w[0] >= w[1]), "{resolved:?}");
+    assert!(resolved[0] > resolved[3], "{resolved:?}");
+    assert_eq!(resolved[4], 0, "{resolved:?}");
+}
